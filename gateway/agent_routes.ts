@@ -1,0 +1,103 @@
+/**
+ * The agent-facing endpoints, mounted both under `/rollout/:id` and bare (`/v1/...`, rollout
+ * from the token). Each protocol module converts; this file only does HTTP.
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import { anthropicAdapter, toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
+import { openaiChatAdapter } from "./openai_chat/mod.ts";
+import { responsesAdapter } from "./responses/mod.ts";
+import type { ProtocolAdapter } from "./protocol.ts";
+import { InvalidRequestError } from "./protocol.ts";
+import { GatewayError } from "./gateway_error.ts";
+import { readJsonBody } from "./read_body.ts";
+import { sseResponse } from "./sse_response.ts";
+import { resolveAgentRollout } from "./auth.ts";
+import { GenerationError } from "../model/backends/backend.ts";
+import type { RolloutStore } from "../trajectory/rollout_store.ts";
+import type { TurnRunner } from "../trajectory/turn_runner.ts";
+
+export interface AgentRouteOptions {
+  store: RolloutStore;
+  runner: TurnRunner;
+  maxBodyBytes: number;
+  keepAliveMs: number;
+  adminToken?: string;
+  /** The model id `/v1/models` lists. */
+  modelName: string;
+}
+
+/** Status and message for any error thrown while serving an agent. */
+export function errorStatus(e: unknown): { status: number; message: string } {
+  if (e instanceof GatewayError || e instanceof GenerationError) {
+    return { status: e.status, message: e.message };
+  }
+  if (e instanceof InvalidRequestError) return { status: 400, message: e.message };
+  console.error("rollgate: unexpected error serving an agent:", e);
+  return { status: 500, message: `internal error: ${(e as Error)?.message ?? String(e)}` };
+}
+
+function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Response {
+  const { status, message } = errorStatus(e);
+  return c.json(adapter.errorBody(status, message) as object, status as 400);
+}
+
+export function agentRoutes(o: AgentRouteOptions): Hono {
+  const app = new Hono();
+  const rolloutOf = (c: Context) => resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
+
+  const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
+    try {
+      const rollout = rolloutOf(c);
+      const req = adapter.parseRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
+      const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
+      if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
+      return sseResponse({
+        keepAliveMs: o.keepAliveMs,
+        produce: async () => adapter.toStreamEvents(await t.result, req),
+        onError: (e) => {
+          const { status, message } = errorStatus(e);
+          return adapter.streamErrorEvents(status, message);
+        },
+      });
+    } catch (e) {
+      return errorResponse(c, adapter, e);
+    }
+  };
+
+  const countTokens = async (c: Context) => {
+    try {
+      const rollout = rolloutOf(c);
+      const req = toCanonicalCountTokensRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
+      return c.json({ input_tokens: await o.runner.countTokens(rollout, req) });
+    } catch (e) {
+      return errorResponse(c, anthropicAdapter, e);
+    }
+  };
+
+  const models = (c: Context) => {
+    try {
+      rolloutOf(c);
+      const created = Math.floor(Date.now() / 1000);
+      return c.json({
+        object: "list",
+        data: [{ id: o.modelName, object: "model", created, owned_by: "rollgate", type: "model", display_name: o.modelName, created_at: new Date(created * 1000).toISOString() }],
+        has_more: false,
+        first_id: o.modelName,
+        last_id: o.modelName,
+      });
+    } catch (e) {
+      return errorResponse(c, openaiChatAdapter, e);
+    }
+  };
+
+  for (const prefix of ["/rollout/:id/v1", "/v1"]) {
+    app.post(`${prefix}/messages`, turn(anthropicAdapter));
+    app.post(`${prefix}/messages/count_tokens`, countTokens);
+    app.post(`${prefix}/chat/completions`, turn(openaiChatAdapter));
+    app.post(`${prefix}/responses`, turn(responsesAdapter));
+    app.get(`${prefix}/models`, models);
+  }
+  return app;
+}

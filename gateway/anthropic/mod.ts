@@ -1,0 +1,56 @@
+/**
+ * The Anthropic Messages wire protocol (`POST /v1/messages`, `/v1/messages/count_tokens`), as
+ * Claude Code speaks it. Pure conversions, no I/O: the HTTP route validates a body with
+ * `parseRequest`, runs the turn, and serialises the `TurnAnswer` with `toResponseBody` or
+ * `toStreamEvents`.
+ *
+ * @example
+ * ```ts
+ * import { anthropicAdapter } from "./gateway/anthropic/mod.ts";
+ *
+ * const request = anthropicAdapter.parseRequest({
+ *   model: "policy-model-v1",
+ *   max_tokens: 1024,
+ *   stream: true,
+ *   messages: [{ role: "user", content: "list the files" }],
+ * });
+ * // … produce `answer: TurnAnswer` for `request` …
+ * // for (const e of anthropicAdapter.toStreamEvents(answer, request)) {
+ * //   write(`event: ${e.event}\ndata: ${e.data}\n\n`);
+ * // }
+ * ```
+ *
+ * @module
+ */
+import type { ProtocolAdapter } from "../protocol.ts";
+import { errorBody } from "./errors.ts";
+import { toMessageResponse } from "./response.ts";
+import { streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { toCanonicalRequest } from "./to_canonical.ts";
+
+export {
+  type AnthropicErrorBody,
+  type AnthropicErrorType,
+  errorBody,
+  errorType,
+} from "./errors.ts";
+export {
+  type AnthropicStopReason,
+  mapStopReason,
+  type MessageResponse,
+  type ResponseContentBlock,
+  toMessageResponse,
+} from "./response.ts";
+export { splitChunks, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
+
+/** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */
+export const anthropicAdapter: ProtocolAdapter = {
+  name: "anthropic",
+  toolCallIdPrefix: "toolu_",
+  parseRequest: toCanonicalRequest,
+  toResponseBody: toMessageResponse,
+  toStreamEvents,
+  errorBody,
+  streamErrorEvents,
+};

@@ -1,0 +1,62 @@
+/**
+ * The whole gateway as one Hono app: agent endpoints, trainer API, health.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { GenerationBackend } from "../model/backends/backend.ts";
+import { InterceptionGate } from "../model/backends/gate.ts";
+import type { PolicyModel } from "../model/policy_model.ts";
+import { RolloutStore } from "../trajectory/rollout_store.ts";
+import { TurnRunner } from "../trajectory/turn_runner.ts";
+import { agentRoutes } from "./agent_routes.ts";
+import { trainerRoutes } from "./trainer_routes.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
+import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+
+export interface GatewayOptions {
+  model: PolicyModel;
+  /** Default: the interception gate. */
+  backend?: GenerationBackend;
+  adminToken?: string;
+  maxBodyBytes?: number;
+  keepAliveMs?: number;
+  publicUrl?: string;
+  /** Model id reported by `/v1/models`. */
+  modelName?: string;
+}
+
+export interface Gateway {
+  app: Hono;
+  store: RolloutStore;
+  gate: InterceptionGate;
+  runner: TurnRunner;
+  model: PolicyModel;
+}
+
+/**
+ * @example
+ * ```ts
+ * const gw = createGateway({ model: await PolicyModel.load() });
+ * Deno.serve({ port: 7860 }, gw.app.fetch);
+ * ```
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  const store = new RolloutStore();
+  const gate = new InterceptionGate();
+  const runner = new TurnRunner(options.model, options.backend ?? gate);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const app = new Hono();
+  app.get("/health", (c) => c.json({ ok: true }));
+  app.route("/api", trainerRoutes({ store, gate, model: options.model, maxBodyBytes, adminToken: options.adminToken, publicUrl: options.publicUrl }));
+  app.route("/", agentRoutes({
+    store,
+    runner,
+    maxBodyBytes,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
+    adminToken: options.adminToken,
+    modelName: options.modelName ?? "rollgate-policy",
+  }));
+  app.notFound((c) => c.json({ error: { type: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+  return { app, store, gate, runner, model: options.model };
+}

@@ -1,0 +1,46 @@
+/**
+ * Reading a JSON request body under a size cap. Agents send whole histories (Claude Code's first
+ * request alone is 88 KB, tool results can be megabytes), so the cap is generous by default
+ * (64 MiB) and configurable; past it the client gets a 413, never a crashed process.
+ *
+ * @module
+ */
+import { GatewayError } from "./gateway_error.ts";
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  const text = new TextDecoder().decode(bytes);
+  if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new GatewayError(400, `malformed JSON body: ${(e as Error).message}`);
+  }
+}
+
+function tooLarge(maxBytes: number): GatewayError {
+  return new GatewayError(413, `request body exceeds the gateway's limit of ${maxBytes} bytes`);
+}

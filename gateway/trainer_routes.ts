@@ -1,0 +1,140 @@
+/**
+ * The trainer API under `/api`: rollouts, the long poll for pending requests, completions,
+ * samples. Shapes are documented in README.md ("Trainer API").
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
+import { GateError, type InterceptionGate } from "../model/backends/gate.ts";
+import { GenerationError } from "../model/backends/backend.ts";
+import type { PolicyModel } from "../model/policy_model.ts";
+import { RolloutExistsError, type RolloutStore } from "../trajectory/rollout_store.ts";
+import type { Rollout } from "../trajectory/rollout.ts";
+import { GatewayError } from "./gateway_error.ts";
+import { presentedToken } from "./auth.ts";
+import { readJsonBody } from "./read_body.ts";
+import {
+  CompleteSchema,
+  CreateRolloutSchema,
+  FailSchema,
+  FinishSchema,
+  parseOrThrow,
+} from "./trainer_schema.ts";
+
+export interface TrainerRouteOptions {
+  store: RolloutStore;
+  gate: InterceptionGate;
+  model: PolicyModel;
+  maxBodyBytes: number;
+  adminToken?: string;
+  /** Base URL agents use to reach this gateway; default: from the request's Host header. */
+  publicUrl?: string;
+}
+
+/** Longest long poll, so a trainer cannot park a connection forever. */
+const MAX_WAIT_S = 300;
+
+function apiError(c: Context, status: number, message: string): Response {
+  const type = status === 404 ? "not_found" : status === 409 ? "conflict" : status === 401 ? "unauthorized" : status >= 500 ? "server_error" : "invalid_request";
+  return c.json({ error: { type, message } }, status as ContentfulStatusCode);
+}
+
+function turnView(t: Rollout["turns"][number]) {
+  return {
+    id: t.id,
+    index: t.index,
+    parent: t.parent?.id ?? null,
+    mount: t.mount,
+    status: t.status,
+    error: t.error ?? null,
+    prompt_length: t.promptLength,
+    rendered_messages: t.renderedMessages,
+    output_length: t.outputIds.length,
+    finish_reason: t.finishReason ?? null,
+    malformed_tool_calls: t.malformedToolCalls,
+    weight_version: t.weightVersion ?? null,
+    timings: t.timings,
+  };
+}
+
+export function trainerRoutes(o: TrainerRouteOptions): Hono {
+  const app = new Hono();
+  const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
+    const raw = c.req.header("content-length") === "0" ? {} : await readJsonBody(c.req.raw, o.maxBodyBytes);
+    try {
+      return parseOrThrow(schema, raw ?? {}, what);
+    } catch (e) {
+      throw new GatewayError(400, (e as Error).message);
+    }
+  };
+  const rollout = (c: Context): Rollout => {
+    const r = o.store.get(c.req.param("id")!);
+    if (!r) throw new GatewayError(404, `unknown rollout ${c.req.param("id")}`);
+    return r;
+  };
+
+  app.use("*", async (c, next) => {
+    if (o.adminToken && presentedToken(c.req.raw.headers) !== o.adminToken) {
+      return apiError(c, 401, "the trainer API requires the admin token (ROLLGATE_ADMIN_TOKEN)");
+    }
+    await next();
+  });
+  app.onError((e, c) => {
+    if (e instanceof GatewayError || e instanceof GateError) return apiError(c, e.status, e.message);
+    if (e instanceof RolloutExistsError) return apiError(c, 409, e.message);
+    console.error("rollgate: trainer API error:", e);
+    return apiError(c, 500, (e as Error).message);
+  });
+
+  app.post("/rollouts", async (c) => {
+    const spec = await body(c, CreateRolloutSchema, "rollout");
+    const r = o.store.create(spec);
+    const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
+    return c.json({ id: r.id, token: r.token, base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}` }, 201);
+  });
+  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary()) }));
+  app.get("/rollouts/:id", (c) => {
+    const r = rollout(c);
+    return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
+  });
+  app.delete("/rollouts/:id", (c) => {
+    const r = rollout(c);
+    o.gate.cancelRollout(r.id, `rollout ${r.id} was deleted`);
+    o.store.delete(r.id);
+    return c.json({ id: r.id, deleted: true });
+  });
+  app.post("/rollouts/:id/finish", async (c) => {
+    const r = rollout(c);
+    const { reward } = await body(c, FinishSchema, "finish request");
+    if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
+    r.finish(reward ?? null);
+    o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
+    return c.json({ id: r.id, reward: r.reward, samples: r.samples() });
+  });
+  app.get("/rollouts/:id/samples", (c) => c.json({ id: rollout(c).id, samples: rollout(c).samples() }));
+
+  app.get("/requests/next", async (c) => {
+    const wait = Number(c.req.query("wait") ?? 0);
+    if (!Number.isFinite(wait) || wait < 0) throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
+    const filter = c.req.query("rollout");
+    if (filter !== undefined && !o.store.get(filter)) throw new GatewayError(404, `unknown rollout ${filter}`);
+    const next = await o.gate.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, c.req.raw.signal);
+    return next ? c.json(next) : c.body(null, 204);
+  });
+  app.post("/requests/:rid/complete", async (c) => {
+    const completion = await body(c, CompleteSchema, "completion");
+    const vocab = o.model.vocabSize;
+    const bad = completion.output_ids.find((id) => id >= vocab);
+    if (bad !== undefined) throw new GatewayError(400, `invalid completion: token id ${bad} is outside the vocabulary (${vocab})`);
+    o.gate.complete(c.req.param("rid"), completion);
+    return c.json({ request_id: c.req.param("rid"), completed: true });
+  });
+  app.post("/requests/:rid/fail", async (c) => {
+    const { error, status } = await body(c, FailSchema, "failure");
+    o.gate.failWith(c.req.param("rid"), new GenerationError(error, status ?? 502));
+    return c.json({ request_id: c.req.param("rid"), failed: true });
+  });
+  return app;
+}

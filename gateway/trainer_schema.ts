@@ -1,0 +1,47 @@
+/**
+ * Request bodies of the trainer API (`/api`).
+ *
+ * @module
+ */
+import { z } from "zod";
+
+export const SamplingSchema = z.object({
+  max_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+});
+
+export const CreateRolloutSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "id may hold letters, digits and _ . : - (1-128)")
+    .optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  sampling: SamplingSchema.optional(),
+});
+
+export const CompleteSchema = z.object({
+  output_ids: z.array(z.number().int().nonnegative()),
+  logprobs: z.array(z.number()).optional(),
+  finish_reason: z.enum(["stop", "length"]),
+  weight_version: z.union([z.string(), z.number()]).optional(),
+}).refine((b) => !b.logprobs || b.logprobs.length === b.output_ids.length, {
+  message: "logprobs must have one entry per output id",
+  path: ["logprobs"],
+});
+
+export const FailSchema = z.object({
+  error: z.string().min(1),
+  status: z.number().int().min(400).max(599).optional(),
+});
+
+export const FinishSchema = z.object({
+  reward: z.number().nullable().optional(),
+});
+
+/** `parse` that turns zod issues into one readable line. */
+export function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue.path.length ? issue.path.join(".") + ": " : "";
+  throw new Error(`invalid ${what}: ${path}${issue.message}`);
+}

@@ -1,0 +1,47 @@
+/**
+ * The contract between the gateway and whatever produces completions: the trainer through the
+ * interception gate, an inference engine, or (later) an upstream API.
+ *
+ * @module
+ */
+
+export interface SamplingRequest {
+  max_tokens: number;
+  temperature?: number;
+  top_p?: number;
+  stop_token_ids: number[];
+}
+
+export interface GenerationRequest {
+  requestId: string;
+  rolloutId: string;
+  turnId: string;
+  promptIds: number[];
+  sampling: SamplingRequest;
+  /** Aborted when nobody waits for the answer any more. */
+  signal?: AbortSignal;
+}
+
+export type FinishReason = "stop" | "length";
+
+export interface Completion {
+  output_ids: number[];
+  /** One per output id when the producer reports them. */
+  logprobs?: number[];
+  finish_reason: FinishReason;
+  /** Policy / weight version that produced the tokens, when known. */
+  weight_version?: string | number;
+}
+
+export interface GenerationBackend {
+  readonly name: string;
+  generate(request: GenerationRequest): Promise<Completion>;
+}
+
+/** A generation that failed for a reason the agent should see (trainer `fail`, engine error). */
+export class GenerationError extends Error {
+  override name = "GenerationError";
+  constructor(message: string, readonly status = 502) {
+    super(message);
+  }
+}

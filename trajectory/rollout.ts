@@ -1,0 +1,58 @@
+/**
+ * A rollout: one agent run, its identity (id + token), its turns and its message tree.
+ *
+ * @module
+ */
+import type { Turn } from "./turn.ts";
+import { TurnTree } from "./turn_tree.ts";
+import { buildSamples, type Sample } from "./samples.ts";
+
+/** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
+export interface RolloutSampling {
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+}
+
+export type RolloutStatus = "active" | "finished";
+
+export class Rollout {
+  readonly turns: Turn[] = [];
+  readonly tree = new TurnTree();
+  readonly createdAt = Date.now();
+  status: RolloutStatus = "active";
+  finishedAt?: number;
+  reward: number | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly token: string,
+    readonly metadata: Record<string, unknown>,
+    readonly sampling: RolloutSampling,
+  ) {}
+
+  samples(): Sample[] {
+    return buildSamples(this.turns, this.reward, this.metadata);
+  }
+
+  finish(reward: number | null): void {
+    this.status = "finished";
+    this.finishedAt = Date.now();
+    this.reward = reward;
+  }
+
+  /** The summary `GET /api/rollouts` lists. */
+  summary(): Record<string, unknown> {
+    const count = (s: Turn["status"]) => this.turns.filter((t) => t.status === s).length;
+    return {
+      id: this.id,
+      status: this.status,
+      metadata: this.metadata,
+      sampling: this.sampling,
+      created_at: this.createdAt,
+      finished_at: this.finishedAt ?? null,
+      reward: this.reward,
+      turns: { total: this.turns.length, done: count("done"), pending: count("pending"), failed: count("failed") },
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Semantic equality of canonical messages: the rule that decides whether a client's re-sent
+ * history is the history the gateway recorded.
+ *
+ * Wire details are gone after conversion (`cache_control`, block vs string, item ids), so what
+ * is left to tolerate is tool arguments: pi re-serializes them and Codex may reorder keys, so
+ * they compare as parsed JSON, with keys in any order and `null` members treated as absent.
+ * Ids (`tool_call_id`, tool-call ids) compare verbatim.
+ *
+ * @module
+ */
+import type { Message, ToolCall } from "../model/messages.ts";
+
+/** Deep equality of JSON values; object key order and `null` members do not matter. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameJson(x, b[i]));
+  }
+  const ra = a as Record<string, unknown>, rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== null);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== null);
+  return ka.length === kb.length && ka.every((k) => k in rb && sameJson(ra[k], rb[k]));
+}
+
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { __unparsed: text };
+  }
+}
+
+function sameArguments(a: string, b: string): boolean {
+  return a === b || sameJson(parseOr(a), parseOr(b));
+}
+
+function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): boolean {
+  const x = a ?? [], y = b ?? [];
+  return x.length === y.length &&
+    x.every((c, i) => c.id === y[i].id && c.name === y[i].name && sameArguments(c.arguments, y[i].arguments));
+}
+
+/**
+ * @example
+ * ```ts
+ * sameMessage(
+ *   { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "bash", arguments: '{"command": "ls"}' }] },
+ *   { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "bash", arguments: '{"command":"ls"}' }] },
+ * ); // true
+ * ```
+ */
+export function sameMessage(a: Message, b: Message): boolean {
+  if (a.role !== b.role || a.content !== b.content) return false;
+  if (a.role === "tool") return a.tool_call_id === (b as typeof a).tool_call_id;
+  if (a.role === "assistant") {
+    const o = b as typeof a;
+    return (a.reasoning_content ?? "") === (o.reasoning_content ?? "") &&
+      sameToolCalls(a.tool_calls, o.tool_calls);
+  }
+  return true;
+}

@@ -1,0 +1,75 @@
+/**
+ * One LLM call of an agent, as recorded: where its prompt came from and what the policy sampled.
+ *
+ * A turn stores only the ids it added (`bridgeIds` + `deltaIds`); its full prompt is its
+ * parent's prompt + the parent's output + those ids, so memory grows with new content, not with
+ * context length × turns.
+ *
+ * @module
+ */
+import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
+import type { FinishReason } from "../model/backends/backend.ts";
+
+/** How a turn's prompt was built. */
+export type MountKind =
+  /** first turn of a chain in a fresh rollout: full render */
+  | "root"
+  /** the history extends an earlier turn verbatim: that turn's ids + rendered delta */
+  | "extend"
+  /** the history is not an extension of any recorded turn: a new chain from a full render */
+  | "rewritten";
+
+export type TurnStatus = "pending" | "done" | "failed";
+
+export interface Turn {
+  id: string;
+  /** Order of arrival within the rollout, from 0. */
+  index: number;
+  rolloutId: string;
+  parent: Turn | null;
+  mount: MountKind;
+  /** The request's canonical history. */
+  messages: Message[];
+  tools: ToolSpec[];
+  /** How many trailing messages were rendered as the delta (all of them for a full render). */
+  renderedMessages: number;
+  /** Untrained end-of-turn ids appended after the parent's output when it stopped without them. */
+  bridgeIds: number[];
+  /** Ids rendered for this turn: the delta, or the full prompt when `parent` is null. */
+  deltaIds: number[];
+  promptLength: number;
+  maxTokens: number;
+  outputIds: number[];
+  /** Aligned with `outputIds`; null when the producer gave none. */
+  logprobs: number[] | null;
+  finishReason?: FinishReason;
+  weightVersion?: string | number;
+  message?: AssistantMessage;
+  answer?: TurnAnswer;
+  malformedToolCalls: number;
+  status: TurnStatus;
+  error?: string;
+  /** Settles when the turn is done or failed; replays (client retries) await the same promise. */
+  result: Promise<TurnAnswer>;
+  /** Milliseconds since the epoch. */
+  timings: { received: number; rendered?: number; completed?: number };
+}
+
+/** The exact prompt ids of a turn, assembled from its ancestors. */
+export function promptIds(turn: Turn): number[] {
+  const chain: Turn[] = [];
+  for (let t: Turn | null = turn; t; t = t.parent) chain.push(t);
+  chain.reverse();
+  const ids: number[] = [];
+  chain.forEach((t, i) => {
+    pushAll(ids, t.bridgeIds);
+    pushAll(ids, t.deltaIds);
+    if (i < chain.length - 1) pushAll(ids, t.outputIds);
+  });
+  return ids;
+}
+
+/** `Array.prototype.push(...x)` overflows the stack on long arrays; this does not. */
+export function pushAll(target: number[], source: readonly number[]): void {
+  for (let i = 0; i < source.length; i++) target.push(source[i]);
+}

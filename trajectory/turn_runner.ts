@@ -1,0 +1,175 @@
+/**
+ * A turn end to end, minus HTTP: mount the history in the rollout's tree, build the prompt ids
+ * (the mounted turn's exact ids + the rendered delta, or a full render for a new chain), have the
+ * backend generate, parse, record. A client retry of a recorded (or still pending) turn gets that
+ * same turn back instead of a second one.
+ *
+ * @module
+ */
+import type { GenerationBackend } from "../model/backends/backend.ts";
+import type { CanonicalRequest, StopReason, TurnAnswer } from "../model/messages.ts";
+import type { PolicyModel } from "../model/policy_model.ts";
+import { GatewayError } from "../gateway/gateway_error.ts";
+import type { Rollout } from "./rollout.ts";
+import { promptIds, type Turn } from "./turn.ts";
+import { type Mount, TurnTree } from "./turn_tree.ts";
+
+function randomId(bytes = 12): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+interface PromptPlan {
+  bridgeIds: number[];
+  deltaIds: number[];
+  promptLength: number;
+  renderedMessages: number;
+}
+
+export class TurnRunner {
+  constructor(readonly model: PolicyModel, readonly backend: GenerationBackend) {}
+
+  /**
+   * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
+   * `GatewayError` for requests that cannot become a turn (finished rollout, template error,
+   * prompt longer than the context). Generation continues in the background; await
+   * `turn.result` for the answer.
+   */
+  async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
+    if (rollout.status !== "active") {
+      throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
+    }
+    const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
+    if (mount.retryOf) return mount.retryOf;
+
+    let settle!: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
+    const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
+    result.catch(() => {}); // nobody may be listening any more (client gone)
+    const turn: Turn = {
+      id: `${rollout.id}.${rollout.turns.length}.${randomId(4)}`,
+      index: rollout.turns.length,
+      rolloutId: rollout.id,
+      parent: mount.base,
+      mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
+      messages: req.messages,
+      tools: req.tools,
+      renderedMessages: 0,
+      bridgeIds: [],
+      deltaIds: [],
+      promptLength: 0,
+      maxTokens: 0,
+      outputIds: [],
+      logprobs: null,
+      malformedToolCalls: 0,
+      status: "pending",
+      result,
+      timings: { received: Date.now() },
+    };
+    const promptNode = rollout.tree.attach(mount, req.messages, turn);
+    rollout.turns.push(turn);
+
+    let plan: PromptPlan;
+    try {
+      plan = await this.#planPrompt(mount, req);
+    } catch (e) {
+      this.#fail(turn, settle, `cannot render the conversation: ${(e as Error).message}`);
+      throw new GatewayError(400, turn.error!);
+    }
+    Object.assign(turn, plan);
+    turn.timings.rendered = Date.now();
+    const room = this.model.contextLength - turn.promptLength;
+    if (room <= 0) {
+      this.#fail(turn, settle, `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`);
+      throw new GatewayError(400, turn.error!);
+    }
+    turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
+
+    this.#generate(rollout, turn, req, toolCallIdPrefix)
+      .then((answer) => {
+        rollout.tree.recordAnswer(promptNode, turn);
+        settle.resolve(answer);
+      })
+      .catch((e) => this.#fail(turn, settle, (e as Error).message, e));
+    return turn;
+  }
+
+  /** The policy's real prompt length for a request, without recording anything. */
+  async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
+    const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
+    const recorded = mount.retryOf;
+    if (recorded && recorded.status === "done") return recorded.promptLength;
+    return (await this.#planPrompt(mount, req)).promptLength;
+  }
+
+  async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
+    const base = mount.base;
+    if (!base) {
+      const { ids } = await this.model.renderFull(req.messages, req.tools);
+      return { bridgeIds: [], deltaIds: ids, promptLength: ids.length, renderedMessages: req.messages.length };
+    }
+    const newMessages = req.messages.slice(mount.baseDepth);
+    const { ids } = await this.model.renderDeltaIds(newMessages);
+    const eot = this.model.endOfTurnId;
+    const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
+    return {
+      bridgeIds,
+      deltaIds: ids,
+      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length + ids.length,
+      renderedMessages: newMessages.length,
+    };
+  }
+
+  async #generate(
+    rollout: Rollout,
+    turn: Turn,
+    req: CanonicalRequest,
+    toolCallIdPrefix: string,
+  ): Promise<TurnAnswer> {
+    const completion = await this.backend.generate({
+      requestId: `req_${randomId()}`,
+      rolloutId: rollout.id,
+      turnId: turn.id,
+      promptIds: promptIds(turn),
+      sampling: {
+        max_tokens: turn.maxTokens,
+        temperature: req.sampling.temperature ?? rollout.sampling.temperature,
+        top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+        stop_token_ids: this.model.stopTokenIds,
+      },
+    });
+    const parsed = await this.model.parse(completion.output_ids, () => toolCallIdPrefix + randomId());
+    turn.outputIds = completion.output_ids;
+    turn.logprobs = completion.logprobs ?? null;
+    turn.finishReason = completion.finish_reason;
+    turn.weightVersion = completion.weight_version;
+    turn.message = parsed.message;
+    turn.malformedToolCalls = parsed.malformedToolCalls;
+    const stopReason: StopReason = completion.finish_reason === "length"
+      ? "length"
+      : parsed.message.tool_calls?.length ? "tool_calls" : "stop";
+    const renderedNow = turn.bridgeIds.length + turn.deltaIds.length;
+    turn.answer = {
+      id: turn.id.replaceAll(".", "_"),
+      model: req.model,
+      message: parsed.message,
+      stopReason,
+      usage: {
+        input_tokens: turn.promptLength,
+        output_tokens: completion.output_ids.length,
+        reasoning_tokens: parsed.reasoningTokens,
+        cached_tokens: turn.promptLength - renderedNow,
+      },
+      created: Math.floor(Date.now() / 1000),
+    };
+    turn.status = "done";
+    turn.timings.completed = Date.now();
+    return turn.answer;
+  }
+
+  #fail(turn: Turn, settle: { reject(e: unknown): void }, message: string, cause?: unknown): void {
+    turn.status = "failed";
+    turn.error = message;
+    turn.timings.completed = Date.now();
+    settle.reject(cause ?? new GatewayError(400, message));
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The per-rollout message tree: one node per message, shared by every request whose history
+ * passes through it. A request mounts at the deepest node its history matches; the deepest
+ * sampled assistant message on that path is the turn its prompt extends.
+ *
+ * Matching walks the incoming history once, comparing each message with the few children of the
+ * current node (`sameMessage`), so mounting costs one pass of string comparisons and never
+ * re-serializes or re-tokenizes the history.
+ *
+ * @module
+ */
+import type { Message, ToolSpec } from "../model/messages.ts";
+import { sameMessage } from "./same_message.ts";
+import type { Turn } from "./turn.ts";
+
+export class MessageNode {
+  readonly children: MessageNode[] = [];
+  /** Turns whose request history ends at this node. */
+  readonly promptOf: Turn[] = [];
+  /** The turn that sampled this (assistant) message. */
+  sampledBy?: Turn;
+  constructor(
+    readonly message: Message | null,
+    readonly parent: MessageNode | null,
+    readonly depth: number,
+  ) {}
+
+  child(m: Message): MessageNode | undefined {
+    return this.children.find((c) => sameMessage(c.message!, m));
+  }
+}
+
+export interface Mount {
+  /** The turn whose prompt + output the history extends, or null. */
+  base: Turn | null;
+  /** Number of leading messages covered by `base` (its history + its sampled answer). */
+  baseDepth: number;
+  /** A recorded turn with exactly this history: the request is a retry of it. */
+  retryOf: Turn | null;
+  /** Deepest node the history reached. */
+  node: MessageNode;
+  /** Number of leading messages matched. */
+  matched: number;
+}
+
+export class TurnTree {
+  /** One root per tool set: a prompt with other tools renders differently from its first token. */
+  readonly #roots = new Map<string, MessageNode>();
+
+  static toolsKey(tools: readonly ToolSpec[]): string {
+    return JSON.stringify(tools.map((t) => [t.name, t.kind, t.description ?? null, t.parameters ?? null]));
+  }
+
+  mount(messages: readonly Message[], toolsKey: string): Mount {
+    let root = this.#roots.get(toolsKey);
+    if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
+    let node: MessageNode = root;
+    let base: Turn | null = null, baseDepth = 0, i = 0;
+    for (; i < messages.length; i++) {
+      const next: MessageNode | undefined = node.child(messages[i]);
+      if (!next) break;
+      node = next;
+      if (next.sampledBy?.status === "done") {
+        base = next.sampledBy;
+        baseDepth = i + 1;
+      }
+    }
+    const live = i === messages.length
+      ? node.promptOf.findLast((t) => t.status !== "failed") ?? null
+      : null;
+    return { base, baseDepth, retryOf: live, node, matched: i };
+  }
+
+  /** Adds the unmatched tail of `messages` below the mount point and records `turn` there. */
+  attach(mount: Mount, messages: readonly Message[], turn: Turn): MessageNode {
+    let node = mount.node;
+    for (let i = mount.matched; i < messages.length; i++) {
+      const created = new MessageNode(messages[i], node, node.depth + 1);
+      node.children.push(created);
+      node = created;
+    }
+    node.promptOf.push(turn);
+    return node;
+  }
+
+  /** Hangs the turn's sampled answer below its prompt node. */
+  recordAnswer(promptNode: MessageNode, turn: Turn): void {
+    const existing = promptNode.child(turn.message!);
+    const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
+    if (!existing) promptNode.children.push(node);
+    // A later identical answer does not replace the first: its history already mounts there.
+    node.sampledBy ??= turn;
+  }
+}
