@@ -54,6 +54,7 @@ Deno.test("fixture request 2: assistant echo, tool result, no trailing user mess
   assert.equal(call.id, "toolu_ebda01fd88eb80b2889551c9");
   assert.equal(call.name, "Bash");
   assert.deepEqual(JSON.parse(call.arguments), echo[2].input);
+  assert.equal(call.arguments, JSON.stringify(echo[2].input)); // key order kept
 
   const toolResult = record.body.messages[2].content[0];
   assert.deepEqual(req.messages[3], {

@@ -1,0 +1,119 @@
+/**
+ * TEST DOUBLE at the model boundary: a scripted policy that plays the trainer. It long-polls the
+ * gateway's trainer API over HTTP, decides a reply from the decoded prompt, and completes the
+ * request with real Qwen3 token ids (the reply text tokenized with the real tokenizer) and
+ * logprobs of its own deterministic distribution.
+ *
+ * @module
+ */
+import { PolicyModel } from "../../model/mod.ts";
+
+/** What the policy decides to say for one prompt: the raw text the model would sample. */
+export type Script = (prompt: { text: string; ids: number[]; turn: number }) => string;
+
+export interface PolicyRecord {
+  request_id: string;
+  rollout_id: string;
+  prompt_ids: number[];
+  output_ids: number[];
+  logprobs: number[];
+  sampling: Record<string, unknown>;
+}
+
+let shared: Promise<PolicyModel> | undefined;
+/** One tokenizer for all tests in a process. */
+export function sharedModel(): Promise<PolicyModel> {
+  return shared ??= PolicyModel.load();
+}
+
+/** The deterministic logprob the double assigns to its i-th sampled token. */
+export function scriptedLogprob(i: number): number {
+  return -((i % 7) + 1) / 100;
+}
+
+/** JSON the way Python's `json.dumps` writes it (what Qwen3 saw in training): `", "`, `": "`. */
+export function pythonJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(", ")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** A Qwen3 tool-call turn: reasoning, optional text, one call. */
+export function toolCallText(
+  reasoning: string,
+  name: string,
+  args: Record<string, unknown>,
+  text = "",
+): string {
+  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${pythonJson(args)}}\n</tool_call>`;
+  return `<think>\n${reasoning}\n</think>\n\n${text ? text + "\n" : ""}${call}<|im_end|>`;
+}
+
+/** A Qwen3 final-answer turn. */
+export function answerText(reasoning: string, text: string): string {
+  return `<think>\n${reasoning}\n</think>\n\n${text}<|im_end|>`;
+}
+
+export class ScriptedPolicy {
+  readonly records: PolicyRecord[] = [];
+  #stopped = false;
+  #loop?: Promise<void>;
+  #abort = new AbortController();
+
+  constructor(
+    readonly gatewayUrl: string,
+    readonly script: Script,
+    readonly options: { rollout?: string; adminToken?: string } = {},
+  ) {}
+
+  start(): this {
+    this.#loop = this.#run();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#abort.abort();
+    await this.#loop?.catch(() => {});
+  }
+
+  async #run(): Promise<void> {
+    const model = await sharedModel();
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.options.adminToken) headers.authorization = `Bearer ${this.options.adminToken}`;
+    const rolloutQuery = this.options.rollout ? `&rollout=${encodeURIComponent(this.options.rollout)}` : "";
+    while (!this.#stopped) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.gatewayUrl}/api/requests/next?wait=1${rolloutQuery}`, {
+          headers,
+          signal: this.#abort.signal,
+        });
+      } catch {
+        if (this.#stopped) return;
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      if (res.status === 204) {
+        await res.body?.cancel();
+        continue;
+      }
+      if (!res.ok) throw new Error(`next: ${res.status} ${await res.text()}`);
+      const req = await res.json();
+      const text = await model.decode(req.prompt_ids);
+      const reply = this.script({ text, ids: req.prompt_ids, turn: this.records.length });
+      const output_ids = await model.tokenizer.encode(reply);
+      const logprobs = output_ids.map((_, i) => scriptedLogprob(i));
+      const done = await fetch(`${this.gatewayUrl}/api/requests/${req.request_id}/complete`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ output_ids, logprobs, finish_reason: "stop" }),
+      });
+      if (!done.ok) throw new Error(`complete: ${done.status} ${await done.text()}`);
+      await done.body?.cancel();
+      this.records.push({ ...req, output_ids, logprobs });
+    }
+  }
+}
