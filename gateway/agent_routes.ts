@@ -52,6 +52,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const rollout = rolloutOf(c);
       const req = adapter.parseRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
       const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
+      o.runner.watch(t, c.req.raw.signal);
       if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,

@@ -16,6 +16,8 @@ export const CreateRolloutSchema = z.object({
     .optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   sampling: SamplingSchema.optional(),
+  /** A backend name the gateway was started with (`gate`, `vllm`, …). */
+  backend: z.string().min(1).optional(),
 });
 
 export const CompleteSchema = z.object({

@@ -29,6 +29,8 @@ export class Rollout {
     readonly token: string,
     readonly metadata: Record<string, unknown>,
     readonly sampling: RolloutSampling,
+    /** Name of the generation backend for this rollout; default: the gateway's. */
+    readonly backend?: string,
   ) {}
 
   samples(): Sample[] {
@@ -49,6 +51,7 @@ export class Rollout {
       status: this.status,
       metadata: this.metadata,
       sampling: this.sampling,
+      backend: this.backend ?? null,
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,

@@ -9,6 +9,7 @@ export interface CreateRollout {
   id?: string;
   metadata?: Record<string, unknown>;
   sampling?: RolloutSampling;
+  backend?: string;
 }
 
 /** A rollout id that is already taken. */
@@ -28,7 +29,7 @@ export class RolloutStore {
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
-    const rollout = new Rollout(id, `rg_${randomHex(24)}`, spec.metadata ?? {}, spec.sampling ?? {});
+    const rollout = new Rollout(id, `rg_${randomHex(24)}`, spec.metadata ?? {}, spec.sampling ?? {}, spec.backend);
     this.#byId.set(id, rollout);
     this.#byToken.set(rollout.token, rollout);
     return rollout;

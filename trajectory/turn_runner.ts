@@ -27,7 +27,36 @@ interface PromptPlan {
 }
 
 export class TurnRunner {
-  constructor(readonly model: PolicyModel, readonly backend: GenerationBackend) {}
+  /**
+   * @param backend the default generation backend
+   * @param backends named backends a rollout can choose (`CreateRollout.backend`)
+   */
+  constructor(
+    readonly model: PolicyModel,
+    readonly backend: GenerationBackend,
+    readonly backends: Readonly<Record<string, GenerationBackend>> = {},
+  ) {}
+
+  /** The backend serving a rollout. */
+  backendFor(rollout: Rollout): GenerationBackend {
+    return (rollout.backend && this.backends[rollout.backend]) || this.backend;
+  }
+
+  /**
+   * Counts a client waiting on `turn`; when every waiter's connection is gone while the turn is
+   * still generating, the generation is aborted (engines free the slot; the gate keeps the
+   * request, since the trainer may already be working on it and a retry re-attaches).
+   */
+  watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
+    const abort = this.#aborts.get(turn);
+    if (!clientSignal || !abort || turn.status !== "pending") return;
+    abort.waiters++;
+    clientSignal.addEventListener("abort", () => {
+      if (--abort.waiters === 0 && turn.status === "pending") abort.controller.abort();
+    }, { once: true });
+  }
+
+  readonly #aborts = new WeakMap<Turn, { controller: AbortController; waiters: number }>();
 
   /**
    * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
@@ -84,7 +113,9 @@ export class TurnRunner {
     }
     turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
 
-    this.#generate(rollout, turn, req, toolCallIdPrefix)
+    const controller = new AbortController();
+    this.#aborts.set(turn, { controller, waiters: 0 });
+    this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
       .then((answer) => {
         rollout.tree.recordAnswer(promptNode, turn);
         settle.resolve(answer);
@@ -124,8 +155,9 @@ export class TurnRunner {
     turn: Turn,
     req: CanonicalRequest,
     toolCallIdPrefix: string,
+    signal: AbortSignal,
   ): Promise<TurnAnswer> {
-    const completion = await this.backend.generate({
+    const completion = await this.backendFor(rollout).generate({
       requestId: `req_${randomId()}`,
       rolloutId: rollout.id,
       turnId: turn.id,
@@ -136,6 +168,8 @@ export class TurnRunner {
         top_p: req.sampling.top_p ?? rollout.sampling.top_p,
         stop_token_ids: this.model.stopTokenIds,
       },
+      routingKey: rollout.id,
+      signal,
     });
     const parsed = await this.model.parse(completion.output_ids, () => toolCallIdPrefix + randomId());
     turn.outputIds = completion.output_ids;

@@ -18,6 +18,8 @@ export interface GenerationRequest {
   turnId: string;
   promptIds: number[];
   sampling: SamplingRequest;
+  /** Sticky key (the rollout id) so an engine router keeps a rollout's prefix cache warm. */
+  routingKey?: string;
   /** Aborted when nobody waits for the answer any more. */
   signal?: AbortSignal;
 }
