@@ -9,6 +9,7 @@ import { InterceptionGate } from "../model/backends/gate.ts";
 import type { PolicyModel } from "../model/policy_model.ts";
 import { RolloutStore } from "../trajectory/rollout_store.ts";
 import { TurnRunner } from "../trajectory/turn_runner.ts";
+import type { SampleOptions } from "../trajectory/samples.ts";
 import { agentRoutes } from "./agent_routes.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
@@ -18,12 +19,21 @@ export interface GatewayOptions {
   model: PolicyModel;
   /** Default: the interception gate. */
   backend?: GenerationBackend;
+  /**
+   * Named backends a rollout can choose (`POST /api/rollouts {backend}`); the interception gate is
+   * always there as `gate`.
+   */
+  backends?: Record<string, GenerationBackend>;
+  /** Name (in `backends`, or `gate`) of the backend serving rollouts that name none. */
+  defaultBackend?: string;
   adminToken?: string;
   maxBodyBytes?: number;
   keepAliveMs?: number;
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
   modelName?: string;
+  /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
+  sampleOptions?: Partial<SampleOptions>;
 }
 
 export interface Gateway {
@@ -44,11 +54,27 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const store = new RolloutStore();
   const gate = new InterceptionGate();
-  const runner = new TurnRunner(options.model, options.backend ?? gate);
+  const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
+  const defaultName = options.defaultBackend ?? "gate";
+  if (!backends[defaultName]) {
+    const known = Object.keys(backends).join(", ");
+    throw new Error(`default backend ${defaultName} is not one of: ${known}`);
+  }
+  const runner = new TurnRunner(options.model, options.backend ?? backends[defaultName], backends);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true }));
-  app.route("/api", trainerRoutes({ store, gate, model: options.model, maxBodyBytes, adminToken: options.adminToken, publicUrl: options.publicUrl }));
+  app.route("/api", trainerRoutes({
+    store,
+    gate,
+    model: options.model,
+    sampleOptions: options.sampleOptions,
+    maxBodyBytes,
+    adminToken: options.adminToken,
+    publicUrl: options.publicUrl,
+    backends: Object.keys(backends),
+    pause: runner.pause,
+  }));
   app.route("/", agentRoutes({
     store,
     runner,

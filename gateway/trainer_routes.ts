@@ -9,10 +9,14 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { GateError, type InterceptionGate } from "../model/backends/gate.ts";
 import { GenerationError } from "../model/backends/backend.ts";
+import type { PauseGate } from "../model/backends/pause_gate.ts";
 import type { PolicyModel } from "../model/policy_model.ts";
 import { RolloutExistsError, type RolloutStore } from "../trajectory/rollout_store.ts";
 import type { Rollout } from "../trajectory/rollout.ts";
 import { GatewayError } from "./gateway_error.ts";
+import { SampleFeed } from "./sample_feed.ts";
+import type { SampleOptions } from "../trajectory/samples.ts";
+import { sharedPrefixTree, turnTree } from "../trajectory/tree_export.ts";
 import { presentedToken } from "./auth.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
@@ -31,6 +35,12 @@ export interface TrainerRouteOptions {
   adminToken?: string;
   /** Base URL agents use to reach this gateway; default: from the request's Host header. */
   publicUrl?: string;
+  /** Backend names a rollout may choose; unset: any name is accepted. */
+  backends?: readonly string[];
+  /** Pause/drain for weight syncs (`/pause`, `/resume`, `/status`); unset: those routes 404. */
+  pause?: PauseGate;
+  /** Gateway-wide sample options (label policy, reward mode, SFT); rollouts may override. */
+  sampleOptions?: Partial<SampleOptions>;
 }
 
 /** Longest long poll, so a trainer cannot park a connection forever. */
@@ -61,6 +71,7 @@ function turnView(t: Rollout["turns"][number]) {
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
+  const feed = new SampleFeed();
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
     const raw = c.req.header("content-length") === "0" ? {} : await readJsonBody(c.req.raw, o.maxBodyBytes);
     try {
@@ -90,7 +101,19 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
 
   app.post("/rollouts", async (c) => {
     const spec = await body(c, CreateRolloutSchema, "rollout");
-    const r = o.store.create(spec);
+    if (spec.backend !== undefined && o.backends && !o.backends.includes(spec.backend)) {
+      const known = o.backends.join(", ");
+      throw new GatewayError(400, `invalid rollout: unknown backend ${spec.backend} (known: ${known})`);
+    }
+    const r = o.store.create({
+      ...spec,
+      sampleOptions: {
+        ...(spec.labels ? { labels: spec.labels } : {}),
+        ...(spec.reward_mode ? { rewardMode: spec.reward_mode } : {}),
+        ...(spec.sft?.weight !== undefined ? { sftWeight: spec.sft.weight } : {}),
+        ...(spec.sft?.tools ? { sftTools: spec.sft.tools } : {}),
+      },
+    });
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
     return c.json({ id: r.id, token: r.token, base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}` }, 201);
   });
@@ -111,9 +134,33 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
     r.finish(reward ?? null);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
-    return c.json({ id: r.id, reward: r.reward, samples: r.samples() });
+    const samples = r.samples(o.sampleOptions);
+    feed.publish(samples);
+    return c.json({ id: r.id, reward: r.reward, samples });
   });
-  app.get("/rollouts/:id/samples", (c) => c.json({ id: rollout(c).id, samples: rollout(c).samples() }));
+  app.get("/rollouts/:id/samples", (c) => {
+    const r = rollout(c);
+    return c.json({ id: r.id, samples: r.samples(o.sampleOptions) });
+  });
+  app.get("/rollouts/:id/tree", (c) => {
+    const r = rollout(c);
+    return c.json({ ...turnTree(r), shared_prefix: sharedPrefixTree(r) });
+  });
+  app.get("/samples/stream", () => feed.response());
+
+  if (o.pause) {
+    const pause = o.pause;
+    const status = () => ({ ...pause.status(), pending_requests: o.gate.pendingCount() });
+    app.post("/pause", (c) => {
+      pause.pause();
+      return c.json(status());
+    });
+    app.post("/resume", (c) => {
+      pause.resume();
+      return c.json(status());
+    });
+    app.get("/status", (c) => c.json(status()));
+  }
 
   app.get("/requests/next", async (c) => {
     const wait = Number(c.req.query("wait") ?? 0);

@@ -16,6 +16,13 @@ export const CreateRolloutSchema = z.object({
     .optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   sampling: SamplingSchema.optional(),
+  /** Per-label action for this rollout's samples, e.g. `{ "side": "mask" }`. */
+  labels: z.partialRecord(
+    z.enum(["main", "subagent", "compaction", "side", "drift"]),
+    z.enum(["train", "mask", "drop"]),
+  ).optional(),
+  reward_mode: z.enum(["full", "split"]).optional(),
+  sft: z.object({ weight: z.number().min(0), tools: z.array(z.string()).optional() }).optional(),
   /** A backend name the gateway was started with (`gate`, `vllm`, …). */
   backend: z.string().min(1).optional(),
 });

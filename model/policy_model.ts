@@ -5,7 +5,7 @@
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
-import type { Message, ToolSpec } from "./messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "./messages.ts";
 import { loadModelFiles, type ModelFiles, tokenText } from "./model_files.ts";
 import { type OutputParser, type ParsedOutput, selectParser } from "./parsers/mod.ts";
 import { renderDelta } from "./render_delta.ts";
@@ -35,6 +35,8 @@ export class PolicyModel {
   readonly contextLength: number;
   /** One past the largest id the tokenizer knows (added tokens included). */
   readonly vocabSize: number;
+  /** Ids around tool outputs (`<tool_response>`, `</tool_response>`, and the wrapping newline). */
+  toolResponseMarkers: { open: number; close: number; newline: number } | null = null;
   readonly #addedTokens = new Map<string, number>();
 
   private constructor(
@@ -80,7 +82,13 @@ export class PolicyModel {
   static async load(options: PolicyModelOptions = {}): Promise<PolicyModel> {
     const files = await loadModelFiles(options.dir);
     const tokenizer = await loadTokenizer(files, options.engine);
-    return new PolicyModel(files, tokenizer, options.templateKwargs, options.contextLength);
+    const model = new PolicyModel(files, tokenizer, options.templateKwargs, options.contextLength);
+    const open = model.idOf("<tool_response>"), close = model.idOf("</tool_response>");
+    const newline = await tokenizer.encode("\n");
+    if (open !== undefined && close !== undefined && newline.length === 1) {
+      model.toolResponseMarkers = { open, close, newline: newline[0] };
+    }
+    return model;
   }
 
   /** Id of an added token such as `<|im_end|>`. */
@@ -105,6 +113,30 @@ export class PolicyModel {
   async renderDeltaIds(newMessages: readonly Message[]): Promise<{ text: string; ids: number[] }> {
     const text = renderDelta(this.template, this.endOfTurnText, newMessages, this.templateKwargs);
     return { text, ids: await this.segments.encode(text) };
+  }
+
+  /**
+   * The ids the template renders for an assistant message as an earlier turn (followed by a tool
+   * result, as inside a tool loop), through its end-of-turn token: what a full re-render would put
+   * where the sampled ids are. Cost follows the message, not the history.
+   */
+  async renderAnswerIds(message: AssistantMessage): Promise<number[]> {
+    const prefix = this.template.render([{ role: "user", content: "." }], [], {
+      addGenerationPrompt: true,
+      kwargs: this.templateKwargs,
+    });
+    const text = this.template.render(
+      toTemplateMessages([
+        { role: "user", content: "." },
+        message,
+        { role: "tool", content: ".", tool_call_id: "_" },
+      ]),
+      [],
+      { addGenerationPrompt: false, kwargs: this.templateKwargs },
+    );
+    const end = text.indexOf(this.endOfTurnText, prefix.length);
+    if (!text.startsWith(prefix) || end < 0) return [];
+    return await this.segments.encode(text.slice(prefix.length, end + this.endOfTurnText.length));
   }
 
   parse(ids: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {

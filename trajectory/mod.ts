@@ -3,9 +3,28 @@
  *
  * @module
  */
-export { promptIds, pushAll, type MountKind, type Turn, type TurnStatus } from "./turn.ts";
+export { type Drift, promptIds, pushAll, type MountKind, type ToolSpan, type Turn, type TurnStatus } from "./turn.ts";
 export { MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 export { sameJson, sameMessage } from "./same_message.ts";
-export { buildSample, buildSamples, leafTurns, type Sample } from "./samples.ts";
+export {
+  buildSample,
+  buildSamples,
+  chainOf,
+  DEFAULT_SAMPLE_OPTIONS,
+  leafTurns,
+  type Sample,
+  type SampleOptions,
+} from "./samples.ts";
+export { AGENT_TOOL_NAMES, type BranchLabel, type Chain, classifyChain } from "./branch_label.ts";
+export {
+  DEFAULT_LABEL_POLICY,
+  type LabelAction,
+  type LabelPolicy,
+  parseLabelPolicy,
+} from "./label_policy.ts";
+export { findDrift } from "./drift.ts";
+export { findToolSpans } from "./tool_spans.ts";
+export { sharedPrefixTree, turnTree, type SharedPrefixTree, type TurnTreeExport } from "./tree_export.ts";
+export { TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";

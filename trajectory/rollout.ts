@@ -5,7 +5,8 @@
  */
 import type { Turn } from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
-import { buildSamples, type Sample } from "./samples.ts";
+import { buildSamples, type Sample, type SampleOptions } from "./samples.ts";
+import type { Chain, OpenAgentCall } from "./branch_label.ts";
 
 /** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
 export interface RolloutSampling {
@@ -19,6 +20,9 @@ export type RolloutStatus = "active" | "finished";
 export class Rollout {
   readonly turns: Turn[] = [];
   readonly tree = new TurnTree();
+  readonly chains: Chain[] = [];
+  /** Sub-agent tool calls whose result has not reached the parent yet, by call id. */
+  readonly openAgentCalls = new Map<string, OpenAgentCall>();
   readonly createdAt = Date.now();
   status: RolloutStatus = "active";
   finishedAt?: number;
@@ -31,10 +35,12 @@ export class Rollout {
     readonly sampling: RolloutSampling,
     /** Name of the generation backend for this rollout; default: the gateway's. */
     readonly backend?: string,
+    /** Per-rollout overrides of the gateway's sample options (label policy, reward mode, SFT). */
+    readonly sampleOptions: Partial<SampleOptions> = {},
   ) {}
 
-  samples(): Sample[] {
-    return buildSamples(this.turns, this.reward, this.metadata);
+  samples(defaults?: Partial<SampleOptions>): Sample[] {
+    return buildSamples(this, { ...defaults, ...this.sampleOptions });
   }
 
   finish(reward: number | null): void {

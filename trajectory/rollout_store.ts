@@ -4,12 +4,14 @@
  * @module
  */
 import { Rollout, type RolloutSampling } from "./rollout.ts";
+import type { SampleOptions } from "./samples.ts";
 
 export interface CreateRollout {
   id?: string;
   metadata?: Record<string, unknown>;
   sampling?: RolloutSampling;
   backend?: string;
+  sampleOptions?: Partial<SampleOptions>;
 }
 
 /** A rollout id that is already taken. */
@@ -29,7 +31,7 @@ export class RolloutStore {
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
-    const rollout = new Rollout(id, `rg_${randomHex(24)}`, spec.metadata ?? {}, spec.sampling ?? {}, spec.backend);
+    const rollout = new Rollout(id, `rg_${randomHex(24)}`, spec.metadata ?? {}, spec.sampling ?? {}, spec.backend, spec.sampleOptions ?? {});
     this.#byId.set(id, rollout);
     this.#byToken.set(rollout.token, rollout);
     return rollout;

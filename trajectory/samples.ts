@@ -1,27 +1,49 @@
 /**
- * Linearizing a rollout's turns into training samples: one per chain, root to leaf.
+ * Linearizing a rollout's turns into training samples: one per chain of turns, root to leaf.
  *
  * `input_ids` is the leaf's prompt followed by its output; `loss_mask` is 1 exactly on sampled
- * ids, and `logprobs` is aligned with `input_ids` (0 where nothing was sampled).
+ * ids of trained turns; `logprobs` is aligned with `input_ids` (0 where nothing was sampled);
+ * `sft_mask` marks the content ids of tool outputs, so a trainer can add a loss on predicting the
+ * environment (weighted by `sft_weight`).
  *
  * @module
  */
-import { type MountKind, pushAll, type Turn } from "./turn.ts";
+import type { Rollout } from "./rollout.ts";
+import { pushAll, type Turn } from "./turn.ts";
+import type { BranchLabel } from "./branch_label.ts";
+import { DEFAULT_LABEL_POLICY, type LabelPolicy } from "./label_policy.ts";
+
+export interface SampleOptions {
+  labels: Partial<LabelPolicy>;
+  /** `full`: every sample carries the rollout's reward; `split`: divided among the samples. */
+  rewardMode: "full" | "split";
+  /** Weight a trainer should give the SFT loss on tool outputs. */
+  sftWeight: number;
+  /** Only outputs of these tools get `sft_mask`; undefined = every tool. */
+  sftTools?: string[];
+}
+
+export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = { labels: {}, rewardMode: "full", sftWeight: 0 };
 
 export interface Sample {
   rollout_id: string;
   index: number;
-  /** `main` for the chain of the rollout's first turn, `rewritten` for chains started later. */
-  branch: "main" | "rewritten";
+  branch: BranchLabel;
+  chain: number;
+  /** For sub-agents and compactions: the chain (and, for sub-agents, the tool call) they hang off. */
+  parent: { chain: number; turn?: string; tool_call_id?: string } | null;
   /** Turn ids from root to leaf. */
   turns: string[];
   input_ids: number[];
   loss_mask: number[];
   logprobs: number[];
+  sft_mask: number[];
+  sft_weight: number;
   reward: number | null;
   finish_reason: string | null;
-  /** Number of ids with loss (sampled by the policy). */
+  /** Ids sampled by the policy in this sample (trained or not). */
   num_sampled: number;
+  timings: { started: number; finished: number | null; generation_ms: number };
   metadata: Record<string, unknown>;
 }
 
@@ -32,7 +54,7 @@ export function leafTurns(turns: readonly Turn[]): Turn[] {
   return turns.filter((t) => t.status === "done" && !extended.has(t));
 }
 
-function chainOf(leaf: Turn): Turn[] {
+export function chainOf(leaf: Turn): Turn[] {
   const chain: Turn[] = [];
   for (let t: Turn | null = leaf; t; t = t.parent) chain.push(t);
   return chain.reverse();
@@ -42,45 +64,100 @@ function pushFill(target: number[], value: number, count: number): void {
   for (let i = 0; i < count; i++) target.push(value);
 }
 
+/** Names of the tools called, by call id, over a turn's history and answer. */
+function toolNames(turn: Turn): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const m of turn.messages) {
+    if (m.role === "assistant") for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
+  }
+  return names;
+}
+
+/** The sample of one leaf. `trained` false masks every turn (label policy `mask`). */
 export function buildSample(
   leaf: Turn,
   index: number,
   reward: number | null,
-  metadata: Record<string, unknown> = {},
-): Sample {
+  options: SampleOptions,
+  trained = true,
+  label: BranchLabel = "main",
+): Omit<Sample, "branch" | "chain" | "parent" | "metadata"> {
   const chain = chainOf(leaf);
+  const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
+  const sftTools = options.sftTools ? new Set(options.sftTools) : null;
+  const names = sftTools ? toolNames(leaf) : null;
   const input_ids: number[] = [], loss_mask: number[] = [], logprobs: number[] = [];
+  const sft_mask: number[] = [];
   for (const t of chain) {
     const context = t.bridgeIds.length + t.deltaIds.length;
+    const start = input_ids.length;
     pushAll(input_ids, t.bridgeIds);
     pushAll(input_ids, t.deltaIds);
     pushFill(loss_mask, 0, context);
     pushFill(logprobs, 0, context);
+    pushFill(sft_mask, 0, context);
+    for (const span of t.toolSpans) {
+      if (names && !sftTools!.has(names.get(span.tool_call_id) ?? "")) continue;
+      for (let i = span.start; i < span.end; i++) sft_mask[start + i] = 1;
+    }
+    const learn = trained && !(t.drift && policy.drift !== "train");
     pushAll(input_ids, t.outputIds);
-    pushFill(loss_mask, 1, t.outputIds.length);
+    pushFill(loss_mask, learn ? 1 : 0, t.outputIds.length);
     if (t.logprobs) pushAll(logprobs, t.logprobs);
     else pushFill(logprobs, 0, t.outputIds.length);
+    pushFill(sft_mask, 0, t.outputIds.length);
   }
-  const root: MountKind = chain[0].mount;
+  const generation = chain.reduce(
+    (ms, t) => ms + ((t.timings.completed ?? t.timings.received) - (t.timings.rendered ?? t.timings.received)),
+    0,
+  );
   return {
     rollout_id: leaf.rolloutId,
     index,
-    branch: root === "rewritten" ? "rewritten" : "main",
     turns: chain.map((t) => t.id),
     input_ids,
     loss_mask,
     logprobs,
+    sft_mask,
+    sft_weight: options.sftWeight,
     reward,
     finish_reason: leaf.finishReason ?? null,
     num_sampled: chain.reduce((n, t) => n + t.outputIds.length, 0),
-    metadata,
+    timings: { started: chain[0].timings.received, finished: leaf.timings.completed ?? null, generation_ms: generation },
   };
 }
 
-export function buildSamples(
-  turns: readonly Turn[],
-  reward: number | null,
-  metadata: Record<string, unknown> = {},
-): Sample[] {
-  return leafTurns(turns).map((leaf, i) => buildSample(leaf, i, reward, metadata));
+/** All samples of a rollout under the label policy; dropped labels give no sample. */
+export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions> = {}): Sample[] {
+  const options = { ...DEFAULT_SAMPLE_OPTIONS, ...overrides };
+  const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
+  const leaves = leafTurns(rollout.turns).filter((t) => policy[rollout.chains[t.chain].label] !== "drop");
+  const reward = rollout.reward === null
+    ? null
+    : options.rewardMode === "split" && leaves.length > 0
+    ? rollout.reward / leaves.length
+    : rollout.reward;
+  return leaves.map((leaf, i) => {
+    const chain = rollout.chains[leaf.chain];
+    const trained = policy[chain.label] === "train";
+    const base = buildSample(leaf, i, reward, options, trained, chain.label);
+    const drift = chainOf(leaf).filter((t) => t.drift).map((t) => ({ turn: t.id, ...t.drift }));
+    const parent = chain.parent === null ? null : {
+      chain: chain.parent,
+      ...(chain.evidence.parent_turn ? { turn: chain.evidence.parent_turn as string } : {}),
+      ...(chain.evidence.tool_call_id ? { tool_call_id: chain.evidence.tool_call_id as string } : {}),
+    };
+    return {
+      ...base,
+      branch: chain.label,
+      chain: chain.id,
+      parent,
+      metadata: {
+        ...rollout.metadata,
+        label_action: policy[chain.label],
+        evidence: chain.evidence,
+        ...(drift.length ? { drift } : {}),
+      },
+    };
+  });
 }

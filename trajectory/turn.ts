@@ -21,6 +21,23 @@ export type MountKind =
 
 export type TurnStatus = "pending" | "done" | "failed";
 
+/** Where re-rendering the recorded answer would not give back the sampled ids. */
+export interface Drift {
+  /** Index into `outputIds` of the first differing id. */
+  position: number;
+  /** What the template renders there (a few ids). */
+  rendered: number[];
+  /** What was sampled there (a few ids). */
+  sampled: number[];
+}
+
+/** Token range of one tool output's content inside a turn's context ids (bridge + delta). */
+export interface ToolSpan {
+  start: number;
+  end: number;
+  tool_call_id: string;
+}
+
 export interface Turn {
   id: string;
   /** Order of arrival within the rollout, from 0. */
@@ -28,6 +45,14 @@ export interface Turn {
   rolloutId: string;
   parent: Turn | null;
   mount: MountKind;
+  /** Chain id within the rollout (see `branch_label.ts`); extensions inherit their parent's. */
+  chain: number;
+  /** Identical re-sends answered from this turn (client retries). */
+  retries: number;
+  /** Set when a full render of the recorded answer differs from the sampled ids. */
+  drift: Drift | null;
+  /** Tool-output content inside the context ids, for SFT masks. */
+  toolSpans: ToolSpan[];
   /** The request's canonical history. */
   messages: Message[];
   tools: ToolSpec[];

@@ -7,12 +7,16 @@
  * @module
  */
 import type { GenerationBackend } from "../model/backends/backend.ts";
-import type { CanonicalRequest, StopReason, TurnAnswer } from "../model/messages.ts";
+import { PauseGate } from "../model/backends/pause_gate.ts";
+import type { CanonicalRequest, Message, StopReason, TurnAnswer } from "../model/messages.ts";
 import type { PolicyModel } from "../model/policy_model.ts";
 import { GatewayError } from "../gateway/gateway_error.ts";
 import type { Rollout } from "./rollout.ts";
 import { promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
+import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
+import { findDrift } from "./drift.ts";
+import { findToolSpans } from "./tool_spans.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
@@ -24,17 +28,20 @@ interface PromptPlan {
   deltaIds: number[];
   promptLength: number;
   renderedMessages: number;
+  toolSpans: Turn["toolSpans"];
 }
 
 export class TurnRunner {
   /**
    * @param backend the default generation backend
    * @param backends named backends a rollout can choose (`CreateRollout.backend`)
+   * @param pause holds new generations while a trainer syncs weights (`POST /api/pause`)
    */
   constructor(
     readonly model: PolicyModel,
     readonly backend: GenerationBackend,
     readonly backends: Readonly<Record<string, GenerationBackend>> = {},
+    readonly pause: PauseGate = new PauseGate(),
   ) {}
 
   /** The backend serving a rollout. */
@@ -69,7 +76,10 @@ export class TurnRunner {
       throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
     }
     const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
-    if (mount.retryOf) return mount.retryOf;
+    if (mount.retryOf) {
+      mount.retryOf.retries++;
+      return mount.retryOf;
+    }
 
     let settle!: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
     const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
@@ -80,6 +90,10 @@ export class TurnRunner {
       rolloutId: rollout.id,
       parent: mount.base,
       mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
+      chain: 0,
+      retries: 0,
+      drift: null,
+      toolSpans: [],
       messages: req.messages,
       tools: req.tools,
       renderedMessages: 0,
@@ -95,6 +109,7 @@ export class TurnRunner {
       timings: { received: Date.now() },
     };
     const promptNode = rollout.tree.attach(mount, req.messages, turn);
+    this.#assignChain(rollout, turn, mount);
     rollout.turns.push(turn);
 
     let plan: PromptPlan;
@@ -132,11 +147,41 @@ export class TurnRunner {
     return (await this.#planPrompt(mount, req)).promptLength;
   }
 
+  /** Puts the turn on its parent's chain, or labels the new chain it starts. */
+  #assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
+    for (const m of turn.messages.slice(mount.baseDepth)) {
+      if (m.role !== "tool") continue;
+      const call = rollout.openAgentCalls.get(m.tool_call_id);
+      if (!call) continue;
+      rollout.openAgentCalls.delete(m.tool_call_id);
+      const sub = rollout.chains.find((c) => c.evidence.tool_call_id === call.id);
+      if (sub) sub.evidence.closed_by_turn = turn.id;
+    }
+    if (turn.parent) {
+      turn.chain = turn.parent.chain;
+      rollout.chains[turn.chain].latest = turn;
+      return;
+    }
+    const label = classifyChain(
+      { messages: turn.messages, tools: turn.tools, matched: mount.matched },
+      rollout.chains,
+      [...rollout.openAgentCalls.values()],
+    );
+    turn.chain = rollout.chains.length;
+    rollout.chains.push({ id: turn.chain, root: turn, latest: turn, ...label });
+  }
+
   async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
     const base = mount.base;
     if (!base) {
       const { ids } = await this.model.renderFull(req.messages, req.tools);
-      return { bridgeIds: [], deltaIds: ids, promptLength: ids.length, renderedMessages: req.messages.length };
+      return {
+        bridgeIds: [],
+        deltaIds: ids,
+        promptLength: ids.length,
+        renderedMessages: req.messages.length,
+        toolSpans: this.#toolSpans(ids, req.messages, 0),
+      };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
     const { ids } = await this.model.renderDeltaIds(newMessages);
@@ -147,7 +192,15 @@ export class TurnRunner {
       deltaIds: ids,
       promptLength: base.promptLength + base.outputIds.length + bridgeIds.length + ids.length,
       renderedMessages: newMessages.length,
+      toolSpans: this.#toolSpans(ids, newMessages, bridgeIds.length),
     };
+  }
+
+  #toolSpans(ids: number[], rendered: readonly Message[], offset: number): Turn["toolSpans"] {
+    const markers = this.model.toolResponseMarkers;
+    if (!markers) return [];
+    const callIds = rendered.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
+    return findToolSpans(ids, markers, callIds).map((s) => ({ ...s, start: s.start + offset, end: s.end + offset }));
   }
 
   async #generate(
@@ -157,6 +210,7 @@ export class TurnRunner {
     toolCallIdPrefix: string,
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
+    const release = await this.pause.enter(signal);
     const completion = await this.backendFor(rollout).generate({
       requestId: `req_${randomId()}`,
       rolloutId: rollout.id,
@@ -170,7 +224,7 @@ export class TurnRunner {
       },
       routingKey: rollout.id,
       signal,
-    });
+    }).finally(release);
     const parsed = await this.model.parse(completion.output_ids, () => toolCallIdPrefix + randomId());
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;
@@ -178,6 +232,14 @@ export class TurnRunner {
     turn.weightVersion = completion.weight_version;
     turn.message = parsed.message;
     turn.malformedToolCalls = parsed.malformedToolCalls;
+    if (completion.finish_reason === "stop") {
+      turn.drift = findDrift(await this.model.renderAnswerIds(parsed.message), completion.output_ids);
+    }
+    for (const call of parsed.message.tool_calls ?? []) {
+      if (AGENT_TOOL_NAMES.test(call.name)) {
+        rollout.openAgentCalls.set(call.id, { ...call, turn, chain: turn.chain });
+      }
+    }
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"
       : parsed.message.tool_calls?.length ? "tool_calls" : "stop";

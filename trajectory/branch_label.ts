@@ -1,0 +1,115 @@
+/**
+ * What a chain of turns is, decided when its first turn arrives: the agent's main line, a
+ * sub-agent it spawned, a continuation after compaction, or a side request. Turns that extend a
+ * recorded turn inherit its chain and label.
+ *
+ * Evidence for each decision is kept and ends up in the sample metadata, so a trainer (or a
+ * person reading `main.ts inspect`) can check why a chain got its label.
+ *
+ * @module
+ */
+import type { Message, ToolSpec } from "../model/messages.ts";
+import type { Turn } from "./turn.ts";
+
+export type BranchLabel = "main" | "subagent" | "compaction" | "side";
+
+export interface Chain {
+  id: number;
+  label: BranchLabel;
+  /** First turn of the chain. */
+  root: Turn;
+  /** The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one). */
+  parent: number | null;
+  evidence: Record<string, unknown>;
+  /** Most recent turn of the chain, for "which chain did this replace". */
+  latest: Turn;
+}
+
+/** A call of a sub-agent tool (Claude Code's `Agent`/`Task`, Codex's `spawn_agent`) with no result yet. */
+export interface OpenAgentCall {
+  id: string;
+  name: string;
+  arguments: string;
+  turn: Turn;
+  chain: number;
+}
+
+/** Tool names that spawn a sub-agent. */
+export const AGENT_TOOL_NAMES = /^(agent|task|spawn_agent|dispatch_agent|subagent|delegate)$/i;
+
+export function systemPrompt(messages: readonly Message[]): string {
+  return messages[0]?.role === "system" ? messages[0].content : "";
+}
+
+function firstUserText(messages: readonly Message[]): string {
+  return messages.find((m) => m.role === "user")?.content ?? "";
+}
+
+function promptArgument(args: string): string {
+  try {
+    const parsed = JSON.parse(args);
+    for (const k of ["prompt", "description", "message", "task"]) {
+      if (typeof parsed?.[k] === "string") return parsed[k];
+    }
+  } catch { /* not JSON */ }
+  return "";
+}
+
+export interface ClassifyInput {
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
+  /** Leading messages that matched a recorded history before diverging. */
+  matched: number;
+}
+
+/**
+ * Labels a new chain given the rollout's chains so far and its open sub-agent calls.
+ * Returns the label, the chain it hangs off and the evidence.
+ */
+export function classifyChain(
+  input: ClassifyInput,
+  chains: readonly Chain[],
+  openCalls: readonly OpenAgentCall[],
+): Pick<Chain, "label" | "parent" | "evidence"> {
+  if (chains.length === 0) return { label: "main", parent: null, evidence: { reason: "first request of the rollout" } };
+  const system = systemPrompt(input.messages);
+  const known = chains.filter((c) => systemPrompt(c.root.messages) === system);
+  if (known.length === 0 && openCalls.length > 0) {
+    const first = firstUserText(input.messages);
+    const call = openCalls.findLast((c) => {
+      const p = promptArgument(c.arguments);
+      return p !== "" && first.includes(p);
+    }) ?? openCalls.at(-1)!;
+    return {
+      label: "subagent",
+      parent: call.chain,
+      evidence: {
+        reason: "new system prompt while a sub-agent tool call was pending",
+        tool_call_id: call.id,
+        tool_name: call.name,
+        parent_turn: call.turn.id,
+        prompt_matched: promptArgument(call.arguments) !== "" && first.includes(promptArgument(call.arguments)),
+      },
+    };
+  }
+  if (known.length === 0 || input.tools.length === 0 && known.every((c) => c.root.tools.length > 0)) {
+    return {
+      label: "side",
+      parent: null,
+      evidence: { reason: input.tools.length === 0 ? "no tools offered" : "system prompt of no other chain" },
+    };
+  }
+  const replaced = known.reduce((a, b) => (b.latest.index > a.latest.index ? b : a));
+  return {
+    label: "compaction",
+    parent: replaced.id,
+    evidence: {
+      reason: "same system prompt, history no longer extends the chain",
+      replaced_chain: replaced.id,
+      replaced_turn: replaced.latest.id,
+      matched_messages: input.matched,
+      replaced_messages: replaced.latest.messages.length,
+      new_messages: input.messages.length,
+    },
+  };
+}
