@@ -8,8 +8,15 @@
 import { parseArgs } from "node:util";
 import { PolicyModel } from "./model/mod.ts";
 import { createGateway } from "./gateway/mod.ts";
+import { audit, inspect } from "./cli/trajectory_verbs.ts";
+import type { GenerationBackend } from "./model/backends/backend.ts";
+import { VllmBackend } from "./model/backends/vllm.ts";
+import { SglangBackend } from "./model/backends/sglang.ts";
+import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./model/backends/engine_http.ts";
 
 const USAGE = `usage: main.ts serve [options]
+       main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
+       main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
 
   --port N              port (env ROLLGATE_PORT, default 7860)
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
@@ -20,6 +27,14 @@ const USAGE = `usage: main.ts serve [options]
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
 
+  --backend NAME        gate | vllm | sglang: who generates for rollouts that name no backend
+                        (env ROLLGATE_BACKEND, default gate: the trainer answers via /api)
+  --vllm-url URL        a vLLM OpenAI-compatible server (env ROLLGATE_VLLM_URL); registers "vllm"
+  --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
+  --engine-model NAME   "model" sent to vLLM (default: omitted)
+  --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
+  --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
+
   ROLLGATE_ADMIN_TOKEN  when set, /api requires it and agents must use their rollout token
 `;
 
@@ -27,6 +42,13 @@ function numberOption(value: string | undefined, name: string): number | undefin
   if (value === undefined || value === "") return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function countOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be an integer ≥ 0, got ${value}`);
   return n;
 }
 
@@ -41,6 +63,12 @@ export async function serve(args: string[]): Promise<void> {
       "max-body-bytes": { type: "string" },
       "public-url": { type: "string" },
       "model-name": { type: "string" },
+      backend: { type: "string" },
+      "vllm-url": { type: "string" },
+      "sglang-url": { type: "string" },
+      "engine-model": { type: "string" },
+      "engine-timeout-ms": { type: "string" },
+      "engine-retries": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -55,8 +83,28 @@ export async function serve(args: string[]): Promise<void> {
     dir: values["model-dir"] ?? env("ROLLGATE_MODEL_DIR"),
     contextLength: numberOption(values["context-length"], "--context-length"),
   });
+  const engine = {
+    timeoutMs: numberOption(values["engine-timeout-ms"], "--engine-timeout-ms"),
+    retries: countOption(values["engine-retries"], "--engine-retries"),
+  };
+  const backends: Record<string, GenerationBackend> = {};
+  const vllmUrl = values["vllm-url"] ?? env("ROLLGATE_VLLM_URL");
+  const sglangUrl = values["sglang-url"] ?? env("ROLLGATE_SGLANG_URL");
+  if (vllmUrl) {
+    backends.vllm = new VllmBackend({ url: vllmUrl, model: values["engine-model"], ...engine });
+  }
+  if (sglangUrl) backends.sglang = new SglangBackend({ url: sglangUrl, ...engine });
+  const defaultBackend = values.backend ?? env("ROLLGATE_BACKEND") ?? "gate";
+  if (!["gate", "vllm", "sglang"].includes(defaultBackend)) {
+    throw new Error(`--backend must be gate, vllm or sglang, got ${defaultBackend}`);
+  }
+  if (!(defaultBackend === "gate" || backends[defaultBackend])) {
+    throw new Error(`--backend ${defaultBackend} needs --${defaultBackend}-url`);
+  }
   const gw = createGateway({
     model,
+    backends,
+    defaultBackend,
     adminToken: env("ROLLGATE_ADMIN_TOKEN"),
     maxBodyBytes: numberOption(values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"), "--max-body-bytes"),
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
@@ -66,7 +114,7 @@ export async function serve(args: string[]): Promise<void> {
     port,
     hostname,
     onListen: ({ hostname, port }) =>
-      console.log(`rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine})`),
+      console.log(`rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`),
   }, gw.app.fetch);
 }
 
@@ -74,6 +122,8 @@ if (import.meta.main) {
   const [verb = "serve", ...rest] = Deno.args;
   try {
     if (verb === "serve") await serve(rest);
+    else if (verb === "inspect") await inspect(rest);
+    else if (verb === "audit") Deno.exit(await audit(rest));
     else if (verb === "--help" || verb === "help") console.log(USAGE);
     else {
       console.error(`unknown verb ${verb}\n\n${USAGE}`);

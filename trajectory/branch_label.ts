@@ -71,7 +71,9 @@ export function classifyChain(
   chains: readonly Chain[],
   openCalls: readonly OpenAgentCall[],
 ): Pick<Chain, "label" | "parent" | "evidence"> {
-  if (chains.length === 0) return { label: "main", parent: null, evidence: { reason: "first request of the rollout" } };
+  if (chains.length === 0) {
+    return { label: "main", parent: null, evidence: { reason: "first request of the rollout" } };
+  }
   const system = systemPrompt(input.messages);
   const known = chains.filter((c) => systemPrompt(c.root.messages) === system);
   if (known.length === 0 && openCalls.length > 0) {
@@ -88,15 +90,20 @@ export function classifyChain(
         tool_call_id: call.id,
         tool_name: call.name,
         parent_turn: call.turn.id,
-        prompt_matched: promptArgument(call.arguments) !== "" && first.includes(promptArgument(call.arguments)),
+        prompt_matched: promptArgument(call.arguments) !== "" &&
+          first.includes(promptArgument(call.arguments)),
       },
     };
   }
-  if (known.length === 0 || input.tools.length === 0 && known.every((c) => c.root.tools.length > 0)) {
+  if (
+    known.length === 0 || input.tools.length === 0 && known.every((c) => c.root.tools.length > 0)
+  ) {
     return {
       label: "side",
       parent: null,
-      evidence: { reason: input.tools.length === 0 ? "no tools offered" : "system prompt of no other chain" },
+      evidence: {
+        reason: input.tools.length === 0 ? "no tools offered" : "system prompt of no other chain",
+      },
     };
   }
   const replaced = known.reduce((a, b) => (b.latest.index > a.latest.index ? b : a));

@@ -3,7 +3,15 @@
  *
  * @module
  */
-export { type Drift, promptIds, pushAll, type MountKind, type ToolSpan, type Turn, type TurnStatus } from "./turn.ts";
+export {
+  type Drift,
+  type MountKind,
+  promptIds,
+  pushAll,
+  type ToolSpan,
+  type Turn,
+  type TurnStatus,
+} from "./turn.ts";
 export { MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 export { sameJson, sameMessage } from "./same_message.ts";
 export {
@@ -24,7 +32,12 @@ export {
 } from "./label_policy.ts";
 export { findDrift } from "./drift.ts";
 export { findToolSpans } from "./tool_spans.ts";
-export { sharedPrefixTree, turnTree, type SharedPrefixTree, type TurnTreeExport } from "./tree_export.ts";
+export {
+  type SharedPrefixTree,
+  sharedPrefixTree,
+  turnTree,
+  type TurnTreeExport,
+} from "./tree_export.ts";
 export { TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";

@@ -61,7 +61,12 @@ export class Rollout {
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,
-      turns: { total: this.turns.length, done: count("done"), pending: count("pending"), failed: count("failed") },
+      turns: {
+        total: this.turns.length,
+        done: count("done"),
+        pending: count("pending"),
+        failed: count("failed"),
+      },
     };
   }
 }

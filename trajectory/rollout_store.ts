@@ -20,7 +20,10 @@ export class RolloutExistsError extends Error {
 }
 
 function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
     .join("");
 }
 
@@ -31,7 +34,14 @@ export class RolloutStore {
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
-    const rollout = new Rollout(id, `rg_${randomHex(24)}`, spec.metadata ?? {}, spec.sampling ?? {}, spec.backend, spec.sampleOptions ?? {});
+    const rollout = new Rollout(
+      id,
+      `rg_${randomHex(24)}`,
+      spec.metadata ?? {},
+      spec.sampling ?? {},
+      spec.backend,
+      spec.sampleOptions ?? {},
+    );
     this.#byId.set(id, rollout);
     this.#byToken.set(rollout.token, rollout);
     return rollout;

@@ -40,7 +40,9 @@ function sameArguments(a: string, b: string): boolean {
 function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): boolean {
   const x = a ?? [], y = b ?? [];
   return x.length === y.length &&
-    x.every((c, i) => c.id === y[i].id && c.name === y[i].name && sameArguments(c.arguments, y[i].arguments));
+    x.every((c, i) =>
+      c.id === y[i].id && c.name === y[i].name && sameArguments(c.arguments, y[i].arguments)
+    );
 }
 
 /**

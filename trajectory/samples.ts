@@ -23,7 +23,11 @@ export interface SampleOptions {
   sftTools?: string[];
 }
 
-export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = { labels: {}, rewardMode: "full", sftWeight: 0 };
+export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = {
+  labels: {},
+  rewardMode: "full",
+  sftWeight: 0,
+};
 
 export interface Sample {
   rollout_id: string;
@@ -68,7 +72,7 @@ function pushFill(target: number[], value: number, count: number): void {
 function toolNames(turn: Turn): Map<string, string> {
   const names = new Map<string, string>();
   for (const m of turn.messages) {
-    if (m.role === "assistant") for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
+    if (m.role === "assistant") { for (const c of m.tool_calls ?? []) names.set(c.id, c.name); }
   }
   return names;
 }
@@ -108,7 +112,9 @@ export function buildSample(
     pushFill(sft_mask, 0, t.outputIds.length);
   }
   const generation = chain.reduce(
-    (ms, t) => ms + ((t.timings.completed ?? t.timings.received) - (t.timings.rendered ?? t.timings.received)),
+    (ms, t) =>
+      ms +
+      ((t.timings.completed ?? t.timings.received) - (t.timings.rendered ?? t.timings.received)),
     0,
   );
   return {
@@ -123,7 +129,11 @@ export function buildSample(
     reward,
     finish_reason: leaf.finishReason ?? null,
     num_sampled: chain.reduce((n, t) => n + t.outputIds.length, 0),
-    timings: { started: chain[0].timings.received, finished: leaf.timings.completed ?? null, generation_ms: generation },
+    timings: {
+      started: chain[0].timings.received,
+      finished: leaf.timings.completed ?? null,
+      generation_ms: generation,
+    },
   };
 }
 
@@ -131,7 +141,9 @@ export function buildSample(
 export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions> = {}): Sample[] {
   const options = { ...DEFAULT_SAMPLE_OPTIONS, ...overrides };
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
-  const leaves = leafTurns(rollout.turns).filter((t) => policy[rollout.chains[t.chain].label] !== "drop");
+  const leaves = leafTurns(rollout.turns).filter((t) =>
+    policy[rollout.chains[t.chain].label] !== "drop"
+  );
   const reward = rollout.reward === null
     ? null
     : options.rewardMode === "split" && leaves.length > 0
@@ -145,7 +157,9 @@ export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions>
     const parent = chain.parent === null ? null : {
       chain: chain.parent,
       ...(chain.evidence.parent_turn ? { turn: chain.evidence.parent_turn as string } : {}),
-      ...(chain.evidence.tool_call_id ? { tool_call_id: chain.evidence.tool_call_id as string } : {}),
+      ...(chain.evidence.tool_call_id
+        ? { tool_call_id: chain.evidence.tool_call_id as string }
+        : {}),
     };
     return {
       ...base,

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../model/messages.ts";
 import type { Rollout } from "./rollout.ts";
 import { promptIds, pushAll, type Turn } from "./turn.ts";
 
@@ -72,7 +72,10 @@ export interface TurnRecord {
   mount: string;
   status: string;
   error: string | null;
+  /** The request's canonical history. */
   messages: Message[];
+  /** The parsed sampled answer, when done. */
+  answer: AssistantMessage | null;
   tools: ToolSpec[];
   rendered_messages: number;
   prompt_ids: number[];
@@ -92,7 +95,13 @@ export interface TurnRecord {
 export interface TurnTreeExport {
   format: "rollgate.tree.v1";
   rollout: Record<string, unknown>;
-  chains: { id: number; label: string; parent: number | null; root: string; evidence: Record<string, unknown> }[];
+  chains: {
+    id: number;
+    label: string;
+    parent: number | null;
+    root: string;
+    evidence: Record<string, unknown>;
+  }[];
   turns: TurnRecord[];
 }
 
@@ -116,7 +125,8 @@ export function turnTree(rollout: Rollout): TurnTreeExport {
       mount: t.mount,
       status: t.status,
       error: t.error ?? null,
-      messages: t.message ? [...t.messages, t.message] : t.messages,
+      messages: t.messages,
+      answer: t.message ?? null,
       tools: t.tools,
       rendered_messages: t.renderedMessages,
       prompt_ids: t.status === "failed" && t.deltaIds.length === 0 ? [] : promptIds(t),

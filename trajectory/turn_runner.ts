@@ -19,7 +19,10 @@ import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 
 function randomId(bytes = 12): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
     .join("");
 }
 
@@ -123,7 +126,11 @@ export class TurnRunner {
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
     if (room <= 0) {
-      this.#fail(turn, settle, `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`);
+      this.#fail(
+        turn,
+        settle,
+        `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`,
+      );
       throw new GatewayError(400, turn.error!);
     }
     turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
@@ -200,7 +207,11 @@ export class TurnRunner {
     const markers = this.model.toolResponseMarkers;
     if (!markers) return [];
     const callIds = rendered.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
-    return findToolSpans(ids, markers, callIds).map((s) => ({ ...s, start: s.start + offset, end: s.end + offset }));
+    return findToolSpans(ids, markers, callIds).map((s) => ({
+      ...s,
+      start: s.start + offset,
+      end: s.end + offset,
+    }));
   }
 
   async #generate(
@@ -225,7 +236,10 @@ export class TurnRunner {
       routingKey: rollout.id,
       signal,
     }).finally(release);
-    const parsed = await this.model.parse(completion.output_ids, () => toolCallIdPrefix + randomId());
+    const parsed = await this.model.parse(
+      completion.output_ids,
+      () => toolCallIdPrefix + randomId(),
+    );
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;
     turn.finishReason = completion.finish_reason;
@@ -233,7 +247,10 @@ export class TurnRunner {
     turn.message = parsed.message;
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
-      turn.drift = findDrift(await this.model.renderAnswerIds(parsed.message), completion.output_ids);
+      turn.drift = findDrift(
+        await this.model.renderAnswerIds(parsed.message),
+        completion.output_ids,
+      );
     }
     for (const call of parsed.message.tool_calls ?? []) {
       if (AGENT_TOOL_NAMES.test(call.name)) {
@@ -242,7 +259,9 @@ export class TurnRunner {
     }
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"
-      : parsed.message.tool_calls?.length ? "tool_calls" : "stop";
+      : parsed.message.tool_calls?.length
+      ? "tool_calls"
+      : "stop";
     const renderedNow = turn.bridgeIds.length + turn.deltaIds.length;
     turn.answer = {
       id: turn.id.replaceAll(".", "_"),

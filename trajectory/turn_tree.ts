@@ -48,7 +48,9 @@ export class TurnTree {
   readonly #roots = new Map<string, MessageNode>();
 
   static toolsKey(tools: readonly ToolSpec[]): string {
-    return JSON.stringify(tools.map((t) => [t.name, t.kind, t.description ?? null, t.parameters ?? null]));
+    return JSON.stringify(
+      tools.map((t) => [t.name, t.kind, t.description ?? null, t.parameters ?? null]),
+    );
   }
 
   mount(messages: readonly Message[], toolsKey: string): Mount {
