@@ -17,6 +17,8 @@ import { resolveAgentRollout } from "./auth.ts";
 import { GenerationError } from "../model/backends/backend.ts";
 import type { RolloutStore } from "../trajectory/rollout_store.ts";
 import type { TurnRunner } from "../trajectory/turn_runner.ts";
+import type { Upstream } from "../model/backends/upstream.ts";
+import { serveBlackBox } from "./black_box_route.ts";
 
 export interface AgentRouteOptions {
   store: RolloutStore;
@@ -26,6 +28,8 @@ export interface AgentRouteOptions {
   adminToken?: string;
   /** The model id `/v1/models` lists. */
   modelName: string;
+  /** Black-box backends by name: rollouts whose `backend` names one are forwarded there. */
+  upstreams?: Readonly<Record<string, Upstream>>;
 }
 
 /** Status and message for any error thrown while serving an agent. */
@@ -50,7 +54,10 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
   const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
     try {
       const rollout = rolloutOf(c);
-      const req = adapter.parseRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
+      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
+      if (upstream) return await serveBlackBox(c, adapter, rollout, upstream, body, o.keepAliveMs);
+      const req = adapter.parseRequest(body);
       const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
       o.runner.watch(t, c.req.raw.signal);
       if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);

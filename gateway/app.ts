@@ -10,6 +10,7 @@ import type { PolicyModel } from "../model/policy_model.ts";
 import { RolloutStore } from "../trajectory/rollout_store.ts";
 import { TurnRunner } from "../trajectory/turn_runner.ts";
 import type { SampleOptions } from "../trajectory/samples.ts";
+import type { Upstream } from "../model/backends/upstream.ts";
 import { agentRoutes } from "./agent_routes.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
@@ -32,6 +33,8 @@ export interface GatewayOptions {
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
   modelName?: string;
+  /** Black-box backends (hosted APIs) by name; a rollout names one as its `backend`. */
+  upstreams?: Record<string, Upstream>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
 }
@@ -72,7 +75,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxBodyBytes,
     adminToken: options.adminToken,
     publicUrl: options.publicUrl,
-    backends: Object.keys(backends),
+    backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
     pause: runner.pause,
   }));
   app.route("/", agentRoutes({
@@ -82,6 +85,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
     adminToken: options.adminToken,
     modelName: options.modelName ?? "rollgate-policy",
+    upstreams: options.upstreams,
   }));
   app.notFound((c) => c.json({ error: { type: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
   return { app, store, gate, runner, model: options.model };

@@ -14,7 +14,8 @@ export function encodeSse(e: SseEvent): string {
 }
 
 export interface SseOptions {
-  produce(): Promise<SseEvent[]>;
+  /** The events: all at once, or as they arrive (relayed from an upstream stream). */
+  produce(): Promise<SseEvent[] | AsyncIterable<SseEvent>>;
   onError(error: unknown): SseEvent[];
   keepAliveMs?: number;
 }
@@ -31,7 +32,9 @@ export function sseResponse(options: SseOptions): Response {
       write(": rollgate\n\n");
       timer = setInterval(() => write(": keep-alive\n\n"), options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS);
       options.produce()
-        .then((events) => events.forEach((e) => write(encodeSse(e))))
+        .then(async (events) => {
+          for await (const e of events) write(encodeSse(e));
+        })
         .catch((e) => options.onError(e).forEach((ev) => write(encodeSse(ev))))
         .finally(() => {
           clearInterval(timer);

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { Message, ToolSpec } from "../model/messages.ts";
 import type { Rollout } from "./rollout.ts";
 import { pushAll, type Turn } from "./turn.ts";
 import type { BranchLabel } from "./branch_label.ts";
@@ -49,6 +50,10 @@ export interface Sample {
   num_sampled: number;
   timings: { started: number; finished: number | null; generation_ms: number };
   metadata: Record<string, unknown>;
+  /** Black-box rollouts only: the message-level trajectory (their id arrays are empty). */
+  messages?: Message[];
+  tools?: ToolSpec[];
+  token_ids?: false;
 }
 
 /** Finished turns that no other finished turn extends. */
@@ -172,6 +177,9 @@ export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions>
         evidence: chain.evidence,
         ...(drift.length ? { drift } : {}),
       },
+      ...(leaf.blackBox
+        ? { messages: [...leaf.messages, leaf.message!], tools: leaf.tools, token_ids: false as const }
+        : {}),
     };
   });
 }

@@ -51,6 +51,8 @@ export interface Turn {
   retries: number;
   /** Set when a full render of the recorded answer differs from the sampled ids. */
   drift: Drift | null;
+  /** The answer came from a hosted API: a message-level record, no token ids. */
+  blackBox?: true;
   /** Tool-output content inside the context ids, for SFT masks. */
   toolSpans: ToolSpan[];
   /** The request's canonical history. */

@@ -14,7 +14,7 @@ import { GatewayError } from "../gateway/gateway_error.ts";
 import type { Rollout } from "./rollout.ts";
 import { promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
-import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
+import { assignChain, openAgentCalls } from "./assign_chain.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 
@@ -112,7 +112,7 @@ export class TurnRunner {
       timings: { received: Date.now() },
     };
     const promptNode = rollout.tree.attach(mount, req.messages, turn);
-    this.#assignChain(rollout, turn, mount);
+    assignChain(rollout, turn, mount);
     rollout.turns.push(turn);
 
     let plan: PromptPlan;
@@ -152,30 +152,6 @@ export class TurnRunner {
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
     return (await this.#planPrompt(mount, req)).promptLength;
-  }
-
-  /** Puts the turn on its parent's chain, or labels the new chain it starts. */
-  #assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
-    for (const m of turn.messages.slice(mount.baseDepth)) {
-      if (m.role !== "tool") continue;
-      const call = rollout.openAgentCalls.get(m.tool_call_id);
-      if (!call) continue;
-      rollout.openAgentCalls.delete(m.tool_call_id);
-      const sub = rollout.chains.find((c) => c.evidence.tool_call_id === call.id);
-      if (sub) sub.evidence.closed_by_turn = turn.id;
-    }
-    if (turn.parent) {
-      turn.chain = turn.parent.chain;
-      rollout.chains[turn.chain].latest = turn;
-      return;
-    }
-    const label = classifyChain(
-      { messages: turn.messages, tools: turn.tools, matched: mount.matched },
-      rollout.chains,
-      [...rollout.openAgentCalls.values()],
-    );
-    turn.chain = rollout.chains.length;
-    rollout.chains.push({ id: turn.chain, root: turn, latest: turn, ...label });
   }
 
   async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
@@ -247,16 +223,16 @@ export class TurnRunner {
     turn.message = parsed.message;
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
+      // An output that stopped without the end-of-turn id gets it bridged (untrained) in the next
+      // prompt; that is not drift.
+      const eot = this.model.endOfTurnId;
+      const ids = completion.output_ids;
       turn.drift = findDrift(
         await this.model.renderAnswerIds(parsed.message),
-        completion.output_ids,
+        ids.at(-1) === eot ? ids : [...ids, eot],
       );
     }
-    for (const call of parsed.message.tool_calls ?? []) {
-      if (AGENT_TOOL_NAMES.test(call.name)) {
-        rollout.openAgentCalls.set(call.id, { ...call, turn, chain: turn.chain });
-      }
-    }
+    openAgentCalls(rollout, turn, parsed.message);
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"
       : parsed.message.tool_calls?.length

@@ -1,0 +1,239 @@
+/**
+ * HTTP plumbing shared by the inference-engine backends (vLLM, SGLang): one JSON POST per
+ * generation with a per-attempt timeout, bounded retries with exponential backoff for failures
+ * that happened before any byte of a response arrived (connection refused, timeout before the
+ * response, 5xx status), never after a response started (the engine may have generated already),
+ * and cancellation when the agent is gone. Every failure becomes a `GenerationError` that names
+ * the engine and its URL.
+ *
+ * @module
+ */
+import type { FinishReason, GenerationRequest } from "./backend.ts";
+import { GenerationError } from "./backend.ts";
+
+export interface EngineHttpOptions {
+  /** Base URL of the engine (or of its router), e.g. `http://127.0.0.1:8000`. */
+  url: string;
+  /** Per-attempt deadline, from sending the request to the end of the response body. */
+  timeoutMs?: number;
+  /** Extra attempts after a failure before any response byte (default 2, so 3 attempts). */
+  retries?: number;
+  /** First backoff delay; doubles per retry, with jitter, capped at 5 s (default 250 ms). */
+  backoffMs?: number;
+  /** Headers sent on every request (e.g. `authorization` for an engine started with an API key). */
+  headers?: Record<string, string>;
+}
+
+export const DEFAULT_ENGINE_TIMEOUT_MS = 600_000;
+export const DEFAULT_ENGINE_RETRIES = 2;
+const MAX_BACKOFF_MS = 5_000;
+
+/** One attempt, as the caller's hooks see it. */
+export interface Attempt {
+  /** 0 for the first try. */
+  index: number;
+}
+
+export interface PostOptions {
+  /** Aborted when the agent is gone: the attempt is cancelled and never retried. */
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+  /** The body of each attempt (may differ per attempt, e.g. a fresh request id). */
+  body: (attempt: Attempt) => unknown;
+  /**
+   * Called when an attempt that may have reached the engine is given up (timeout, client gone,
+   * broken response), so the engine can be told to stop (SGLang `/abort_request`).
+   */
+  onCancel?: (attempt: Attempt) => void;
+}
+
+export interface EngineResponse {
+  json: unknown;
+  headers: Headers;
+  attempts: number;
+}
+
+class Retryable extends Error {}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** A JSON-over-HTTP client for one engine. */
+export class EngineHttp {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+
+  constructor(readonly engine: string, readonly options: EngineHttpOptions) {
+    this.url = options.url.replace(/\/+$/, "");
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_ENGINE_TIMEOUT_MS;
+    this.retries = Math.max(0, options.retries ?? DEFAULT_ENGINE_RETRIES);
+    this.backoffMs = options.backoffMs ?? 250;
+  }
+
+  /** POSTs JSON to `path` and returns the parsed answer, retrying as described above. */
+  async postJson(path: string, o: PostOptions): Promise<EngineResponse> {
+    const where = `${this.engine} at ${this.url}${path}`;
+    let last: Error | undefined;
+    for (let index = 0; index <= this.retries; index++) {
+      if (index > 0) {
+        const delay = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2 ** (index - 1));
+        try {
+          await sleep(delay * (0.5 + Math.random() / 2), o.signal);
+        } catch {
+          throw this.#clientGone(where);
+        }
+      }
+      try {
+        const { json, headers } = await this.#attempt(path, where, { index }, o);
+        return { json, headers, attempts: index + 1 };
+      } catch (e) {
+        if (!(e instanceof Retryable)) throw e;
+        last = e;
+      }
+    }
+    throw new GenerationError(
+      `${last!.message} (gave up after ${this.retries + 1} attempts)`,
+      last!.message.includes("timed out") ? 504 : 502,
+    );
+  }
+
+  async #attempt(
+    path: string,
+    where: string,
+    attempt: Attempt,
+    o: PostOptions,
+  ): Promise<{ json: unknown; headers: Headers }> {
+    if (o.signal?.aborted) throw this.#clientGone(where);
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException("engine timeout", "TimeoutError"));
+    }, this.timeoutMs);
+    const onClientAbort = () => controller.abort(o.signal!.reason);
+    o.signal?.addEventListener("abort", onClientAbort, { once: true });
+    /** Whether the request may have reached the engine (then a give-up tells it to stop). */
+    let sent = false;
+    const giveUp = () => {
+      if (sent) o.onCancel?.(attempt);
+    };
+    try {
+      let res: Response;
+      try {
+        sent = true;
+        res = await fetch(this.url + path, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...this.options.headers, ...o.headers },
+          body: JSON.stringify(o.body(attempt)),
+          signal: controller.signal,
+        });
+      } catch (e) {
+        if (o.signal?.aborted) {
+          giveUp();
+          throw this.#clientGone(where);
+        }
+        if (timedOut) {
+          giveUp();
+          throw new Retryable(`${where} timed out after ${this.timeoutMs} ms without answering`);
+        }
+        // Connection refused / reset before any response: nothing was generated.
+        throw new Retryable(`${where} is unreachable: ${(e as Error).message}`);
+      }
+      if (res.status >= 500) {
+        const text = await res.text().catch(() => "");
+        throw new Retryable(`${where} answered ${res.status}: ${text.slice(0, 500)}`);
+      }
+      // From here on a response has started: never retried.
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (e) {
+        giveUp();
+        if (o.signal?.aborted) throw this.#clientGone(where);
+        if (timedOut) {
+          throw new GenerationError(
+            `${where} timed out after ${this.timeoutMs} ms while sending its answer`,
+            504,
+          );
+        }
+        throw new GenerationError(`${where} broke off its answer: ${(e as Error).message}`);
+      }
+      if (!res.ok) {
+        throw new GenerationError(
+          `${where} refused the request (${res.status}): ${text.slice(0, 500)}`,
+        );
+      }
+      try {
+        return { json: JSON.parse(text), headers: res.headers };
+      } catch {
+        throw new GenerationError(
+          `${where} sent an answer that is not JSON: ${text.slice(0, 200)}`,
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onClientAbort);
+    }
+  }
+
+  /** Fire-and-forget POST (SGLang `/abort_request`): failures are logged, never thrown. */
+  notify(path: string, body: unknown): Promise<void> {
+    return fetch(this.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...this.options.headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(Math.min(this.timeoutMs, 10_000)),
+    }).then((r) => r.body?.cancel()).catch((e) => {
+      console.error(
+        `rollgate: ${this.engine} at ${this.url}${path} failed: ${(e as Error).message}`,
+      );
+    });
+  }
+
+  #clientGone(where: string): GenerationError {
+    return new GenerationError(
+      `the client disconnected; the request to ${where} was cancelled`,
+      499,
+    );
+  }
+}
+
+/** Reads a weight version from a header value or a JSON value, when one is there. */
+export function weightVersionOf(value: unknown): string | number | undefined {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value === "string" && value !== "") return value;
+  return undefined;
+}
+
+/**
+ * `stop`/`length` as is; `abort`/`error` (vLLM aborted or failed the request) are errors; anything
+ * else (null, unknown) is `stop` when the output ends in a stop id and `length` otherwise.
+ */
+export function finishReason(
+  raw: unknown,
+  ids: readonly number[],
+  req: GenerationRequest,
+  where: string,
+): FinishReason {
+  if (raw === "stop" || raw === "length") return raw;
+  if (raw === "abort" || raw === "error") {
+    throw new GenerationError(`${where} ended the generation with finish_reason "${raw}"`);
+  }
+  const last = ids.at(-1);
+  return last !== undefined && req.sampling.stop_token_ids.includes(last) ? "stop" : "length";
+}

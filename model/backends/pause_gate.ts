@@ -1,0 +1,80 @@
+/**
+ * Pause and drain for weight syncs. While paused, a new generation is held before it reaches any
+ * backend (it waits; it is not refused); generations already inside a backend finish normally and
+ * are counted as in flight, so a trainer can pause, wait for `inFlight` to reach 0, swap weights,
+ * and resume. A held generation whose client disconnects leaves the queue.
+ *
+ * @module
+ */
+import { GenerationError } from "./backend.ts";
+
+export interface PauseStatus {
+  paused: boolean;
+  /** Generations inside a backend now. */
+  in_flight: number;
+  /** Generations waiting for a resume. */
+  held: number;
+}
+
+interface Held {
+  resolve(): void;
+}
+
+export class PauseGate {
+  #paused = false;
+  #inFlight = 0;
+  readonly #held = new Set<Held>();
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  status(): PauseStatus {
+    return { paused: this.#paused, in_flight: this.#inFlight, held: this.#held.size };
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Releases every held generation, in arrival order. */
+  resume(): void {
+    this.#paused = false;
+    const held = [...this.#held];
+    this.#held.clear();
+    for (const h of held) h.resolve();
+  }
+
+  /**
+   * Waits while paused, then counts one generation in flight. Returns the release function the
+   * caller runs when the backend answered (or failed). Rejects with a `GenerationError` when
+   * `signal` aborts while held.
+   */
+  async enter(signal?: AbortSignal): Promise<() => void> {
+    while (this.#paused) {
+      if (signal?.aborted) throw new GenerationError("the client disconnected while paused", 499);
+      await new Promise<void>((resolve, reject) => {
+        const entry: Held = {
+          resolve: () => {
+            signal?.removeEventListener("abort", gone);
+            resolve();
+          },
+        };
+        const gone = () => {
+          this.#held.delete(entry);
+          reject(new GenerationError("the client disconnected while paused", 499));
+        };
+        signal?.addEventListener("abort", gone, { once: true });
+        this.#held.add(entry);
+      });
+    }
+    this.#inFlight++;
+    let released = false;
+    return () => {
+      if (!released) {
+        released = true;
+        this.#inFlight--;
+      }
+    };
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * TEST DOUBLES at the inference-engine boundary: a fake vLLM OpenAI-compatible server and a fake
+ * SGLang server, real HTTP (`Deno.serve` on 127.0.0.1, port 0). They follow the engines'
+ * documented request and response shapes, validate what they receive (a request the real engine
+ * would refuse or misread gets a 400 here), record it, and answer with real Qwen3 token ids: the
+ * prompt ids are decoded, a script picks the reply text, and the reply is tokenized with the real
+ * tokenizer. Logprobs come from a deterministic formula (`engineLogprob`), distinct from the
+ * scripted trainer's, so a test can tell whose logprobs a sample holds.
+ *
+ * Each incoming generation takes the next queued behaviour (default `ok`):
+ * - `ok`: answer at once;
+ * - `503`: answer 503 before anything else (a retryable failure);
+ * - `partial`: start a 200 answer, send half of the JSON, then break the connection;
+ * - `hang`: never answer; wait for the request to be cancelled (vLLM) or aborted through
+ *   `/abort_request` (SGLang);
+ * - `hold`: answer normally once the test calls `release()`.
+ *
+ * @module
+ */
+import type { PolicyModel } from "../../model/mod.ts";
+import type { Script } from "../support/scripted_policy.ts";
+
+export type Behaviour = "ok" | "503" | "partial" | "hang" | "hold";
+
+export interface Received {
+  path: string;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+  /** The ids the double sampled, once it answered. */
+  output?: number[];
+}
+
+/** The double's deterministic logprob for its i-th sampled token. */
+export function engineLogprob(i: number): number {
+  return -0.25 - (i % 5) / 10;
+}
+
+/** An append-only log whose entries a test can await. */
+export class Log<T> {
+  readonly items: T[] = [];
+  #waiters: { match: (t: T) => boolean; resolve: (t: T) => void }[] = [];
+
+  push(item: T): void {
+    this.items.push(item);
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.match(item)) return true;
+      w.resolve(item);
+      return false;
+    });
+  }
+
+  /** Resolves with the first entry (already logged or future) that matches. */
+  when(match: (t: T) => boolean = () => true): Promise<T> {
+    const found = this.items.find(match);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+}
+
+abstract class FakeEngine {
+  /** Generation requests, in arrival order (whatever their behaviour). */
+  readonly generations = new Log<Received>();
+  /** Generation requests whose HTTP request the client cancelled (connection closed). */
+  readonly cancelled = new Log<Received>();
+  /** Queued behaviours; an empty queue means `ok`. */
+  readonly behaviours: Behaviour[] = [];
+  weightVersion: string | undefined = "w-7";
+  #server?: Deno.HttpServer<Deno.NetAddr>;
+  #holds: (() => void)[] = [];
+
+  constructor(readonly model: PolicyModel, readonly script: Script) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#server!.addr.port}`;
+  }
+
+  start(): this {
+    this.#server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      (req) => this.#handle(req),
+    );
+    return this;
+  }
+
+  /** Lets every `hold` request answer. */
+  release(): void {
+    for (const r of this.#holds.splice(0)) r();
+  }
+
+  async close(): Promise<void> {
+    this.release();
+    const server = this.#server;
+    this.#closed ??= server?.shutdown();
+    await this.#closed;
+  }
+
+  #closed?: Promise<void>;
+
+  /** The reply a real model would sample for a prompt: ids, text, logprobs. */
+  protected async reply(promptIds: number[]) {
+    const text = await this.model.decode(promptIds);
+    const turn = this.generations.items.length - 1;
+    const replyText = this.script({ text, ids: promptIds, turn });
+    const ids = await this.model.tokenizer.encode(replyText);
+    return { ids, text: replyText, logprobs: ids.map((_, i) => engineLogprob(i)) };
+  }
+
+  protected abstract generationPath: string;
+  /** A list of what is wrong with a generation body (empty when the engine would accept it). */
+  protected abstract problems(body: Record<string, unknown>): string[];
+  protected abstract answer(received: Received): Promise<unknown>;
+  /** Other routes (SGLang's `/abort_request`). */
+  protected other(_req: Request, _path: string): Promise<Response> | undefined {
+    return undefined;
+  }
+  /** Resolves when a `hang` request should end (SGLang: aborted by rid). */
+  protected hangEnds(_received: Received): Promise<unknown> {
+    return new Promise(() => {});
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const path = new URL(req.url).pathname;
+    const other = this.other(req, path);
+    if (other) return other;
+    if (req.method !== "POST" || path !== this.generationPath) {
+      return Response.json({ error: `no route ${req.method} ${path}` }, { status: 404 });
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = await req.json();
+    } catch {
+      return Response.json({ error: "body is not JSON" }, { status: 400 });
+    }
+    const received: Received = { path, headers: req.headers, body };
+    let answered = false;
+    req.signal.addEventListener("abort", () => answered || this.cancelled.push(received), {
+      once: true,
+    });
+    this.generations.push(received);
+    try {
+      return await this.#generation(req, received);
+    } finally {
+      answered = true;
+    }
+  }
+
+  async #generation(req: Request, received: Received): Promise<Response> {
+    const body = received.body;
+    const behaviour = this.behaviours.shift() ?? "ok";
+    if (behaviour === "503") {
+      return Response.json({ error: "engine is warming up" }, { status: 503 });
+    }
+    const problems = this.problems(body);
+    if (problems.length) return Response.json({ error: problems.join("; ") }, { status: 400 });
+    if (behaviour === "hang") {
+      const ended = await Promise.race([
+        this.hangEnds(received).then(() => "aborted"),
+        new Promise((r) => req.signal.addEventListener("abort", () => r("cancelled"))),
+      ]);
+      if (ended === "aborted") return Response.json(await this.abortedAnswer(received));
+      return new Response(null, { status: 499 });
+    }
+    if (behaviour === "hold") await new Promise<void>((r) => this.#holds.push(r));
+    const json = JSON.stringify(await this.answer(received));
+    const headers = new Headers({ "content-type": "application/json" });
+    if (this.weightVersion && this.generationPath === "/v1/completions") {
+      headers.set("x-weight-version", this.weightVersion);
+    }
+    if (behaviour === "partial") {
+      // Announce the whole answer, send half of it, end the connection.
+      const bytes = new TextEncoder().encode(json);
+      headers.set("content-length", String(bytes.length));
+      const half = bytes.slice(0, bytes.length >> 1);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(half);
+          controller.close();
+        },
+      });
+      return new Response(stream, { status: 200, headers });
+    }
+    return new Response(json, { status: 200, headers });
+  }
+
+  protected abortedAnswer(_received: Received): Promise<unknown> {
+    return Promise.resolve({});
+  }
+}
+
+const isIds = (v: unknown) =>
+  Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= 0);
+
+/**
+ * TEST DOUBLE of vLLM's OpenAI-compatible `POST /v1/completions` (vLLM ≥ 0.10.2:
+ * `CompletionRequest` / `CompletionResponse` in `vllm/entrypoints/openai/completion/protocol.py`).
+ */
+export class FakeVllm extends FakeEngine {
+  protected generationPath = "/v1/completions";
+
+  protected problems(b: Record<string, unknown>): string[] {
+    const p: string[] = [];
+    if (!isIds(b.prompt)) p.push("prompt must be a non-empty list of token ids");
+    if (!Number.isInteger(b.max_tokens) || (b.max_tokens as number) < 1) p.push("max_tokens");
+    if (b.logprobs !== 0) p.push("logprobs must be 0 (sampled token only)");
+    if (b.return_token_ids !== true) p.push("return_token_ids must be true");
+    if (b.skip_special_tokens !== false) p.push("skip_special_tokens must be false");
+    if (b.include_stop_str_in_output !== true) p.push("include_stop_str_in_output must be true");
+    if (!isIds(b.stop_token_ids)) p.push("stop_token_ids");
+    if (b.stream) p.push("this double answers non-streaming requests only");
+    return p;
+  }
+
+  protected async answer(r: Received): Promise<unknown> {
+    const { ids, text, logprobs } = await this.reply(r.body.prompt);
+    r.output = ids;
+    const stop = (r.body.stop_token_ids as number[]).includes(ids.at(-1)!);
+    return {
+      id: `cmpl-${crypto.randomUUID()}`,
+      object: "text_completion",
+      created: Math.floor(Date.now() / 1000),
+      model: r.body.model ?? "Qwen/Qwen3-0.6B",
+      choices: [{
+        index: 0,
+        text,
+        logprobs: {
+          text_offset: ids.map((_, i) => i),
+          token_logprobs: logprobs,
+          tokens: ids.map((id) => `token_id:${id}`),
+          top_logprobs: ids.map(() => null),
+        },
+        finish_reason: stop ? "stop" : "length",
+        stop_reason: null,
+        token_ids: ids,
+        prompt_token_ids: r.body.prompt,
+      }],
+      usage: {
+        prompt_tokens: r.body.prompt.length,
+        completion_tokens: ids.length,
+        total_tokens: r.body.prompt.length + ids.length,
+      },
+    };
+  }
+}
+
+/**
+ * TEST DOUBLE of SGLang's native `POST /generate` (non-streaming, `input_ids`, `return_logprob`)
+ * and `POST /abort_request {rid}` (`python/sglang/srt/entrypoints/http_server.py`).
+ */
+export class FakeSglang extends FakeEngine {
+  protected generationPath = "/generate";
+  /** Bodies of `/abort_request` calls. */
+  readonly aborts = new Log<{ rid: string }>();
+
+  protected override other(req: Request, path: string): Promise<Response> | undefined {
+    if (path !== "/abort_request") return undefined;
+    return (async () => {
+      const body = await req.json();
+      if (typeof body?.rid !== "string" || body.rid === "") {
+        // SGLang matches rid as a prefix: an empty one would abort everything.
+        return Response.json({ error: "rid must be a non-empty string" }, { status: 400 });
+      }
+      this.aborts.push(body);
+      return new Response(null, { status: 200 });
+    })();
+  }
+
+  protected override hangEnds(r: Received): Promise<unknown> {
+    return this.aborts.when((a) => (r.body.rid as string).startsWith(a.rid));
+  }
+
+  protected problems(b: Record<string, unknown>): string[] {
+    const p: string[] = [];
+    if (!isIds(b.input_ids)) p.push("input_ids must be a non-empty list of token ids");
+    if (typeof b.rid !== "string" || b.rid === "") p.push("rid must be a non-empty string");
+    if (b.return_logprob !== true) p.push("return_logprob must be true");
+    if (b.stream) p.push("this double answers non-streaming requests only");
+    const s = (b.sampling_params ?? {}) as Record<string, unknown>;
+    if (!Number.isInteger(s.max_new_tokens) || (s.max_new_tokens as number) < 1) {
+      p.push("sampling_params.max_new_tokens");
+    }
+    if (!isIds(s.stop_token_ids)) p.push("sampling_params.stop_token_ids");
+    if (s.skip_special_tokens !== false) {
+      p.push("sampling_params.skip_special_tokens must be false");
+    }
+    if (s.no_stop_trim !== true) p.push("sampling_params.no_stop_trim must be true");
+    return p;
+  }
+
+  protected async answer(r: Received): Promise<unknown> {
+    const { ids, text, logprobs } = await this.reply(r.body.input_ids);
+    r.output = ids;
+    const last = ids.at(-1)!;
+    const stop = (r.body.sampling_params.stop_token_ids as number[]).includes(last);
+    return {
+      text,
+      output_ids: ids,
+      meta_info: {
+        id: r.body.rid,
+        finish_reason: stop
+          ? { type: "stop", matched: last }
+          : { type: "length", length: ids.length },
+        prompt_tokens: r.body.input_ids.length,
+        completion_tokens: ids.length,
+        cached_tokens: 0,
+        weight_version: this.weightVersion,
+        output_token_logprobs: ids.map((id, i) => [logprobs[i], id, null]),
+      },
+    };
+  }
+
+  protected override abortedAnswer(r: Received): Promise<unknown> {
+    return Promise.resolve({
+      text: "",
+      output_ids: [],
+      meta_info: {
+        id: r.body.rid,
+        finish_reason: { type: "abort", message: "Abort before prefill" },
+        weight_version: this.weightVersion,
+        output_token_logprobs: [],
+      },
+    });
+  }
+}

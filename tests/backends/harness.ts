@@ -1,0 +1,116 @@
+/**
+ * A real gateway (in-process `Deno.serve` on a loopback port) wired to the fake vLLM and SGLang
+ * servers through the real `VllmBackend` / `SglangBackend`, plus the official `openai` SDK as the
+ * agent.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { createGateway, type Gateway } from "../../gateway/mod.ts";
+import { SglangBackend } from "../../model/backends/sglang.ts";
+import { VllmBackend } from "../../model/backends/vllm.ts";
+import type { PolicyModel } from "../../model/mod.ts";
+import { answerText, type Script, sharedModel, toolCallText } from "../support/scripted_policy.ts";
+import { FakeSglang, FakeVllm } from "./fake_engines.ts";
+
+export const ENGINE_MODEL = "Qwen/Qwen3-0.6B";
+
+export const READ_FILE = {
+  type: "function" as const,
+  function: {
+    name: "read_file",
+    description: "Read a file from the workspace.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string" } },
+      required: ["path"],
+    },
+  },
+};
+
+/** Calls `read_file` until a tool result is in the prompt, then answers. */
+export const toolThenAnswer: Script = ({ text }) =>
+  text.includes("<tool_response>")
+    ? answerText("The file says hello.", "The README says hello.")
+    : toolCallText("I should read the README.", "read_file", { path: "README.md" });
+
+export interface ApiResult {
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+export interface Rig {
+  model: PolicyModel;
+  vllm: FakeVllm;
+  sglang: FakeSglang;
+  gw: Gateway;
+  url: string;
+  api(method: string, path: string, body?: unknown): Promise<ApiResult>;
+  /** A rollout through `POST /api/rollouts`, asserted 201. */
+  rollout(spec?: Record<string, unknown>): Promise<{ id: string; token: string; base_url: string }>;
+  /** The official SDK pointed at a rollout, without SDK-side retries. */
+  agent(r: { token: string; base_url: string }): OpenAI;
+  close(): Promise<void>;
+}
+
+export async function startRig(o: {
+  timeoutMs?: number;
+  retries?: number;
+  defaultBackend?: string;
+  script?: Script;
+} = {}): Promise<Rig> {
+  const model = await sharedModel();
+  const script = o.script ?? toolThenAnswer;
+  const vllm = new FakeVllm(model, script).start();
+  const sglang = new FakeSglang(model, script).start();
+  const engine = { timeoutMs: o.timeoutMs ?? 30_000, retries: o.retries ?? 2, backoffMs: 10 };
+  const gw = createGateway({
+    model,
+    keepAliveMs: 200,
+    backends: {
+      vllm: new VllmBackend({ url: vllm.url, model: ENGINE_MODEL, ...engine }),
+      sglang: new SglangBackend({ url: sglang.url, ...engine }),
+    },
+    defaultBackend: o.defaultBackend,
+  });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const api = async (method: string, path: string, body?: unknown): Promise<ApiResult> => {
+    const res = await fetch(`${url}/api${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  };
+  return {
+    model,
+    vllm,
+    sglang,
+    gw,
+    url,
+    api,
+    async rollout(spec = {}) {
+      const r = await api("POST", "/rollouts", spec);
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+      return r.json;
+    },
+    agent: (r) => new OpenAI({ baseURL: `${r.base_url}/v1`, apiKey: r.token, maxRetries: 0 }),
+    async close() {
+      await server.shutdown();
+      await Promise.all([vllm.close(), sglang.close()]);
+    },
+  };
+}
+
+/** Polls `check` until it holds; no timing is asserted, the deadline only stops a hung test. */
+export async function until(check: () => boolean | Promise<boolean>, what: string) {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Bookkeeping of chains and sub-agent calls as turns arrive and answers are recorded; shared by
+ * the token path (`turn_runner.ts`) and the black-box path (`black_box.ts`).
+ *
+ * @module
+ */
+import type { AssistantMessage } from "../model/messages.ts";
+import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
+import type { Rollout } from "./rollout.ts";
+import type { Turn } from "./turn.ts";
+import type { Mount } from "./turn_tree.ts";
+
+/** Puts a new turn on its parent's chain, or labels the chain it starts; closes sub-agent calls. */
+export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
+  for (const m of turn.messages.slice(mount.baseDepth)) {
+    if (m.role !== "tool") continue;
+    const call = rollout.openAgentCalls.get(m.tool_call_id);
+    if (!call) continue;
+    rollout.openAgentCalls.delete(m.tool_call_id);
+    const sub = rollout.chains.find((c) => c.evidence.tool_call_id === call.id);
+    if (sub) sub.evidence.closed_by_turn = turn.id;
+  }
+  if (turn.parent) {
+    turn.chain = turn.parent.chain;
+    rollout.chains[turn.chain].latest = turn;
+    return;
+  }
+  const label = classifyChain(
+    { messages: turn.messages, tools: turn.tools, matched: mount.matched },
+    rollout.chains,
+    [...rollout.openAgentCalls.values()],
+  );
+  turn.chain = rollout.chains.length;
+  rollout.chains.push({ id: turn.chain, root: turn, latest: turn, ...label });
+}
+
+/** Remembers the sub-agent tool calls of a recorded answer until their results come back. */
+export function openAgentCalls(rollout: Rollout, turn: Turn, answer: AssistantMessage): void {
+  for (const call of answer.tool_calls ?? []) {
+    if (AGENT_TOOL_NAMES.test(call.name)) {
+      rollout.openAgentCalls.set(call.id, { ...call, turn, chain: turn.chain });
+    }
+  }
+}
