@@ -12,6 +12,7 @@ import { audit, inspect } from "./cli/trajectory_verbs.ts";
 import type { GenerationBackend } from "./model/backends/backend.ts";
 import { VllmBackend } from "./model/backends/vllm.ts";
 import { SglangBackend } from "./model/backends/sglang.ts";
+import { upstreamsFromFlags } from "./model/backends/upstream.ts";
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./model/backends/engine_http.ts";
 
 const USAGE = `usage: main.ts serve [options]
@@ -27,7 +28,11 @@ const USAGE = `usage: main.ts serve [options]
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
 
-  --backend NAME        gate | vllm | sglang: who generates for rollouts that name no backend
+  --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
+                        that name no backend (anthropic/openai: black-box, message-level record)
+  --upstream-anthropic-url URL   hosted Anthropic API for black-box rollouts (key: ANTHROPIC_API_KEY)
+  --upstream-openai-url URL      hosted OpenAI API for black-box rollouts (key: OPENAI_API_KEY)
+  --upstream-model NAME          model id sent upstream instead of the agent's
                         (env ROLLGATE_BACKEND, default gate: the trainer answers via /api)
   --vllm-url URL        a vLLM OpenAI-compatible server (env ROLLGATE_VLLM_URL); registers "vllm"
   --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
@@ -64,6 +69,9 @@ export async function serve(args: string[]): Promise<void> {
       "public-url": { type: "string" },
       "model-name": { type: "string" },
       backend: { type: "string" },
+      "upstream-anthropic-url": { type: "string" },
+      "upstream-openai-url": { type: "string" },
+      "upstream-model": { type: "string" },
       "vllm-url": { type: "string" },
       "sglang-url": { type: "string" },
       "engine-model": { type: "string" },
@@ -94,16 +102,24 @@ export async function serve(args: string[]): Promise<void> {
     backends.vllm = new VllmBackend({ url: vllmUrl, model: values["engine-model"], ...engine });
   }
   if (sglangUrl) backends.sglang = new SglangBackend({ url: sglangUrl, ...engine });
+  const upstreams = upstreamsFromFlags({
+    anthropicUrl: values["upstream-anthropic-url"] ?? env("ROLLGATE_UPSTREAM_ANTHROPIC_URL"),
+    openaiUrl: values["upstream-openai-url"] ?? env("ROLLGATE_UPSTREAM_OPENAI_URL"),
+    model: values["upstream-model"],
+    timeoutMs: engine.timeoutMs,
+  });
   const defaultBackend = values.backend ?? env("ROLLGATE_BACKEND") ?? "gate";
-  if (!["gate", "vllm", "sglang"].includes(defaultBackend)) {
-    throw new Error(`--backend must be gate, vllm or sglang, got ${defaultBackend}`);
+  if (!["gate", "vllm", "sglang", "anthropic", "openai"].includes(defaultBackend)) {
+    throw new Error(`--backend must be gate, vllm, sglang, anthropic or openai, got ${defaultBackend}`);
   }
-  if (!(defaultBackend === "gate" || backends[defaultBackend])) {
-    throw new Error(`--backend ${defaultBackend} needs --${defaultBackend}-url`);
+  if (!(defaultBackend === "gate" || backends[defaultBackend] || upstreams[defaultBackend])) {
+    const flag = ["anthropic", "openai"].includes(defaultBackend) ? `upstream-${defaultBackend}` : defaultBackend;
+    throw new Error(`--backend ${defaultBackend} needs --${flag}-url`);
   }
   const gw = createGateway({
     model,
     backends,
+    upstreams,
     defaultBackend,
     adminToken: env("ROLLGATE_ADMIN_TOKEN"),
     maxBodyBytes: numberOption(values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"), "--max-body-bytes"),

@@ -59,11 +59,16 @@ export function createGateway(options: GatewayOptions): Gateway {
   const gate = new InterceptionGate();
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
   const defaultName = options.defaultBackend ?? "gate";
-  if (!backends[defaultName]) {
-    const known = Object.keys(backends).join(", ");
+  const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
+  if (!backends[defaultName] && !upstreamDefault) {
+    const known = [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})].join(", ");
     throw new Error(`default backend ${defaultName} is not one of: ${known}`);
   }
-  const runner = new TurnRunner(options.model, options.backend ?? backends[defaultName], backends);
+  const runner = new TurnRunner(
+    options.model,
+    options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
+    backends,
+  );
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true }));
@@ -76,6 +81,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     adminToken: options.adminToken,
     publicUrl: options.publicUrl,
     backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
+    // A black-box default is recorded on each rollout so its requests are forwarded.
+    defaultRolloutBackend: upstreamDefault,
     pause: runner.pause,
   }));
   app.route("/", agentRoutes({

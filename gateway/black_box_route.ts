@@ -59,7 +59,12 @@ export async function serveBlackBox(
   };
   let call;
   try {
-    call = await upstream.call(adapter.name, body as Record<string, unknown>, c.req.raw.headers, c.req.raw.signal);
+    call = await upstream.call(
+      adapter.name,
+      body as Record<string, unknown>,
+      c.req.raw.headers,
+      c.req.raw.signal,
+    );
   } catch (e) {
     throw upstreamError(e, upstream);
   }

@@ -35,6 +35,8 @@ export interface TrainerRouteOptions {
   adminToken?: string;
   /** Base URL agents use to reach this gateway; default: from the request's Host header. */
   publicUrl?: string;
+  /** Backend given to rollouts that name none (a black-box default); unset: the runner's. */
+  defaultRolloutBackend?: string;
   /** Backend names a rollout may choose; unset: any name is accepted. */
   backends?: readonly string[];
   /** Pause/drain for weight syncs (`/pause`, `/resume`, `/status`); unset: those routes 404. */
@@ -107,6 +109,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
     const r = o.store.create({
       ...spec,
+      backend: spec.backend ?? o.defaultRolloutBackend,
       sampleOptions: {
         ...(spec.labels ? { labels: spec.labels } : {}),
         ...(spec.reward_mode ? { rewardMode: spec.reward_mode } : {}),

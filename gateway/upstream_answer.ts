@@ -35,7 +35,8 @@ export function upstreamAnswer(protocol: Protocol, final: Json): UpstreamAnswer 
     return {
       message: lastAssistant(req.messages),
       usage: {
-        input_tokens: (final.usage?.input_tokens ?? 0) + (final.usage?.cache_read_input_tokens ?? 0) +
+        input_tokens: (final.usage?.input_tokens ?? 0) +
+          (final.usage?.cache_read_input_tokens ?? 0) +
           (final.usage?.cache_creation_input_tokens ?? 0),
         output_tokens: final.usage?.output_tokens ?? 0,
       },

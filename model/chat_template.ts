@@ -5,9 +5,59 @@
  *
  * @module
  */
-import { Template } from "@huggingface/jinja";
-import { tokenText, type TokenizerConfig } from "./model_files.ts";
+import { Environment, Template } from "@huggingface/jinja";
+import { type TokenizerConfig, tokenText } from "./model_files.ts";
 import type { TemplateMessage, TemplateTool } from "./template_input.ts";
+
+/**
+ * `@huggingface/jinja` 0.5.11 ignores the argument of `str.strip/lstrip/rstrip(chars)` and always
+ * strips whitespace; Python strips only `chars`. Qwen3 renders `reasoning_content.strip('\n')` and
+ * `content.lstrip('\n')`, so reasoning or content with leading/trailing spaces rendered
+ * differently from transformers. This gives the three methods Python's semantics when `chars` is
+ * a string (without it they keep the engine's whitespace strip).
+ */
+function pythonStripMethods(): void {
+  type Value = { value: unknown };
+  type Method = { value: (args: Value[]) => unknown };
+  type Builtins = Map<string, Method> & { pythonStrip?: true };
+  type Constructor = new (value: unknown) => Value;
+  const env = new Environment();
+  env.set("s", "");
+  const sample = env.lookupVariable("s") as unknown as { value: string; builtins: Builtins };
+  const proto = Object.getPrototypeOf(sample);
+  const getter = Object.getOwnPropertyDescriptor(proto, "builtins")?.get;
+  const StringValue = proto.constructor as Constructor;
+  const FunctionValue = sample.builtins.get("strip")?.constructor as Constructor | undefined;
+  if (!getter || !FunctionValue) throw new Error("unexpected @huggingface/jinja internals");
+  const stripWith = (s: string, chars: string, left: boolean, right: boolean) => {
+    let a = 0, b = s.length;
+    if (left) { while (a < b && chars.includes(s[a])) a++; }
+    if (right) { while (b > a && chars.includes(s[b - 1])) b--; }
+    return s.slice(a, b);
+  };
+  Object.defineProperty(proto, "builtins", {
+    configurable: true,
+    get(this: typeof sample) {
+      const map = getter.call(this) as Builtins;
+      if (map.pythonStrip) return map;
+      map.pythonStrip = true;
+      const methods = [["strip", true, true], ["lstrip", true, false], ["rstrip", false, true]];
+      for (const [name, left, right] of methods as [string, boolean, boolean][]) {
+        const original = map.get(name)!;
+        map.set(
+          name,
+          new FunctionValue((args: Value[]) =>
+            args[0] instanceof StringValue
+              ? new StringValue(stripWith(this.value, args[0].value as string, left, right))
+              : original.value(args)
+          ) as Method,
+        );
+      }
+      return map;
+    },
+  });
+}
+pythonStripMethods();
 
 export interface RenderOptions {
   addGenerationPrompt: boolean;

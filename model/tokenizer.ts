@@ -77,9 +77,10 @@ export async function loadTokenizer(
     }
   }
   const json = JSON.parse(await Deno.readTextFile(files.tokenizerPath));
-  const ids = [
-    ...Object.values(json.model.vocab as Record<string, number>),
-    ...(json.added_tokens as { id: number }[]).map((t) => t.id),
-  ];
-  return new JsTextTokenizer(new JsTokenizer(json, files.config), Math.max(...ids) + 1);
+  // No `Math.max(...ids)`: spreading ~150k arguments overflows the stack.
+  let maxId = -1;
+  const vocab = json.model.vocab as Record<string, number>;
+  for (const id of Object.values(vocab)) maxId = Math.max(maxId, id);
+  for (const t of json.added_tokens as { id: number }[]) maxId = Math.max(maxId, t.id);
+  return new JsTextTokenizer(new JsTokenizer(json, files.config), maxId + 1);
 }

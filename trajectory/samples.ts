@@ -89,7 +89,6 @@ export function buildSample(
   reward: number | null,
   options: SampleOptions,
   trained = true,
-  label: BranchLabel = "main",
 ): Omit<Sample, "branch" | "chain" | "parent" | "metadata"> {
   const chain = chainOf(leaf);
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
@@ -157,7 +156,7 @@ export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions>
   return leaves.map((leaf, i) => {
     const chain = rollout.chains[leaf.chain];
     const trained = policy[chain.label] === "train";
-    const base = buildSample(leaf, i, reward, options, trained, chain.label);
+    const base = buildSample(leaf, i, reward, options, trained);
     const drift = chainOf(leaf).filter((t) => t.drift).map((t) => ({ turn: t.id, ...t.drift }));
     const parent = chain.parent === null ? null : {
       chain: chain.parent,

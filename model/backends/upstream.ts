@@ -58,6 +58,8 @@ export class AnthropicUpstream implements Upstream {
     this.#client = new Anthropic({
       baseURL: config.baseURL,
       apiKey: config.apiKey ?? Deno.env.get("ANTHROPIC_API_KEY") ?? "missing",
+      // Never pick up ANTHROPIC_AUTH_TOKEN from the environment: the key is explicit.
+      authToken: null,
       timeout: config.timeoutMs,
       maxRetries: 0,
     });
@@ -98,8 +100,9 @@ export class OpenAIUpstream implements Upstream {
 
   async call(protocol: Protocol, body: Record<string, unknown>, _h: Headers, signal: AbortSignal) {
     const params = { ...body, ...(this.config.model ? { model: this.config.model } : {}) };
-    // deno-lint-ignore no-explicit-any
-    const api = (protocol === "chat" ? this.#client.chat.completions : this.#client.responses) as any;
+    const api =
+      // deno-lint-ignore no-explicit-any
+      (protocol === "chat" ? this.#client.chat.completions : this.#client.responses) as any;
     if (!body.stream) {
       const response = await api.create({ ...params, stream: false }, { signal });
       return { body: response, final: Promise.resolve(response) };
@@ -109,4 +112,20 @@ export class OpenAIUpstream implements Upstream {
       ? { events: relay(stream, false, "[DONE]"), final: stream.finalChatCompletion() }
       : { events: relay(stream, true), final: stream.finalResponse() };
   }
+}
+
+/** The black-box backends the command line asks for, by name (`anthropic`, `openai`). */
+export function upstreamsFromFlags(flags: {
+  anthropicUrl?: string;
+  openaiUrl?: string;
+  model?: string;
+  timeoutMs?: number;
+}): Record<string, Upstream> {
+  const out: Record<string, Upstream> = {};
+  const common = { model: flags.model, timeoutMs: flags.timeoutMs };
+  if (flags.anthropicUrl) {
+    out.anthropic = new AnthropicUpstream({ baseURL: flags.anthropicUrl, ...common });
+  }
+  if (flags.openaiUrl) out.openai = new OpenAIUpstream({ baseURL: flags.openaiUrl, ...common });
+  return out;
 }
