@@ -78,9 +78,21 @@ export function rolloutBaseUrl(o: LaunchOptions): string {
   return `${o.gatewayUrl.replace(/\/+$/, "")}/rollout/${encodeURIComponent(o.rolloutId)}`;
 }
 
-/** Environment every CLI gets: its own `HOME`, a dumb terminal, UTF-8, no colors. */
+/** The run's temporary directory, inside its `HOME` (so nothing lands in the shared `/tmp`). */
+export function scratchTmp(home: string): string {
+  return `${home}/tmp`;
+}
+
+/**
+ * Environment every CLI gets: its own `HOME` and `TMPDIR`, a dumb terminal, UTF-8, no colors.
+ */
 export function commonEnv(o: LaunchOptions): Record<string, string> {
-  return { HOME: o.home, TERM: "dumb", LANG: "C.UTF-8", NO_COLOR: "1" };
+  return { HOME: o.home, TMPDIR: scratchTmp(o.home), TERM: "dumb", LANG: "C.UTF-8", NO_COLOR: "1" };
+}
+
+/** Creates `home` and its temporary directory; every `prepare` starts with this. */
+export async function prepareHome(home: string): Promise<void> {
+  await Deno.mkdir(scratchTmp(home), { recursive: true });
 }
 
 /**

@@ -1,0 +1,9 @@
+/**
+ * End to end with the real Claude Code CLI (Anthropic Messages). See `cli_scenario.ts`.
+ *
+ * @module
+ */
+import { claudeCode } from "../../harness/mod.ts";
+import { cliScenarioTest } from "./cli_scenario.ts";
+
+cliScenarioTest(claudeCode, { systemMarker: "Claude Agent SDK" });

@@ -1,0 +1,247 @@
+/**
+ * The end-to-end scenario every real agent CLI goes through: a real `main.ts serve` child process
+ * in gate mode, the scripted policy double answering the gate over HTTP, and the CLI launched
+ * through its harness plugin as a local subprocess in a fresh git repository.
+ *
+ * Turn 1: the policy calls the CLI's shell tool to create a file (and list the directory). The CLI
+ * really runs it and sends the result back. Turn 2 (the prompt now holds a `<tool_response>`): a
+ * final answer. Then the recorded trajectory is checked token for token.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import {
+  binaryInstalled,
+  describeRun,
+  type Harness,
+  runLocal,
+  type RunResult,
+  tail,
+} from "../../harness/mod.ts";
+import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
+import {
+  answerText,
+  type PolicyRecord,
+  ScriptedPolicy,
+  sharedModel,
+  toolCallText,
+} from "../support/scripted_policy.ts";
+
+export const MODEL_ID = "rollgate-policy";
+export const FILE_NAME = "made-by-agent.txt";
+export const FILE_TEXT = "e2e-ok";
+export const COMMAND = `echo ${FILE_TEXT} > ${FILE_NAME} && ls -a`;
+export const PROMPT =
+  `Create a file named ${FILE_NAME} containing ${FILE_TEXT}, then list the files.`;
+export const FINAL_TEXT = `Done: ${FILE_NAME} now contains ${FILE_TEXT}.`;
+/** Time budget of one CLI run. */
+export const RUN_BUDGET_MS = 120_000;
+
+/** What the scripted policy says: a shell call first, a final answer once a tool result is in. */
+export function scenarioScript(h: Harness) {
+  return ({ text }: { text: string }): string => {
+    if (text.includes("</tool_response>")) return answerText("The file exists now.", FINAL_TEXT);
+    return toolCallText("I will create the file with the shell.", h.shellTool.name, {
+      [h.shellTool.argument]: COMMAND,
+    });
+  };
+}
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", { args, cwd, stdin: "null" }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A git repository with one commit, its identity set locally. */
+async function makeWorkdir(dir: string): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  await git(dir, "init", "-q", "-b", "main");
+  await git(dir, "config", "user.name", "rollgate e2e");
+  await git(dir, "config", "user.email", "e2e@rollgate.invalid");
+  await Deno.writeTextFile(`${dir}/README.md`, "# e2e fixture\n\nA scratch repository.\n");
+  await git(dir, "add", "README.md");
+  await git(dir, "commit", "-q", "-m", "initial commit");
+}
+
+interface SampleView {
+  input_ids: number[];
+  loss_mask: number[];
+  logprobs: number[];
+  reward: number | null;
+  branch: string;
+  turns: string[];
+  num_sampled: number;
+}
+
+interface TrainerView {
+  id: string;
+  token: string;
+  turn_list: { id: string; status: string }[];
+  samples: SampleView[];
+}
+
+/** A trainer API call (GET, or POST with a JSON body). */
+async function api(gw: GatewayProcess, path: string, body?: unknown): Promise<TrainerView> {
+  const res = await fetch(gw.url + path, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** The text of every `<tool_response>` block in a decoded prompt. */
+export function toolResponses(text: string): string[] {
+  return [...text.matchAll(/<tool_response>([\s\S]*?)<\/tool_response>/g)].map((m) => m[1]);
+}
+
+/** The system message of a decoded Qwen3 prompt (empty when there is none). */
+export function systemSegment(text: string): string {
+  const m = /^<\|im_start\|>system\n([\s\S]*?)<\|im_end\|>/.exec(text);
+  return m ? m[1] : "";
+}
+
+function summarizeRecords(records: PolicyRecord[]): string {
+  return records.map((r, i) =>
+    `#${i} ${r.request_id}: prompt ${r.prompt_ids.length} ids, output ${r.output_ids.length} ids`
+  ).join("\n") || "(none)";
+}
+
+/** Checks the recorded rollout against what the policy double saw and said. */
+async function checkTrajectory(
+  gw: GatewayProcess,
+  rolloutId: string,
+  records: PolicyRecord[],
+  systemMarker: string,
+): Promise<void> {
+  assert.equal(records.length, 2, "the policy should have answered exactly 2 requests");
+  const summary = await api(gw, `/api/rollouts/${rolloutId}`);
+  assert.equal(summary.turn_list.length, 2, "exactly 2 turns recorded");
+  for (const t of summary.turn_list) assert.equal(t.status, "done", `turn ${t.id} status`);
+
+  const [r1, r2] = records;
+  const chain1 = [...r1.prompt_ids, ...r1.output_ids];
+  assert.deepEqual(
+    r2.prompt_ids.slice(0, chain1.length),
+    chain1,
+    "turn 2's prompt starts with turn 1's prompt + output, sampled ids verbatim",
+  );
+  assert.ok(r2.prompt_ids.length > chain1.length, "turn 2 adds the tool result");
+
+  const finished = await api(gw, `/api/rollouts/${rolloutId}/finish`, { reward: 1 });
+  const { samples } = await api(gw, `/api/rollouts/${rolloutId}/samples`);
+  assert.deepEqual(samples, finished.samples, "finish and samples agree");
+  assert.equal(samples.length, 1, "one linear chain, one sample");
+  const s = samples[0];
+  assert.deepEqual(s.input_ids, [...r2.prompt_ids, ...r2.output_ids], "input_ids");
+  assert.equal(s.reward, 1);
+  assert.equal(s.branch, "main");
+  assert.equal(s.turns.length, 2);
+
+  const sampled = r1.output_ids.length + r2.output_ids.length;
+  const gap = r2.prompt_ids.length - chain1.length;
+  const fill = (v: number, n: number) => Array<number>(n).fill(v);
+  const mask = [
+    ...fill(0, r1.prompt_ids.length),
+    ...fill(1, r1.output_ids.length),
+    ...fill(0, gap),
+    ...fill(1, r2.output_ids.length),
+  ];
+  assert.equal(s.loss_mask.reduce((a: number, b: number) => a + b, 0), sampled, "loss_mask sum");
+  assert.equal(s.num_sampled, sampled, "num_sampled");
+  assert.deepEqual(s.loss_mask, mask, "loss_mask is 1 exactly on the output ids");
+  const logprobs = [
+    ...fill(0, r1.prompt_ids.length),
+    ...r1.logprobs,
+    ...fill(0, gap),
+    ...r2.logprobs,
+  ];
+  assert.deepEqual(s.logprobs, logprobs, "logprobs aligned with input_ids");
+
+  const text = await (await sharedModel()).decode(s.input_ids);
+  const responses = toolResponses(text);
+  assert.equal(responses.length, 1, "one tool response in the sample");
+  assert.ok(
+    responses[0].includes(FILE_NAME),
+    `the shell's listing reaches the prompt inside <tool_response>: ${responses[0]}`,
+  );
+  assert.ok(
+    systemSegment(text).includes(systemMarker),
+    `the CLI's system prompt (${JSON.stringify(systemMarker)}) is the rendered system message`,
+  );
+  assert.ok(text.includes(PROMPT), "the user's prompt is in the sample");
+  assert.ok(text.endsWith(`${FINAL_TEXT}<|im_end|>`), "the sample ends with the final answer");
+}
+
+export interface ScenarioOptions {
+  /** A distinctive substring of the CLI's own system prompt. */
+  systemMarker: string;
+}
+
+/** Registers the scenario as a `Deno.test` for one harness (ignored when the CLI is missing). */
+export function cliScenarioTest(h: Harness, options: ScenarioOptions): void {
+  const installed = binaryInstalled(h);
+  const missing = `${h.bin} is not installed in agents/node_modules/.bin ` +
+    `(run \`npm ci --prefix agents\` to install ${h.npmPackage}@${h.version})`;
+  if (!installed) console.warn(`SKIP e2e ${h.name}: ${missing}`);
+  Deno.test({
+    name: `e2e ${h.name}: shell tool call then answer, recorded token for token` +
+      (installed ? "" : ` [skipped: ${h.bin} missing]`),
+    ignore: !installed,
+    fn: () => runScenario(h, options),
+  });
+}
+
+/** The whole scenario for one harness. */
+export async function runScenario(h: Harness, options: ScenarioOptions): Promise<void> {
+  const tmp = await Deno.makeTempDir({ prefix: `rollgate-e2e-${h.name}-` });
+  const workdir = `${tmp}/work`;
+  const home = `${tmp}/home`;
+  let gw: GatewayProcess | undefined;
+  let policy: ScriptedPolicy | undefined;
+  let run: RunResult | undefined;
+  let probe: EgressProbe | undefined;
+  try {
+    await makeWorkdir(workdir);
+    await sharedModel();
+    gw = await startGateway();
+    const rollout = await api(gw, "/api/rollouts", { metadata: { harness: h.name } });
+    policy = new ScriptedPolicy(gw.url, scenarioScript(h), { rollout: rollout.id }).start();
+    probe = startEgressProbe();
+    run = await runLocal(h, PROMPT, {
+      gatewayUrl: gw.url,
+      rolloutId: rollout.id,
+      token: rollout.token,
+      model: MODEL_ID,
+      workdir,
+      home,
+    }, { timeoutMs: RUN_BUDGET_MS, extraEnv: probe.env() });
+    console.log(`${h.name}: CLI run ${run.durationMs} ms, exit ${run.exitCode}`);
+
+    assert.ok(run.completion.ok, `the CLI's completion says ok: ${run.completion.error}`);
+    assert.equal(run.completion.finalText?.trim(), FINAL_TEXT, "the CLI reports the final answer");
+    assert.equal(await Deno.readTextFile(`${workdir}/${FILE_NAME}`), `${FILE_TEXT}\n`, "the file");
+    await checkTrajectory(gw, rollout.id, policy.records, options.systemMarker);
+    assert.deepEqual(probe.attempts, [], "no attempt to reach the outside through the proxy");
+  } catch (e) {
+    const context = [
+      `=== e2e ${h.name} failed ===`,
+      run ? describeRun(run) : "(the CLI did not run)",
+      `--- outside attempts ---\n${probe?.attempts.join("\n") || "(none)"}`,
+      `--- policy records ---\n${summarizeRecords(policy?.records ?? [])}`,
+      `--- gateway log (tail) ---\n${tail(gw?.output() ?? "(no gateway)")}`,
+    ].join("\n");
+    console.error(context);
+    throw e;
+  } finally {
+    await policy?.stop();
+    await probe?.close();
+    await gw?.stop();
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}

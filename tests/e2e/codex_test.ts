@@ -1,0 +1,9 @@
+/**
+ * End to end with the real Codex CLI (OpenAI Responses). See `cli_scenario.ts`.
+ *
+ * @module
+ */
+import { codex } from "../../harness/mod.ts";
+import { cliScenarioTest } from "./cli_scenario.ts";
+
+cliScenarioTest(codex, { systemMarker: "You are a coding agent running in the Codex CLI" });
