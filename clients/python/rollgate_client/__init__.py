@@ -1,0 +1,37 @@
+"""Python trainer client for rollgate (standard library only, asyncio).
+
+See ``clients/python/README.md``.
+"""
+
+import logging as _logging
+
+from .client import Handler, RollgateClient
+from .schema import (
+    Completion,
+    GatewayStatus,
+    PendingRequest,
+    Rollout,
+    RollgateError,
+    Sample,
+    ServeStats,
+)
+from .transport import AsyncHTTPClient, HTTPResponse
+
+__version__ = "0.1.0"
+
+# A library logs, the application decides where it goes (``logging.basicConfig`` shows it).
+_logging.getLogger("rollgate_client").addHandler(_logging.NullHandler())
+
+__all__ = [
+    "AsyncHTTPClient",
+    "Completion",
+    "GatewayStatus",
+    "Handler",
+    "HTTPResponse",
+    "PendingRequest",
+    "Rollout",
+    "RollgateClient",
+    "RollgateError",
+    "Sample",
+    "ServeStats",
+]

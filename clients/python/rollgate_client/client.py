@@ -1,0 +1,379 @@
+"""``RollgateClient``: the trainer side of rollgate's API (``/api``), asyncio, standard library only.
+
+    async with RollgateClient("http://127.0.0.1:7860") as client:
+        rollout = await client.create_rollout(metadata={"task": "t1"})
+        # ... start an agent with base_url=rollout.base_url, api key=rollout.token ...
+        pending = await client.next_request(wait=30, rollout=rollout.id)
+        if pending:
+            await client.complete(pending.request_id, output_ids=[...], logprobs=[...])
+        samples = await client.finish_rollout(rollout.id, reward=1.0)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Awaitable, Callable, Mapping
+from urllib.parse import quote
+
+from .schema import (
+    Completion,
+    GatewayStatus,
+    PendingRequest,
+    Rollout,
+    RollgateError,
+    Sample,
+    ServeStats,
+)
+from .transport import AsyncHTTPClient, HTTPResponse
+
+__all__ = ["RollgateClient", "Handler"]
+
+log = logging.getLogger("rollgate_client")
+
+#: What ``serve_requests`` calls for every pending request.
+Handler = Callable[[PendingRequest], Awaitable["Completion | Mapping[str, Any]"]]
+
+#: Longest long poll the gateway accepts (it clamps larger values).
+MAX_WAIT_S = 300.0
+
+
+def _seg(value: str) -> str:
+    """One URL path segment (rollout ids may hold ``_ . : -``)."""
+    return quote(str(value), safe=":")
+
+
+def _error(resp: HTTPResponse) -> RollgateError:
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return RollgateError(resp.status, str(err.get("type") or "error"), str(err.get("message") or ""))
+    if isinstance(err, str):
+        return RollgateError(resp.status, "error", err)
+    return RollgateError(resp.status, "http_error", resp.text[:500] or f"HTTP {resp.status}")
+
+
+class RollgateClient:
+    """Async client for the trainer API.
+
+    ``admin_token`` (when the gateway runs with ``ROLLGATE_ADMIN_TOKEN``) is sent as
+    ``Authorization: Bearer``. ``timeout`` bounds every call; a long poll gets ``wait`` on top.
+    Errors of the API raise ``RollgateError(status, type, message)``; an unreachable gateway raises
+    ``OSError`` (``ConnectionError``) and a call that takes too long ``asyncio.TimeoutError``.
+
+    One client belongs to one event loop; it is safe to share between tasks of that loop.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:7860",
+        admin_token: str | None = None,
+        *,
+        timeout: float = 60.0,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {admin_token}"} if admin_token else {}
+        self.base_url = base_url.rstrip("/")
+        self._http = AsyncHTTPClient(self.base_url, headers=headers, timeout=timeout)
+        self.timeout = timeout
+
+    async def __aenter__(self) -> "RollgateClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.close()
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        resp = await self._http.request(method, path, json_body=body, query=query, timeout=timeout)
+        if resp.status >= 400:
+            raise _error(resp)
+        if resp.status == 204 or not resp.body:
+            return None
+        try:
+            return resp.json()
+        except ValueError as e:
+            raise RollgateError(resp.status, "invalid_response", f"not JSON: {resp.text[:200]}") from e
+
+    async def health(self) -> bool:
+        """``GET /health``: true when the gateway answers ok."""
+        try:
+            resp = await self._http.request("GET", "/health", timeout=min(self.timeout, 5.0))
+        except (OSError, asyncio.TimeoutError):
+            return False
+        return resp.status == 200
+
+    # -- rollouts ---------------------------------------------------------------------------------
+
+    async def create_rollout(
+        self,
+        id: str | None = None,  # noqa: A002 - the API's field name
+        metadata: Mapping[str, Any] | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        backend: str | None = None,
+    ) -> Rollout:
+        """``POST /api/rollouts``. ``sampling``: defaults for every turn (``max_tokens``,
+        ``temperature``, ``top_p``); ``backend``: a generation backend the gateway was started
+        with (default: the interception gate). 409 if ``id`` exists."""
+        body: dict[str, Any] = {}
+        if id is not None:
+            body["id"] = id
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if sampling is not None:
+            body["sampling"] = dict(sampling)
+        if backend is not None:
+            body["backend"] = backend
+        return Rollout.from_json(await self._call("POST", "/api/rollouts", body))
+
+    async def list_rollouts(self) -> list[dict[str, Any]]:
+        """``GET /api/rollouts``: one summary per rollout (id, status, metadata, turns counts…)."""
+        return list((await self._call("GET", "/api/rollouts"))["rollouts"])
+
+    async def get_rollout(self, id: str) -> dict[str, Any]:  # noqa: A002
+        """``GET /api/rollouts/:id``: the summary plus ``turn_list``."""
+        return await self._call("GET", f"/api/rollouts/{_seg(id)}")
+
+    async def delete_rollout(self, id: str) -> dict[str, Any]:  # noqa: A002
+        """``DELETE /api/rollouts/:id``; its pending agent requests get an error."""
+        return await self._call("DELETE", f"/api/rollouts/{_seg(id)}")
+
+    async def finish_rollout(self, id: str, reward: float | None = None) -> list[Sample]:  # noqa: A002
+        """``POST /api/rollouts/:id/finish``: no more turns; returns the samples (with ``reward``)."""
+        body = {"reward": reward} if reward is not None else {}
+        data = await self._call("POST", f"/api/rollouts/{_seg(id)}/finish", body)
+        return [Sample.from_json(s) for s in data.get("samples", [])]
+
+    async def samples(self, id: str) -> list[Sample]:  # noqa: A002
+        """``GET /api/rollouts/:id/samples`` (finished or not)."""
+        data = await self._call("GET", f"/api/rollouts/{_seg(id)}/samples")
+        return [Sample.from_json(s) for s in data.get("samples", [])]
+
+    # -- the gate ---------------------------------------------------------------------------------
+
+    async def next_request(self, wait: float, rollout: str | None = None) -> PendingRequest | None:
+        """``GET /api/requests/next``: the oldest unclaimed request (of ``rollout`` if given),
+        waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time."""
+        wait = max(0.0, min(float(wait), MAX_WAIT_S))
+        data = await self._call(
+            "GET",
+            "/api/requests/next",
+            query={"wait": f"{wait:g}", "rollout": rollout},
+            timeout=self.timeout + wait,
+        )
+        return PendingRequest.from_json(data) if data else None
+
+    async def complete(
+        self,
+        request_id: str,
+        output_ids: list[int],
+        logprobs: list[float] | None = None,
+        finish_reason: str = "stop",
+        weight_version: str | int | None = None,
+    ) -> dict[str, Any]:
+        """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 400 ids
+        outside the vocabulary or ``logprobs`` not one per output id."""
+        body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
+        if logprobs is not None:
+            body["logprobs"] = list(logprobs)
+        if weight_version is not None:
+            body["weight_version"] = weight_version
+        return await self._call("POST", f"/api/requests/{_seg(request_id)}/complete", body)
+
+    async def fail(self, request_id: str, error: str, status: int | None = None) -> dict[str, Any]:
+        """``POST /api/requests/:id/fail``: the agent gets a protocol-shaped error (default 502)."""
+        body: dict[str, Any] = {"error": error}
+        if status is not None:
+            body["status"] = status
+        return await self._call("POST", f"/api/requests/{_seg(request_id)}/fail", body)
+
+    # -- admission control (weight sync) ----------------------------------------------------------
+
+    async def pause(self) -> GatewayStatus:
+        """``POST /api/pause``: new turns are held (their agents wait, nothing is refused) until
+        ``resume``; generations already handed out finish normally and count as ``in_flight``.
+        Use around a weight update: ``pause()``, ``drain()``, swap weights, ``resume()``."""
+        return GatewayStatus.from_json(await self._call("POST", "/api/pause") or {})
+
+    async def resume(self) -> GatewayStatus:
+        """``POST /api/resume``: release the held turns, in arrival order."""
+        return GatewayStatus.from_json(await self._call("POST", "/api/resume") or {})
+
+    async def status(self) -> GatewayStatus:
+        """``GET /api/status``: ``{paused, in_flight, held, pending_requests}``."""
+        return GatewayStatus.from_json(await self._call("GET", "/api/status") or {})
+
+    async def drain(self, timeout: float | None = None, poll: float = 0.1) -> GatewayStatus:
+        """Polls ``status`` until nothing is in flight (after ``pause``). In gate mode the requests
+        in flight are the trainer's own: keep serving them meanwhile, or this never returns.
+        Raises ``asyncio.TimeoutError`` after ``timeout`` seconds."""
+
+        async def loop() -> GatewayStatus:
+            while True:
+                st = await self.status()
+                if st.in_flight == 0:
+                    return st
+                await asyncio.sleep(poll)
+
+        return await asyncio.wait_for(loop(), timeout)
+
+    # -- worker loop ------------------------------------------------------------------------------
+
+    async def serve_requests(
+        self,
+        handler: Handler,
+        *,
+        concurrency: int = 4,
+        rollout: str | None = None,
+        stop_event: asyncio.Event | None = None,
+        poll_wait: float = 2.0,
+        retry_delay: float = 1.0,
+    ) -> ServeStats:
+        """Resolve pending requests with ``handler`` until ``stop_event`` is set.
+
+        ``concurrency`` workers each long-poll ``next_request`` (``poll_wait`` seconds at a time),
+        await ``handler(request)`` and post its ``Completion`` (or a mapping with the same keys).
+        When the handler raises, the request is failed with the exception's message (and its
+        ``status`` attribute when it has one in 400–599), so the agent sees an error instead of
+        hanging; a completion the gateway refuses with 400 is failed the same way.
+
+        Stopping: once ``stop_event`` is set, each worker finishes its current long poll (at most
+        ``poll_wait`` s) and the request that poll returned, then exits — a claimed request is
+        never abandoned. Cancelling the task instead stops at once (in-flight handlers' requests
+        are failed, best effort). Polling errors (gateway restarting) are logged and retried after
+        ``retry_delay``; 401/403 (wrong admin token) is raised. With ``rollout`` set, the workers
+        end when that rollout no longer exists.
+        """
+        if concurrency < 1:
+            raise ValueError("concurrency must be ≥ 1")
+        stop = stop_event or asyncio.Event()
+        stats = ServeStats()
+        tasks = [
+            asyncio.ensure_future(self._worker(handler, rollout, stop, poll_wait, retry_delay, stats))
+            for _ in range(concurrency)
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in done:
+                if not t.cancelled() and t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return stats
+
+    async def _worker(
+        self,
+        handler: Handler,
+        rollout: str | None,
+        stop: asyncio.Event,
+        poll_wait: float,
+        retry_delay: float,
+        stats: ServeStats,
+    ) -> None:
+        while not stop.is_set():
+            try:
+                pending = await self.next_request(poll_wait, rollout)
+            except RollgateError as e:
+                if e.status in (401, 403):
+                    raise
+                if e.status == 404 and rollout is not None:
+                    log.info("rollout %s is gone; worker stops", rollout)
+                    return
+                stats.errors += 1
+                log.warning("polling for requests failed: %s", e)
+                await _sleep_or_stop(stop, retry_delay)
+                continue
+            except (OSError, asyncio.TimeoutError) as e:
+                stats.errors += 1
+                log.warning("polling for requests failed: %r", e)
+                await _sleep_or_stop(stop, retry_delay)
+                continue
+            if pending is not None:
+                await self._resolve(handler, pending, stats)
+
+    async def _resolve(self, handler: Handler, pending: PendingRequest, stats: ServeStats) -> None:
+        rid = pending.request_id
+        try:
+            result = await handler(pending)
+            completion = _as_completion(result)
+        except asyncio.CancelledError:
+            await self._fail_quietly(rid, "the trainer worker was stopped", None, stats, count=False)
+            raise
+        except Exception as e:  # noqa: BLE001 - every handler error goes back to the agent
+            log.warning("handler failed for %s (rollout %s): %r", rid, pending.rollout_id, e)
+            status = getattr(e, "status", None)
+            status = status if isinstance(status, int) and 400 <= status <= 599 else None
+            await self._fail_quietly(rid, str(e) or type(e).__name__, status, stats)
+            return
+        try:
+            await self.complete(
+                rid,
+                completion.output_ids,
+                logprobs=completion.logprobs,
+                finish_reason=completion.finish_reason,
+                weight_version=completion.weight_version,
+            )
+            stats.completed += 1
+        except RollgateError as e:
+            if e.status in (404, 409):
+                stats.dropped += 1
+                log.info("request %s was resolved elsewhere (rollout finished/deleted?): %s", rid, e)
+            else:
+                log.warning("completion for %s refused: %s", rid, e)
+                await self._fail_quietly(rid, f"invalid completion: {e.message}", None, stats)
+        except (OSError, asyncio.TimeoutError) as e:
+            stats.errors += 1
+            log.warning("could not post the completion for %s: %r", rid, e)
+
+    async def _fail_quietly(
+        self, rid: str, message: str, status: int | None, stats: ServeStats, *, count: bool = True
+    ) -> None:
+        try:
+            await asyncio.wait_for(self.fail(rid, message, status), min(self.timeout, 10.0))
+            if count:
+                stats.failed += 1
+        except RollgateError as e:
+            if e.status in (404, 409):
+                stats.dropped += 1
+            else:
+                stats.errors += 1
+                log.warning("could not fail %s: %s", rid, e)
+        except (OSError, asyncio.TimeoutError) as e:
+            stats.errors += 1
+            log.warning("could not fail %s: %r", rid, e)
+
+
+def _as_completion(result: Any) -> Completion:
+    if isinstance(result, Completion):
+        return result
+    if isinstance(result, Mapping):
+        return Completion(
+            output_ids=list(result["output_ids"]),
+            logprobs=result.get("logprobs"),
+            finish_reason=result.get("finish_reason", "stop"),
+            weight_version=result.get("weight_version"),
+        )
+    raise TypeError(f"the handler must return a Completion, got {type(result).__name__}")
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except asyncio.TimeoutError:
+        pass

@@ -1,0 +1,176 @@
+"""The trainer API's shapes as dataclasses (README.md, "Trainer side (/api)").
+
+Every ``from_json`` keeps fields it does not know in ``extra``, so a newer gateway never breaks an
+older client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+__all__ = [
+    "Completion",
+    "GatewayStatus",
+    "PendingRequest",
+    "Rollout",
+    "RollgateError",
+    "Sample",
+    "ServeStats",
+]
+
+
+class RollgateError(Exception):
+    """An error answer of the trainer API: ``{error: {type, message}}`` with a 4xx/5xx status."""
+
+    def __init__(self, status: int, type: str, message: str) -> None:  # noqa: A002 - API name
+        super().__init__(f"{status} {type}: {message}")
+        self.status = status
+        self.type = type
+        self.message = message
+
+
+def _split(cls: type, data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    names = {f.name for f in fields(cls)} - {"extra"}
+    known = {k: v for k, v in data.items() if k in names}
+    extra = {k: v for k, v in data.items() if k not in names}
+    return known, extra
+
+
+@dataclass
+class Rollout:
+    """A created rollout: point the agent at ``base_url`` and give it ``token`` as its API key."""
+
+    id: str
+    token: str
+    base_url: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def openai_base_url(self) -> str:
+        """For OpenAI clients (Chat Completions, Responses): ``<base_url>/v1``."""
+        return self.base_url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """For Anthropic clients (``ANTHROPIC_BASE_URL``): the SDK appends ``/v1/messages``."""
+        return self.base_url
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Rollout":
+        known, extra = _split(cls, data)
+        return cls(**known, extra=extra)
+
+
+@dataclass
+class PendingRequest:
+    """One turn waiting for the trainer: generate from ``prompt_ids`` with ``sampling``."""
+
+    request_id: str
+    rollout_id: str
+    turn_id: str
+    prompt_ids: list[int]
+    sampling: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.sampling.get("max_tokens")
+
+    @property
+    def temperature(self) -> float | None:
+        return self.sampling.get("temperature")
+
+    @property
+    def top_p(self) -> float | None:
+        return self.sampling.get("top_p")
+
+    @property
+    def stop_token_ids(self) -> list[int]:
+        return list(self.sampling.get("stop_token_ids") or [])
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "PendingRequest":
+        known, extra = _split(cls, data)
+        known["prompt_ids"] = list(known.get("prompt_ids") or [])
+        known["sampling"] = dict(known.get("sampling") or {})
+        return cls(**known, extra=extra)
+
+
+@dataclass
+class Completion:
+    """What a request handler returns: the ids the policy sampled (and their logprobs)."""
+
+    output_ids: list[int]
+    logprobs: list[float] | None = None
+    finish_reason: str = "stop"
+    weight_version: str | int | None = None
+
+
+@dataclass
+class Sample:
+    """One training sample: a chain of turns from root to leaf, token for token.
+
+    ``loss_mask`` is 1 exactly on ids the policy sampled; ``logprobs`` is aligned with
+    ``input_ids`` (0 where nothing was sampled).
+    """
+
+    input_ids: list[int]
+    loss_mask: list[int]
+    logprobs: list[float]
+    reward: float | None = None
+    branch: str = "main"
+    turns: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    num_sampled: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    rollout_id: str | None = None
+    index: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_length(self) -> int:
+        """Ids before the first sampled one (the first turn's prompt)."""
+        for i, m in enumerate(self.loss_mask):
+            if m:
+                return i
+        return len(self.input_ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Sample":
+        known, extra = _split(cls, data)
+        return cls(**known, extra=extra)
+
+
+@dataclass
+class GatewayStatus:
+    """``GET /api/status``: whether new turns are held, and how much work is outstanding."""
+
+    paused: bool = False
+    in_flight: int = 0
+    held: int = 0
+    pending_requests: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "GatewayStatus":
+        known, extra = _split(cls, data)
+        return cls(**known, extra=extra)
+
+
+@dataclass
+class ServeStats:
+    """What ``serve_requests`` did."""
+
+    completed: int = 0
+    #: Requests failed back to the agent (handler raised, or its completion was refused).
+    failed: int = 0
+    #: Requests that vanished before the answer landed (rollout finished or deleted): 404/409.
+    dropped: int = 0
+    #: Transport or server errors while polling (the worker backed off and kept going).
+    errors: int = 0
