@@ -49,6 +49,8 @@ class JsTextTokenizer implements TextTokenizer {
     return Promise.resolve(text === "" ? [] : this.tok.encode(text, { add_special_tokens: false }).ids);
   }
   decode(ids: number[]): Promise<string> {
+    // The JS tokenizer throws on an empty array (the Rust one returns "").
+    if (ids.length === 0) return Promise.resolve("");
     return Promise.resolve(
       this.tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
     );

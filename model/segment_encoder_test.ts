@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { generateConversations, Rng } from "../tests/invariants/conversation_generator.ts";
+import { PolicyModel } from "./policy_model.ts";
+import { SegmentEncoder } from "./segment_encoder.ts";
+import type { TextTokenizer } from "./tokenizer.ts";
+
+const model = await PolicyModel.load();
+const tokenizer = model.tokenizer;
+
+/** The real tokenizer, counting the texts it is asked to encode. */
+function counting(): TextTokenizer & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    engine: tokenizer.engine,
+    vocabSize: tokenizer.vocabSize,
+    calls,
+    encode(text: string) {
+      calls.push(text);
+      return tokenizer.encode(text);
+    },
+    decode: (ids: number[]) => tokenizer.decode(ids),
+  };
+}
+
+/** Rendered conversations (with and without generation prompt) from the generator. */
+async function renderedTexts(count: number): Promise<string[]> {
+  const texts: string[] = [];
+  for (const c of generateConversations(9000, count)) {
+    texts.push((await model.renderFull(c.messages, c.tools, false)).text);
+    const t = c.turns.at(-1)!;
+    texts.push((await model.renderFull(c.messages.slice(0, t.index), c.tools)).text);
+  }
+  return texts;
+}
+
+Deno.test("SegmentEncoder: equals a plain encode on random rendered texts", async () => {
+  const encoder = new SegmentEncoder(tokenizer, "<|im_start|>");
+  const texts = await renderedTexts(60);
+  // Also splices: segments of different conversations in random order.
+  const rng = new Rng(7);
+  const segments = texts.flatMap((t) => t.split(/(?=<\|im_start\|>)/));
+  for (let i = 0; i < 40; i++) {
+    texts.push(Array.from({ length: rng.int(1, 12) }, () => rng.pick(segments)).join(""));
+  }
+  for (const text of texts) {
+    assert.deepEqual(await encoder.encode(text), await tokenizer.encode(text));
+  }
+});
+
+Deno.test("SegmentEncoder: texts without a turn start, empty text, a leading fragment", async () => {
+  const encoder = new SegmentEncoder(tokenizer, "<|im_start|>");
+  assert.deepEqual(await encoder.encode(""), []);
+  for (const text of ["plain text only", "\n<|im_start|>user\nhi<|im_end|>\n", "a<|im_start|>"]) {
+    assert.deepEqual(await encoder.encode(text), await tokenizer.encode(text), text);
+  }
+});
+
+Deno.test("SegmentEncoder: cache hits skip the tokenizer; results are not shared", async () => {
+  const inner = counting();
+  const encoder = new SegmentEncoder(inner, "<|im_start|>");
+  const text = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n";
+  const first = await encoder.encode(text);
+  assert.equal(inner.calls.length, 2);
+  first.push(-1); // a caller mutating its copy must not corrupt the cache
+  const second = await encoder.encode(text + "<|im_start|>assistant\n");
+  assert.equal(inner.calls.length, 3);
+  assert.deepEqual(inner.calls.at(-1), "<|im_start|>assistant\n");
+  assert.deepEqual(second, await tokenizer.encode(text + "<|im_start|>assistant\n"));
+});
+
+Deno.test("SegmentEncoder: eviction keeps results exact and the cache bounded", async () => {
+  const inner = counting();
+  const encoder = new SegmentEncoder(inner, "<|im_start|>", 2);
+  const seg = (i: number) => `<|im_start|>user\nmessage ${i}<|im_end|>\n`;
+  for (let i = 0; i < 5; i++) await encoder.encode(seg(i));
+  assert.equal(inner.calls.length, 5);
+  await encoder.encode(seg(4)); // most recent: cached
+  assert.equal(inner.calls.length, 5);
+  await encoder.encode(seg(0)); // evicted long ago: encoded again
+  assert.equal(inner.calls.length, 6);
+  assert.deepEqual(await encoder.encode(seg(0) + seg(4)), await tokenizer.encode(seg(0) + seg(4)));
+});
+
+Deno.test("SegmentEncoder: a turn-start text with regex metacharacters is matched literally", async () => {
+  const encoder = new SegmentEncoder(tokenizer, "[.*]");
+  const text = "a[.*]b[.*]c.*d";
+  assert.deepEqual(await encoder.encode(text), await tokenizer.encode(text));
+  const inner = counting();
+  await new SegmentEncoder(inner, "[.*]").encode(text);
+  assert.deepEqual(inner.calls, ["a", "[.*]b", "[.*]c.*d"]);
+});

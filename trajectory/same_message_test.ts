@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import type { AssistantMessage, Message } from "../model/messages.ts";
+import { sameJson, sameMessage } from "./same_message.ts";
+
+Deno.test("sameJson: key order does not matter, array order does", () => {
+  assert.ok(sameJson({ a: 1, b: { c: [1, 2], d: "x" } }, { b: { d: "x", c: [1, 2] }, a: 1 }));
+  assert.ok(!sameJson({ a: [1, 2] }, { a: [2, 1] }));
+  assert.ok(!sameJson({ a: 1 }, { a: 2 }));
+  assert.ok(!sameJson({ a: 1 }, { a: 1, b: 2 }));
+  assert.ok(!sameJson({ a: "1" }, { a: 1 }));
+  assert.ok(!sameJson([], {}));
+  assert.ok(!sameJson({}, []));
+  assert.ok(sameJson([], []));
+  assert.ok(sameJson("x", "x"));
+  assert.ok(!sameJson("x", "y"));
+});
+
+Deno.test("sameJson: null members count as absent (objects only)", () => {
+  assert.ok(sameJson({ a: 1, b: null }, { a: 1 }));
+  assert.ok(sameJson({ a: 1 }, { b: null, a: 1 }));
+  assert.ok(sameJson({ n: { x: null } }, { n: {} }));
+  // …but not inside arrays, and null is not an empty object.
+  assert.ok(!sameJson([null], []));
+  assert.ok(!sameJson({ a: null }, { a: {} }));
+  assert.ok(sameJson(null, null));
+  assert.ok(!sameJson(null, {}));
+});
+
+const call = (args: string, id = "call_1"): AssistantMessage => ({
+  role: "assistant",
+  content: "",
+  reasoning_content: "r",
+  tool_calls: [{ id, name: "bash", arguments: args }],
+});
+
+Deno.test("sameMessage: re-serialized, re-ordered and null-padded arguments match", () => {
+  const sampled = call('{"command": "ls -la", "timeout": 1.0, "env": {"A": "b"}}');
+  for (
+    const echoed of [
+      '{"command":"ls -la","timeout":1.0,"env":{"A":"b"}}', // pi: JSON.stringify
+      '{"timeout": 1, "env": {"A": "b"}, "command": "ls -la"}', // re-ordered, 1.0 → 1
+      '{\n  "command": "ls -la",\n  "timeout": 1,\n  "env": {"A": "b"},\n  "cwd": null\n}',
+    ]
+  ) {
+    assert.ok(sameMessage(sampled, call(echoed)), echoed);
+  }
+  assert.ok(!sameMessage(sampled, call('{"command": "ls"}')));
+  assert.ok(!sameMessage(sampled, call('{"command": "ls -la", "timeout": 2, "env": {"A": "b"}}')));
+});
+
+Deno.test("sameMessage: unparseable arguments compare verbatim", () => {
+  assert.ok(sameMessage(call("{not json"), call("{not json")));
+  assert.ok(!sameMessage(call("{not json"), call("{not  json")));
+  assert.ok(!sameMessage(call("{not json"), call("{}")));
+});
+
+Deno.test("sameMessage: ids are verbatim", () => {
+  assert.ok(!sameMessage(call("{}", "call_1"), call("{}", "call_2")));
+  const tool = (id: string): Message => ({ role: "tool", content: "ok", tool_call_id: id });
+  assert.ok(sameMessage(tool("a"), tool("a")));
+  assert.ok(!sameMessage(tool("a"), tool("b")));
+  // The tool name is not part of the identity (some protocols drop it).
+  assert.ok(sameMessage({ ...tool("a"), name: "bash" } as Message, tool("a")));
+});
+
+Deno.test("sameMessage: role, content, reasoning, tool-call count and names", () => {
+  assert.ok(sameMessage({ role: "user", content: "hi" }, { role: "user", content: "hi" }));
+  assert.ok(!sameMessage({ role: "user", content: "hi" }, { role: "system", content: "hi" }));
+  assert.ok(!sameMessage({ role: "user", content: "hi" }, { role: "user", content: "hi " }));
+  const a: AssistantMessage = { role: "assistant", content: "x" };
+  // Missing and empty reasoning are the same; different reasoning is not.
+  assert.ok(sameMessage(a, { ...a, reasoning_content: "" }));
+  assert.ok(!sameMessage(a, { ...a, reasoning_content: "thought" }));
+  // Missing and empty tool calls are the same.
+  assert.ok(sameMessage(a, { ...a, tool_calls: [] }));
+  assert.ok(!sameMessage(call("{}"), { ...call("{}"), tool_calls: [] }));
+  const renamed = call("{}");
+  renamed.tool_calls![0].name = "sh";
+  assert.ok(!sameMessage(call("{}"), renamed));
+});

@@ -1,0 +1,153 @@
+/**
+ * Mount kinds through a real `TurnRunner` (in-memory generation backend test double): root,
+ * extend, retry (answered from the recorded turn, no second generation), rewritten.
+ */
+import assert from "node:assert/strict";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../model/messages.ts";
+import { PolicyModel } from "../model/policy_model.ts";
+import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
+import { qwen3SampledText } from "../tests/invariants/conversation_generator.ts";
+import { Rollout } from "./rollout.ts";
+import { promptIds } from "./turn.ts";
+import { TurnRunner } from "./turn_runner.ts";
+
+const model = await PolicyModel.load();
+const tools: ToolSpec[] = [{ name: "bash", kind: "function", parameters: { type: "object" } }];
+const u1: Message = { role: "user", content: "list files" };
+const call: AssistantMessage = {
+  role: "assistant",
+  content: "",
+  reasoning_content: "Run ls.",
+  tool_calls: [{ id: "x", name: "bash", arguments: '{"command": "ls"}' }],
+};
+const answer: AssistantMessage = {
+  role: "assistant",
+  content: "Two files.",
+  reasoning_content: "Done.",
+};
+
+function request(messages: Message[], withTools = tools): CanonicalRequest {
+  return {
+    protocol: "chat",
+    model: "policy",
+    messages,
+    tools: withTools,
+    sampling: {},
+    stream: false,
+  };
+}
+
+function setup() {
+  const backend = new InMemoryBackendTestDouble();
+  const runner = new TurnRunner(model, backend);
+  const rollout = new Rollout("r", "token", {}, {});
+  const script = async (m: AssistantMessage) =>
+    backend.enqueue({
+      output_ids: await model.tokenizer.encode(qwen3SampledText(m)),
+      finish_reason: "stop",
+    });
+  return { backend, runner, rollout, script };
+}
+
+Deno.test("TurnRunner: root, extend, retry and rewritten", async () => {
+  const { backend, runner, rollout, script } = setup();
+  await script(call);
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  await t1.result;
+  assert.equal(t1.mount, "root");
+  assert.deepEqual(promptIds(t1), (await model.renderFull([u1], tools)).ids);
+
+  // Retry: the identical request replays the recorded turn; nothing is generated.
+  const again = await runner.start(rollout, request([u1]), "call_");
+  assert.equal(again, t1);
+  assert.equal(t1.retries, 1);
+  assert.equal(backend.requests.length, 1);
+  assert.equal(rollout.turns.length, 1);
+
+  // Extend: history = recorded history + recorded answer (+ the tool result).
+  const result: Message = {
+    role: "tool",
+    content: "a.py\nb.py",
+    tool_call_id: t1.message!.tool_calls![0].id,
+  };
+  await script(answer);
+  const history2 = [u1, t1.message!, result];
+  const t2 = await runner.start(rollout, request(history2), "call_");
+  await t2.result;
+  assert.equal(t2.mount, "extend");
+  assert.equal(t2.parent, t1);
+  assert.equal(t2.renderedMessages, 1);
+  assert.deepEqual(promptIds(t2), (await model.renderFull(history2, tools)).ids);
+
+  // Rewritten: the client changed the answer it got (e.g. compaction); a new chain, full render.
+  const edited: Message[] = [u1, { ...t1.message!, content: "Listing." }, result];
+  await script(answer);
+  const t3 = await runner.start(rollout, request(edited), "call_");
+  await t3.result;
+  assert.equal(t3.mount, "rewritten");
+  assert.equal(t3.parent, null);
+  assert.deepEqual(promptIds(t3), (await model.renderFull(edited, tools)).ids);
+
+  // Another tool set never extends a prompt rendered with the old one.
+  await script(answer);
+  const t4 = await runner.start(rollout, request(history2, []), "call_");
+  await t4.result;
+  assert.equal(t4.mount, "rewritten");
+  assert.equal(backend.pending, 0);
+});
+
+Deno.test("TurnRunner: a failed generation is not replayed; the retry generates", async () => {
+  const { backend, runner, rollout, script } = setup();
+  const t1 = await runner.start(rollout, request([u1]), "call_"); // nothing scripted: fails
+  await assert.rejects(t1.result, /no scripted completion/);
+  assert.equal(t1.status, "failed");
+  await script(answer);
+  const t2 = await runner.start(rollout, request([u1]), "call_");
+  await t2.result;
+  assert.notEqual(t2, t1);
+  assert.equal(t2.status, "done");
+  assert.equal(backend.requests.length, 2);
+});
+
+Deno.test("TurnRunner: an output without <|im_end|> is bridged untrained, and is not drift", async () => {
+  const { backend, runner, rollout } = setup();
+  const sampled = await model.tokenizer.encode(qwen3SampledText(call));
+  assert.equal(sampled.at(-1), model.endOfTurnId);
+  const output = sampled.slice(0, -1); // an engine that strips the stop token
+  backend.enqueue({ output_ids: output, logprobs: output.map(() => -0.5), finish_reason: "stop" });
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  await t1.result;
+  assert.equal(t1.drift, null);
+  const result: Message = {
+    role: "tool",
+    content: "a.py",
+    tool_call_id: t1.message!.tool_calls![0].id,
+  };
+  backend.enqueue({
+    output_ids: await model.tokenizer.encode(qwen3SampledText(answer)),
+    finish_reason: "stop",
+  });
+  const history = [u1, t1.message!, result];
+  const t2 = await runner.start(rollout, request(history), "call_");
+  await t2.result;
+  assert.deepEqual(t2.bridgeIds, [model.endOfTurnId]);
+  assert.deepEqual(promptIds(t2), (await model.renderFull(history, tools)).ids);
+  const [sample] = rollout.samples();
+  const bridgeAt = t1.promptLength + output.length;
+  assert.equal(sample.input_ids[bridgeAt], model.endOfTurnId);
+  assert.equal(sample.loss_mask[bridgeAt], 0);
+  assert.equal(sample.logprobs[bridgeAt], 0);
+  assert.ok(sample.loss_mask.slice(t1.promptLength, bridgeAt).every((x) => x === 1));
+});
+
+Deno.test("TurnRunner: an empty think block the template drops is drift, masked by default", async () => {
+  const { backend, runner, rollout } = setup();
+  const empty: AssistantMessage = { role: "assistant", content: "Hi.", reasoning_content: "" };
+  const ids = await model.tokenizer.encode(qwen3SampledText(empty));
+  backend.enqueue({ output_ids: ids, finish_reason: "stop" });
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  await t1.result;
+  assert.equal(t1.drift?.position, 0);
+  assert.ok(rollout.samples()[0].loss_mask.every((x) => x === 0));
+  assert.equal(rollout.samples({ labels: { drift: "train" } })[0].loss_mask.at(-1), 1);
+});
