@@ -17,12 +17,27 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     const call = rollout.openAgentCalls.get(m.tool_call_id);
     if (!call) continue;
     rollout.openAgentCalls.delete(m.tool_call_id);
-    const sub = rollout.chains.find((c) => c.evidence.tool_call_id === call.id);
-    if (sub) sub.evidence.closed_by_turn = turn.id;
+    // Every chain that claimed the call (a guess without prompt match may precede the real one).
+    for (const sub of rollout.chains) {
+      if (sub.evidence.tool_call_id === call.id) sub.evidence.closed_by_turn = turn.id;
+    }
   }
   if (turn.parent) {
     turn.chain = turn.parent.chain;
     rollout.chains[turn.chain].latest = turn;
+    return;
+  }
+  // A re-send of a failed turn (same history, same tools) takes its place: same chain and
+  // mount, not a new chain (a failed root's re-send is not a compaction of it).
+  const failed = mount.matched === turn.messages.length
+    ? mount.node.promptOf.find((t) => t !== turn && t.status === "failed")
+    : undefined;
+  if (failed) {
+    turn.chain = failed.chain;
+    turn.mount = failed.mount;
+    const chain = rollout.chains[turn.chain];
+    if (chain.root === failed) chain.root = turn;
+    chain.latest = turn;
     return;
   }
   const label = classifyChain(

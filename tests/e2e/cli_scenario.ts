@@ -56,7 +56,7 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
 }
 
 /** A git repository with one commit, its identity set locally. */
-async function makeWorkdir(dir: string): Promise<void> {
+export async function makeWorkdir(dir: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   await git(dir, "init", "-q", "-b", "main");
   await git(dir, "config", "user.name", "rollgate e2e");
@@ -66,7 +66,7 @@ async function makeWorkdir(dir: string): Promise<void> {
   await git(dir, "commit", "-q", "-m", "initial commit");
 }
 
-interface SampleView {
+export interface SampleView {
   input_ids: number[];
   loss_mask: number[];
   logprobs: number[];
@@ -76,7 +76,7 @@ interface SampleView {
   num_sampled: number;
 }
 
-interface TrainerView {
+export interface TrainerView {
   id: string;
   token: string;
   turn_list: { id: string; status: string }[];
@@ -84,7 +84,11 @@ interface TrainerView {
 }
 
 /** A trainer API call (GET, or POST with a JSON body). */
-async function api(gw: GatewayProcess, path: string, body?: unknown): Promise<TrainerView> {
+export async function api<T = TrainerView>(
+  gw: GatewayProcess,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(gw.url + path, {
     method: body === undefined ? "GET" : "POST",
     headers: { "content-type": "application/json" },
