@@ -12,6 +12,7 @@ import { TurnRunner } from "../trajectory/turn_runner.ts";
 import type { SampleOptions } from "../trajectory/samples.ts";
 import type { Upstream } from "../model/backends/upstream.ts";
 import { agentRoutes } from "./agent_routes.ts";
+import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   modelName?: string;
   /** Black-box backends (hosted APIs) by name; a rollout names one as its `backend`. */
   upstreams?: Record<string, Upstream>;
+  /** Host-side tools agents may call at `/rollout/:id/v1/tools/:name` (besides `submit`). */
+  hostTools?: Record<string, HostTool>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
 }
@@ -84,6 +87,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     // A black-box default is recorded on each rollout so its requests are forwarded.
     defaultRolloutBackend: upstreamDefault,
     pause: runner.pause,
+  }));
+  app.route("/", hostToolRoutes({
+    store,
+    tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
+    maxBodyBytes,
+    adminToken: options.adminToken,
   }));
   app.route("/", agentRoutes({
     store,

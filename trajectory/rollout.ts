@@ -25,6 +25,10 @@ export class Rollout {
   readonly openAgentCalls = new Map<string, OpenAgentCall>();
   readonly createdAt = Date.now();
   status: RolloutStatus = "active";
+  /** Host-side tool calls the agent made (`/rollout/:id/v1/tools/:name`). */
+  readonly hostCalls: { tool: string; args: unknown; result: unknown; at: number }[] = [];
+  /** The agent's exit signal (`/rollout/:id/v1/exit`), once sent. */
+  agentExit: { exit_code: number | null; reason: string | null; at: number } | null = null;
   finishedAt?: number;
   reward: number | null = null;
 
@@ -61,6 +65,8 @@ export class Rollout {
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,
+      host_calls: this.hostCalls,
+      agent_exit: this.agentExit,
       turns: {
         total: this.turns.length,
         done: count("done"),
