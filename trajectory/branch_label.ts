@@ -76,12 +76,22 @@ export function classifyChain(
   }
   const system = systemPrompt(input.messages);
   const known = chains.filter((c) => systemPrompt(c.root.messages) === system);
-  if (known.length === 0 && openCalls.length > 0) {
-    const first = firstUserText(input.messages);
-    const call = openCalls.findLast((c) => {
-      const p = promptArgument(c.arguments);
-      return p !== "" && first.includes(p);
-    }) ?? openCalls.at(-1)!;
+  const first = firstUserText(input.messages);
+  const matches = (c: OpenAgentCall) => {
+    const p = promptArgument(c.arguments);
+    return p !== "" && first.includes(p);
+  };
+  // An open call's prompt under a system prompt other than its caller's is that call's sub-agent,
+  // even when a sibling sub-agent (spawned in parallel) already has this system prompt, unless a
+  // chain already matched that prompt (then this is, e.g., that sub-agent compacted).
+  const matched = openCalls.findLast((c) =>
+    matches(c) && systemPrompt(c.turn.messages) !== system &&
+    !chains.some((k) => k.evidence.tool_call_id === c.id && k.evidence.prompt_matched === true)
+  );
+  // Without a prompt match only a request offering tools can be a sub-agent at work; a tool-less
+  // one (title generation while the sub-agent runs) is a side request.
+  if (matched || (known.length === 0 && openCalls.length > 0 && input.tools.length > 0)) {
+    const call = matched ?? openCalls.at(-1)!;
     return {
       label: "subagent",
       parent: call.chain,
@@ -95,8 +105,11 @@ export function classifyChain(
       },
     };
   }
+  // Only side chains have this system prompt: a recurring side request (another title), not a
+  // compaction of one.
   if (
-    known.length === 0 || input.tools.length === 0 && known.every((c) => c.root.tools.length > 0)
+    known.length === 0 || known.every((c) => c.label === "side") ||
+    input.tools.length === 0 && known.every((c) => c.root.tools.length > 0)
   ) {
     return {
       label: "side",

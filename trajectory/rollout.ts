@@ -44,7 +44,9 @@ export class Rollout {
   ) {}
 
   samples(defaults?: Partial<SampleOptions>): Sample[] {
-    return buildSamples(this, { ...defaults, ...this.sampleOptions });
+    // Label actions merge label by label: a rollout setting one keeps the gateway's others.
+    const labels = { ...defaults?.labels, ...this.sampleOptions.labels };
+    return buildSamples(this, { ...defaults, ...this.sampleOptions, labels });
   }
 
   finish(reward: number | null): void {
