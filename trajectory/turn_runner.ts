@@ -26,6 +26,13 @@ function randomId(bytes = 12): string {
     .join("");
 }
 
+/** An empty conversation would send the policy a bare generation prompt; the APIs refuse it too. */
+function requireMessages(req: CanonicalRequest): void {
+  if (req.messages.length === 0) {
+    throw new GatewayError(400, "the request has no messages: at least one message is required");
+  }
+}
+
 interface PromptPlan {
   bridgeIds: number[];
   deltaIds: number[];
@@ -78,6 +85,7 @@ export class TurnRunner {
     if (rollout.status !== "active") {
       throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
     }
+    requireMessages(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
     if (mount.retryOf) {
       mount.retryOf.retries++;
@@ -148,6 +156,7 @@ export class TurnRunner {
 
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
+    requireMessages(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
@@ -182,11 +191,13 @@ export class TurnRunner {
   #toolSpans(ids: number[], rendered: readonly Message[], offset: number): Turn["toolSpans"] {
     const markers = this.model.toolResponseMarkers;
     if (!markers) return [];
-    const callIds = rendered.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []));
-    return findToolSpans(ids, markers, callIds).map((s) => ({
+    const outputs = rendered.flatMap((m) => (m.role === "tool" ? [m] : []));
+    const callIds = outputs.map((m) => m.tool_call_id);
+    return findToolSpans(ids, markers, callIds).map((s, k) => ({
       ...s,
       start: s.start + offset,
-      end: s.end + offset,
+      // An empty output leaves only the template's two newlines (merged into one token).
+      end: (outputs[k]?.content === "" ? s.start : s.end) + offset,
     }));
   }
 

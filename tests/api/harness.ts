@@ -1,0 +1,210 @@
+/**
+ * Shared plumbing for the HTTP API tests: an in-process gateway on a real loopback socket, a
+ * trainer-API client, rollouts, raw SSE reading, and the scripted policy's default script (a tool
+ * call first, a final answer once a tool result is in the prompt).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createGateway, type Gateway, type GatewayOptions } from "../../gateway/mod.ts";
+import {
+  answerText,
+  type Script,
+  ScriptedPolicy,
+  sharedModel,
+  toolCallText,
+} from "../support/scripted_policy.ts";
+
+export interface TestGateway {
+  url: string;
+  gw: Gateway;
+  /** Calls the trainer API (with the admin token when the gateway has one). */
+  api(method: string, path: string, body?: unknown): Promise<ApiResult>;
+  /** A new rollout through the trainer API. */
+  rollout(spec?: Record<string, unknown>): Promise<RolloutHandle>;
+  /** Starts a scripted policy against this gateway; stopped by `close`. */
+  policy(script?: Script, options?: { rollout?: string }): ScriptedPolicy;
+  close(): Promise<void>;
+}
+
+export interface ApiResult {
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+  headers: Headers;
+}
+
+export interface RolloutHandle {
+  id: string;
+  token: string;
+  base_url: string;
+}
+
+export type GatewayTestOptions = Partial<GatewayOptions>;
+
+/** A gateway served by `Deno.serve` on a free loopback port. */
+export async function startGateway(options: GatewayTestOptions = {}): Promise<TestGateway> {
+  const model = options.model ?? await sharedModel();
+  const gw = createGateway({ keepAliveMs: 200, ...options, model });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const policies: ScriptedPolicy[] = [];
+  const adminHeaders: Record<string, string> = options.adminToken
+    ? { authorization: `Bearer ${options.adminToken}` }
+    : {};
+
+  const api = (method: string, path: string, body?: unknown) =>
+    call(url + "/api" + path, { method, headers: adminHeaders, body });
+
+  return {
+    url,
+    gw,
+    api,
+    async rollout(spec = {}) {
+      const r = await api("POST", "/rollouts", spec);
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+      return r.json as RolloutHandle;
+    },
+    policy(script = toolThenAnswer, opts = {}) {
+      const p = new ScriptedPolicy(url, script, { ...opts, adminToken: options.adminToken })
+        .start();
+      policies.push(p);
+      return p;
+    },
+    async close() {
+      await Promise.all(policies.map((p) => p.stop()));
+      // A failed test may leave an agent waiting on the gate; release it so shutdown can finish.
+      for (const r of gw.store.list()) gw.gate.cancelRollout(r.id, "test gateway closing");
+      await server.shutdown();
+    },
+  };
+}
+
+const CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * One HTTP call whose body is always consumed. `body` is JSON-encoded unless it is a string
+ * (sent as is, so tests can send malformed JSON).
+ */
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<ApiResult> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+    headers["content-type"] ??= "application/json";
+  }
+  // A request the gateway wrongly parks (say, as a pending turn nobody answers) fails the test
+  // instead of hanging it.
+  const abort = new AbortController();
+  const timer = setTimeout(
+    () => abort.abort(new Error(`no answer in ${CALL_TIMEOUT_MS} ms: ${init.method} ${url}`)),
+    CALL_TIMEOUT_MS,
+  );
+  let res: Response, text: string;
+  try {
+    res = await fetch(url, { method: init.method ?? "GET", headers, body, signal: abort.signal });
+    text = await res.text();
+  } finally {
+    clearTimeout(timer);
+  }
+  let json: unknown = null;
+  if (text !== "") {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+  }
+  return { status: res.status, json, headers: res.headers };
+}
+
+/** POSTs to an agent endpoint of a rollout (`/rollout/<id>/v1/<path>`) with its token. */
+export function agentCall(
+  gw: TestGateway,
+  rollout: RolloutHandle,
+  path: string,
+  body: unknown,
+): Promise<ApiResult> {
+  return call(`${gw.url}/rollout/${rollout.id}/v1/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${rollout.token}` },
+    body,
+  });
+}
+
+export interface SseMessage {
+  event?: string;
+  data: string;
+  /** `JSON.parse(data)` when it parses. */
+  // deno-lint-ignore no-explicit-any
+  json?: any;
+}
+
+/** Splits a raw SSE body into its events (comments dropped) and its comment lines. */
+export function parseSse(raw: string): { events: SseMessage[]; comments: string[] } {
+  const events: SseMessage[] = [];
+  const comments: string[] = [];
+  for (const block of raw.split("\n\n")) {
+    if (block.trim() === "") continue;
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) comments.push(line);
+      else if (line.startsWith("event: ")) event = line.slice("event: ".length);
+      else if (line.startsWith("data: ")) data.push(line.slice("data: ".length));
+    }
+    if (data.length === 0) continue;
+    const message: SseMessage = { data: data.join("\n") };
+    if (event !== undefined) message.event = event;
+    try {
+      message.json = JSON.parse(message.data);
+    } catch { /* e.g. [DONE] */ }
+    events.push(message);
+  }
+  return { events, comments };
+}
+
+/** The default tool the scripted policy calls. */
+export const READ_FILE_TOOL = {
+  name: "read_file",
+  description: "Read a file from the workspace.",
+  parameters: {
+    type: "object",
+    properties: { path: { type: "string" } },
+    required: ["path"],
+  },
+};
+
+export const TOOL_REASONING = "I should look at the README first.";
+export const TOOL_ARGS = { path: "README.md" };
+export const FINAL_REASONING = "The file says hello.";
+export const FINAL_TEXT = "The README says hello.";
+export const TOOL_RESULT = "# hello";
+
+/** Calls `read_file` until a tool result is in the prompt, then answers. */
+export const toolThenAnswer: Script = ({ text }) =>
+  text.includes("<tool_response>")
+    ? answerText(FINAL_REASONING, FINAL_TEXT)
+    : toolCallText(TOOL_REASONING, READ_FILE_TOOL.name, TOOL_ARGS);
+
+/** Always answers with text (no tool call). */
+export const plainAnswer: Script = ({ turn }) => answerText("thinking", `answer ${turn}`);
+
+/** `GET /api/rollouts/:id`, asserted 200. */
+export async function getRollout(gw: TestGateway, id: string) {
+  const r = await gw.api("GET", `/rollouts/${id}`);
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  return r.json;
+}
+
+/** Polls until `check` holds (or fails after `ms`). */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
