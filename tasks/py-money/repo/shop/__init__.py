@@ -1,0 +1,1 @@
+"""A tiny shop: invoice lines and sales reports. Amounts are integer cents."""

@@ -1,0 +1,3 @@
+from .core import slugify
+
+__all__ = ["slugify"]
