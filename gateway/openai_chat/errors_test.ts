@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import assert from "./assert_for_tests.ts";
+import assert from "node:assert/strict";
 import { errorBody } from "./errors.ts";
 import { openaiChatAdapter } from "./mod.ts";
 

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { TurnAnswer } from "../../model/messages.ts";
-import assert from "./assert_for_tests.ts";
+import assert from "node:assert/strict";
 import { openaiChatAdapter } from "./mod.ts";
 import { loadPiRecords, recordedAnswer } from "./pi_fixture.ts";
 import { mapFinishReason, toChatCompletion } from "./response.ts";

