@@ -4,11 +4,52 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../model/messages.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../model/messages.ts";
 import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";
-import type { Mount } from "./turn_tree.ts";
+import type { MessageNode, Mount } from "./turn_tree.ts";
+
+/**
+ * Creates a pending turn for a request mounted at `mount`, hangs it in the tree, puts it on its
+ * chain and appends it to the rollout — synchronously, so a concurrent retry finds it.
+ */
+export function registerTurn(
+  rollout: Rollout,
+  req: CanonicalRequest,
+  mount: Mount,
+  result: Promise<TurnAnswer>,
+  idSuffix: string,
+): { turn: Turn; promptNode: MessageNode } {
+  const turn: Turn = {
+    id: `${rollout.id}.${rollout.turns.length}.${idSuffix}`,
+    index: rollout.turns.length,
+    rolloutId: rollout.id,
+    parent: mount.base,
+    mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
+    chain: 0,
+    retries: 0,
+    drift: null,
+    toolSpans: [],
+    messages: req.messages,
+    tools: req.tools,
+    renderedMessages: 0,
+    bridgeIds: [],
+    deltaIds: [],
+    promptLength: 0,
+    maxTokens: 0,
+    outputIds: [],
+    logprobs: null,
+    malformedToolCalls: 0,
+    status: "pending",
+    result,
+    timings: { received: Date.now() },
+  };
+  const promptNode = rollout.tree.attach(mount, req.messages, turn);
+  assignChain(rollout, turn, mount);
+  rollout.turns.push(turn);
+  return { turn, promptNode };
+}
 
 /** Puts a new turn on its parent's chain, or labels the chain it starts; closes sub-agent calls. */
 export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest } from "../model/messages.ts";
-import { assignChain, openAgentCalls } from "./assign_chain.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../model/messages.ts";
+import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
@@ -20,43 +20,28 @@ export function recordBlackBoxTurn(
 ): Turn {
   const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
   const now = Date.now();
-  const turn: Turn = {
-    id: `${rollout.id}.${rollout.turns.length}.bb`,
-    index: rollout.turns.length,
-    rolloutId: rollout.id,
-    parent: mount.base,
-    mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
-    chain: 0,
-    retries: 0,
-    drift: null,
-    toolSpans: [],
-    blackBox: true,
-    messages: req.messages,
-    tools: req.tools,
-    renderedMessages: req.messages.length - mount.baseDepth,
-    bridgeIds: [],
-    deltaIds: [],
-    promptLength: usage.input_tokens,
-    maxTokens: req.sampling.max_tokens ?? 0,
-    outputIds: [],
-    logprobs: null,
+  const result: TurnAnswer = {
+    id: "",
+    model: req.model,
     message: answer,
-    malformedToolCalls: 0,
-    status: "done",
-    result: Promise.resolve({
-      id: "",
-      model: req.model,
-      message: answer,
-      stopReason: "stop",
-      usage: { ...usage, reasoning_tokens: 0, cached_tokens: 0 },
-      created: Math.floor(now / 1000),
-    }),
-    timings: { received, rendered: received, completed: now },
+    stopReason: "stop",
+    usage: { ...usage, reasoning_tokens: 0, cached_tokens: 0 },
+    created: Math.floor(now / 1000),
   };
-  const node = rollout.tree.attach(mount, req.messages, turn);
-  assignChain(rollout, turn, mount);
-  rollout.turns.push(turn);
-  rollout.tree.recordAnswer(node, turn);
+  const { turn, promptNode } = registerTurn(rollout, req, mount, Promise.resolve(result), "bb");
+  Object.assign(
+    turn,
+    {
+      blackBox: true,
+      renderedMessages: req.messages.length - mount.baseDepth,
+      promptLength: usage.input_tokens,
+      maxTokens: req.sampling.max_tokens ?? 0,
+      message: answer,
+      status: "done",
+      timings: { received, rendered: received, completed: now },
+    } satisfies Partial<Turn>,
+  );
+  rollout.tree.recordAnswer(promptNode, turn);
   openAgentCalls(rollout, turn, answer);
   return turn;
 }

@@ -177,7 +177,11 @@ export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions>
         ...(drift.length ? { drift } : {}),
       },
       ...(leaf.blackBox
-        ? { messages: [...leaf.messages, leaf.message!], tools: leaf.tools, token_ids: false as const }
+        ? {
+          messages: [...leaf.messages, leaf.message!],
+          tools: leaf.tools,
+          token_ids: false as const,
+        }
         : {}),
     };
   });

@@ -14,7 +14,7 @@ import { GatewayError } from "../gateway/gateway_error.ts";
 import type { Rollout } from "./rollout.ts";
 import { promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
-import { assignChain, openAgentCalls } from "./assign_chain.ts";
+import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 
@@ -95,33 +95,7 @@ export class TurnRunner {
     let settle!: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
     const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
     result.catch(() => {}); // nobody may be listening any more (client gone)
-    const turn: Turn = {
-      id: `${rollout.id}.${rollout.turns.length}.${randomId(4)}`,
-      index: rollout.turns.length,
-      rolloutId: rollout.id,
-      parent: mount.base,
-      mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
-      chain: 0,
-      retries: 0,
-      drift: null,
-      toolSpans: [],
-      messages: req.messages,
-      tools: req.tools,
-      renderedMessages: 0,
-      bridgeIds: [],
-      deltaIds: [],
-      promptLength: 0,
-      maxTokens: 0,
-      outputIds: [],
-      logprobs: null,
-      malformedToolCalls: 0,
-      status: "pending",
-      result,
-      timings: { received: Date.now() },
-    };
-    const promptNode = rollout.tree.attach(mount, req.messages, turn);
-    assignChain(rollout, turn, mount);
-    rollout.turns.push(turn);
+    const { turn, promptNode } = registerTurn(rollout, req, mount, result, randomId(4));
 
     let plan: PromptPlan;
     try {
