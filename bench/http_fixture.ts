@@ -106,7 +106,7 @@ export async function startHttpGateway(model: PolicyModel): Promise<HttpGateway>
       if (goal.reached(promptTokens)) {
         const rollout = gw.store.get(id)!;
         const canonical = toCanonicalRequest(JSON.parse(chatBody(history, false)));
-        const anchor = rollout.tree.mount(canonical.messages, TurnTree.toolsKey(canonical.tools))
+        const anchor = rollout.tree.mount(canonical.messages, TurnTree.rootKey(canonical))
           .node;
         if (rollout.turns.some((t) => t.mount === "rewritten")) {
           throw new Error("HTTP priming: a turn did not extend its predecessor");

@@ -140,7 +140,7 @@ function nextRequest(): CanonicalRequest {
     },
   ]);
 }
-const KEY = TurnTree.toolsKey(TOOLS);
+const KEY = TurnTree.rootKey({ protocol: "chat", tools: TOOLS });
 
 Deno.bench("mount: match the next history in the tree (walk only)", { group: "mount" }, () => {
   const req = nextRequest();

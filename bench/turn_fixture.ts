@@ -133,7 +133,8 @@ export async function primeRollout(
     history.push(structuredClone(answer.message));
     const promptTokens = turn.promptLength + turn.outputIds.length + newToolTokens;
     if (goal.reached(promptTokens)) {
-      const anchor: MessageNode = rollout.tree.mount(history, TurnTree.toolsKey(TOOLS)).node;
+      const anchor: MessageNode =
+        rollout.tree.mount(history, TurnTree.rootKey({ protocol: "chat", tools: TOOLS })).node;
       if (anchor.message?.role !== "assistant") {
         throw new Error("primed history must end in a turn");
       }

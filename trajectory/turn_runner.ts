@@ -86,7 +86,7 @@ export class TurnRunner {
       throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
     }
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
@@ -131,7 +131,7 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.toolsKey(req.tools));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
     return (await this.#planPrompt(mount, req)).promptLength;

@@ -151,3 +151,20 @@ Deno.test("TurnRunner: an empty think block the template drops is drift, masked 
   assert.ok(rollout.samples()[0].loss_mask.every((x) => x === 0));
   assert.equal(rollout.samples({ labels: { drift: "train" } })[0].loss_mask.at(-1), 1);
 });
+
+Deno.test("TurnRunner: the same history over another protocol is a new turn, not a replay", async () => {
+  const { backend, runner, rollout, script } = setup();
+  await script(answer);
+  await script(answer);
+  const chat = await runner.start(rollout, request([u1]), "call_");
+  await chat.result;
+  const anthropic = await runner.start(
+    rollout,
+    { ...request([u1]), protocol: "anthropic" },
+    "toolu_",
+  );
+  await anthropic.result;
+  assert.notEqual(anthropic, chat);
+  assert.equal(backend.requests.length, 2);
+  assert.equal(anthropic.retries + chat.retries, 0);
+});

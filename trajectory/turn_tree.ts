@@ -52,6 +52,13 @@ export class TurnTree {
       tools.map((t) => [t.name, t.kind, t.description ?? null, t.parameters ?? null]),
     );
   }
+  /**
+   * The root a request mounts under: its protocol and tools. One protocol per root, so an
+   * identical history sent over another protocol is not replayed with the first one's ids.
+   */
+  static rootKey(req: { protocol: string; tools: readonly ToolSpec[] }): string {
+    return `${req.protocol}\u0000${TurnTree.toolsKey(req.tools)}`;
+  }
 
   mount(messages: readonly Message[], toolsKey: string): Mount {
     let root = this.#roots.get(toolsKey);
