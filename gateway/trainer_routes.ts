@@ -49,7 +49,15 @@ export interface TrainerRouteOptions {
 const MAX_WAIT_S = 300;
 
 function apiError(c: Context, status: number, message: string): Response {
-  const type = status === 404 ? "not_found" : status === 409 ? "conflict" : status === 401 ? "unauthorized" : status >= 500 ? "server_error" : "invalid_request";
+  const type = status === 404
+    ? "not_found"
+    : status === 409
+    ? "conflict"
+    : status === 401
+    ? "unauthorized"
+    : status >= 500
+    ? "server_error"
+    : "invalid_request";
   return c.json({ error: { type, message } }, status as ContentfulStatusCode);
 }
 
@@ -75,7 +83,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
   const feed = new SampleFeed();
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
-    const raw = c.req.header("content-length") === "0" ? {} : await readJsonBody(c.req.raw, o.maxBodyBytes);
+    const raw = c.req.header("content-length") === "0"
+      ? {}
+      : await readJsonBody(c.req.raw, o.maxBodyBytes);
     try {
       return parseOrThrow(schema, raw ?? {}, what);
     } catch (e) {
@@ -95,7 +105,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     await next();
   });
   app.onError((e, c) => {
-    if (e instanceof GatewayError || e instanceof GateError) return apiError(c, e.status, e.message);
+    if (e instanceof GatewayError || e instanceof GateError) {
+      return apiError(c, e.status, e.message);
+    }
     if (e instanceof RolloutExistsError) return apiError(c, 409, e.message);
     console.error("rollgate: trainer API error:", e);
     return apiError(c, 500, (e as Error).message);
@@ -105,7 +117,10 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const spec = await body(c, CreateRolloutSchema, "rollout");
     if (spec.backend !== undefined && o.backends && !o.backends.includes(spec.backend)) {
       const known = o.backends.join(", ");
-      throw new GatewayError(400, `invalid rollout: unknown backend ${spec.backend} (known: ${known})`);
+      throw new GatewayError(
+        400,
+        `invalid rollout: unknown backend ${spec.backend} (known: ${known})`,
+      );
     }
     const r = o.store.create({
       ...spec,
@@ -118,7 +133,11 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       },
     });
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
-    return c.json({ id: r.id, token: r.token, base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}` }, 201);
+    return c.json({
+      id: r.id,
+      token: r.token,
+      base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}`,
+    }, 201);
   });
   app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary()) }));
   app.get("/rollouts/:id", (c) => {
@@ -167,17 +186,35 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
 
   app.get("/requests/next", async (c) => {
     const wait = Number(c.req.query("wait") ?? 0);
-    if (!Number.isFinite(wait) || wait < 0) throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
+    if (!Number.isFinite(wait) || wait < 0) {
+      throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
+    }
     const filter = c.req.query("rollout");
-    if (filter !== undefined && !o.store.get(filter)) throw new GatewayError(404, `unknown rollout ${filter}`);
-    const next = await o.gate.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, c.req.raw.signal);
+    if (filter !== undefined && !o.store.get(filter)) {
+      throw new GatewayError(404, `unknown rollout ${filter}`);
+    }
+    const lease = Number(c.req.query("lease") ?? 0);
+    if (!Number.isFinite(lease) || lease < 0) {
+      throw new GatewayError(400, "lease must be a number of seconds ≥ 0");
+    }
+    const next = await o.gate.next(
+      Math.min(wait, MAX_WAIT_S) * 1000,
+      filter,
+      c.req.raw.signal,
+      lease * 1000,
+    );
     return next ? c.json(next) : c.body(null, 204);
   });
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     const vocab = o.model.vocabSize;
     const bad = completion.output_ids.find((id) => id >= vocab);
-    if (bad !== undefined) throw new GatewayError(400, `invalid completion: token id ${bad} is outside the vocabulary (${vocab})`);
+    if (bad !== undefined) {
+      throw new GatewayError(
+        400,
+        `invalid completion: token id ${bad} is outside the vocabulary (${vocab})`,
+      );
+    }
     o.gate.complete(c.req.param("rid"), completion);
     return c.json({ request_id: c.req.param("rid"), completed: true });
   });

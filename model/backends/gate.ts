@@ -25,12 +25,15 @@ export interface PendingRequest {
 interface Entry {
   request: PendingRequest;
   claimed: boolean;
+  /** Re-queues the request if the claiming trainer does not resolve it in time. */
+  lease?: ReturnType<typeof setTimeout>;
   resolve(c: Completion): void;
   reject(e: Error): void;
 }
 
 interface Waiter {
   rollout?: string;
+  leaseMs: number;
   deliver(r: PendingRequest): void;
 }
 
@@ -62,28 +65,62 @@ export class InterceptionGate implements GenerationBackend {
       };
       const entry: Entry = { request, claimed: false, resolve, reject };
       this.#entries.set(req.requestId, entry);
-      const w = this.#waiters.findIndex((w) => !w.rollout || w.rollout === req.rolloutId);
-      if (w >= 0) {
-        entry.claimed = true;
-        this.#waiters.splice(w, 1)[0].deliver(request);
-      } else {
-        this.#queue.push(req.requestId);
-      }
+      this.#offer(entry, false);
     });
   }
 
-  /** Takes the oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. */
-  next(waitMs: number, rollout?: string, signal?: AbortSignal): Promise<PendingRequest | null> {
-    const i = this.#queue.findIndex((id) => !rollout || this.#entries.get(id)?.request.rollout_id === rollout);
+  /** Hands an unclaimed request to a waiting trainer, or queues it. */
+  #offer(entry: Entry, front: boolean): void {
+    const w = this.#waiters.findIndex((w) => !w.rollout || w.rollout === entry.request.rollout_id);
+    if (w >= 0) {
+      const waiter = this.#waiters.splice(w, 1)[0];
+      this.#claim(entry, waiter.leaseMs);
+      waiter.deliver(entry.request);
+    } else if (front) {
+      this.#queue.unshift(entry.request.request_id);
+    } else {
+      this.#queue.push(entry.request.request_id);
+    }
+  }
+
+  /**
+   * Marks a request taken. With a lease, a trainer that vanishes (crashed worker, dropped
+   * connection) does not strand the agent: the request goes back to the front of the queue.
+   */
+  #claim(entry: Entry, leaseMs: number): void {
+    entry.claimed = true;
+    if (leaseMs <= 0) return;
+    entry.lease = setTimeout(() => {
+      if (this.#entries.get(entry.request.request_id) !== entry) return;
+      entry.claimed = false;
+      entry.lease = undefined;
+      this.#offer(entry, true);
+    }, leaseMs);
+  }
+
+  /**
+   * Takes the oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`.
+   * With `leaseMs` > 0 the request returns to the queue unless resolved within that time.
+   */
+  next(
+    waitMs: number,
+    rollout?: string,
+    signal?: AbortSignal,
+    leaseMs = 0,
+  ): Promise<PendingRequest | null> {
+    const i = this.#queue.findIndex((id) =>
+      !rollout || this.#entries.get(id)?.request.rollout_id === rollout
+    );
     if (i >= 0) {
       const entry = this.#entries.get(this.#queue.splice(i, 1)[0])!;
-      entry.claimed = true;
+      this.#claim(entry, leaseMs);
       return Promise.resolve(entry.request);
     }
     if (waitMs <= 0) return Promise.resolve(null);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         rollout,
+        leaseMs,
         deliver: (r) => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", cancel);
@@ -117,7 +154,9 @@ export class InterceptionGate implements GenerationBackend {
   /** Drops the pending requests of a rollout (deleted or finished): their agents get an error. */
   cancelRollout(rolloutId: string, reason: string): void {
     for (const [id, e] of this.#entries) {
-      if (e.request.rollout_id === rolloutId) this.#take(id).reject(new GenerationError(reason, 409));
+      if (e.request.rollout_id === rolloutId) {
+        this.#take(id).reject(new GenerationError(reason, 409));
+      }
     }
   }
 
@@ -137,6 +176,7 @@ export class InterceptionGate implements GenerationBackend {
       throw new GateError(`unknown request id ${requestId}`, 404);
     }
     this.#entries.delete(requestId);
+    clearTimeout(entry.lease);
     const q = this.#queue.indexOf(requestId);
     if (q >= 0) this.#queue.splice(q, 1);
     this.#done.add(requestId);
