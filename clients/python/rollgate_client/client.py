@@ -165,14 +165,20 @@ class RollgateClient:
 
     # -- the gate ---------------------------------------------------------------------------------
 
-    async def next_request(self, wait: float, rollout: str | None = None) -> PendingRequest | None:
+    async def next_request(
+        self, wait: float, rollout: str | None = None, lease: float | None = None
+    ) -> PendingRequest | None:
         """``GET /api/requests/next``: the oldest unclaimed request (of ``rollout`` if given),
-        waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time."""
+        waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time. With
+        ``lease`` (seconds), a request not completed or failed in time goes back to the queue."""
         wait = max(0.0, min(float(wait), MAX_WAIT_S))
+        query = {"wait": f"{wait:g}", "rollout": rollout}
+        if lease is not None:
+            query["lease"] = f"{max(0.0, float(lease)):g}"
         data = await self._call(
             "GET",
             "/api/requests/next",
-            query={"wait": f"{wait:g}", "rollout": rollout},
+            query=query,
             timeout=self.timeout + wait,
         )
         return PendingRequest.from_json(data) if data else None

@@ -66,6 +66,20 @@ class GatewayTestCase(unittest.IsolatedAsyncioTestCase):
 
 
 class RolloutLifecycleTest(GatewayTestCase):
+    async def test_lease_returns_an_abandoned_request_to_the_queue(self) -> None:
+        r = await self.new_rollout()
+        agent = asyncio.ensure_future(
+            asyncio.to_thread(chat, r.base_url, [{"role": "user", "content": "Say hello"}], token=r.token)
+        )
+        first = await self.client.next_request(wait=15, rollout=r.id, lease=0.3)
+        assert first is not None
+        # The worker holding `first` "crashes": the lease runs out and the request is offered again.
+        again = await self.take(r.id, wait=15)
+        self.assertEqual(again.request_id, first.request_id)
+        await self.client.complete(again.request_id, HELLO, logprobs=logprobs_for(HELLO))
+        ans = await agent
+        self.assertEqual(ans.content, "Hello")
+
     async def test_create_list_get_delete(self) -> None:
         r = await self.new_rollout(metadata={"task": "t1", "k": 2}, sampling={"max_tokens": 64, "temperature": 0.7})
         self.assertTrue(r.token.startswith("rg_"))
