@@ -2,6 +2,7 @@
  * rollgate command line.
  *
  *     deno run -A main.ts serve [--port 7860] [--host 127.0.0.1] [--model-dir DIR]
+ *     deno run -A main.ts rollout --tasks tasks --harness pi --policy gold --out results.jsonl
  *
  * @module
  */
@@ -14,10 +15,14 @@ import { VllmBackend } from "./model/backends/vllm.ts";
 import { SglangBackend } from "./model/backends/sglang.ts";
 import { upstreamsFromFlags } from "./model/backends/upstream.ts";
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./model/backends/engine_http.ts";
+import { rolloutCommand } from "./runner/mod.ts";
 
 const USAGE = `usage: main.ts serve [options]
        main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
        main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
+       main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
+                       [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
+                       [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
 
   --port N              port (env ROLLGATE_PORT, default 7860)
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
@@ -140,6 +145,7 @@ if (import.meta.main) {
     if (verb === "serve") await serve(rest);
     else if (verb === "inspect") await inspect(rest);
     else if (verb === "audit") Deno.exit(await audit(rest));
+    else if (verb === "rollout") Deno.exit(await rolloutCommand(rest));
     else if (verb === "--help" || verb === "help") console.log(USAGE);
     else {
       console.error(`unknown verb ${verb}\n\n${USAGE}`);

@@ -14,8 +14,9 @@ import {
   type Harness,
   jsonLines,
   type LaunchOptions,
-  prepareHome,
+  npmInstallLine,
   rolloutBaseUrl,
+  writeConfigFiles,
 } from "./harness.ts";
 
 /**
@@ -31,17 +32,41 @@ function resultEvent(stdout: string): Record<string, unknown> | undefined {
   return jsonLines(stdout).findLast((e) => e.type === "result");
 }
 
+/** The npm package and the pinned version this plugin was written against. */
+const NPM_PACKAGE = "@anthropic-ai/claude-code";
+const VERSION = "2.1.330";
+
 export const claudeCode: Harness = {
   name: "claude-code",
   protocol: "anthropic",
-  npmPackage: "@anthropic-ai/claude-code",
-  version: "2.1.330",
+  npmPackage: NPM_PACKAGE,
+  version: VERSION,
   bin: "claude",
   shellTool: { name: "Bash", argument: "command" },
+  // On Node 20 an unpinned install silently picks 2.1.197 (later versions need Node 22).
+  install: [npmInstallLine(NPM_PACKAGE, VERSION)],
+  quirks: [
+    "POST {base}/v1/messages?beta=true, always stream:true; a JSON reply makes it re-send with " +
+    "stream:false (switched off by CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK=1)",
+    "echoes thinking text and signature verbatim; drops message-level id/model/usage",
+    "cache_control moves every turn and a single text block comes back as a plain string: " +
+    "history is matched semantically",
+    "unknown model ids get the session context as a mid-conversation role:system message unless " +
+    "CLAUDE_CODE_MODEL_CAPABILITIES switches it off (set here)",
+    "x-anthropic-billing-header system block unless CLAUDE_CODE_ATTRIBUTION_HEADER=0 (set here)",
+    "retries 5xx up to 10 times with x-stainless-retry-count stuck at 0: identical re-sends are " +
+    "answered from the recorded turn",
+    "synthetic user texts ('no visible output', 'retry the tool call') after empty or malformed " +
+    "policy output become ordinary user turns",
+  ],
 
   /** Nothing to write: Claude Code is configured entirely by its environment. */
-  async prepare(home: string): Promise<void> {
-    await prepareHome(home);
+  configFiles(): Record<string, string> {
+    return {};
+  },
+
+  async prepare(home: string, o: LaunchOptions): Promise<void> {
+    await writeConfigFiles(this, home, o);
   },
 
   env(o: LaunchOptions): Record<string, string> {

@@ -15,18 +15,21 @@ import {
   type Harness,
   jsonLines,
   type LaunchOptions,
-  prepareHome,
+  npmInstallLine,
   rolloutBaseUrl,
   tomlString,
-  writeFileWithDirs,
+  writeConfigFiles,
 } from "./harness.ts";
 
 /** The environment variable the provider's `env_key` names. */
 export const CODEX_TOKEN_ENV = "ROLLGATE_TOKEN";
 
+/** `$CODEX_HOME` relative to `HOME`. */
+export const CODEX_HOME_REL = ".codex";
+
 /** `$CODEX_HOME` for a run. */
 export function codexHome(home: string): string {
-  return `${home}/.codex`;
+  return `${home}/${CODEX_HOME_REL}`;
 }
 
 /** The whole `config.toml` for one run. */
@@ -69,17 +72,37 @@ interface CodexItem {
   message?: string;
 }
 
+/** The npm package and the pinned version this plugin was written against. */
+const NPM_PACKAGE = "@openai/codex";
+const VERSION = "0.169.0";
+
 export const codex: Harness = {
   name: "codex",
   protocol: "responses",
-  npmPackage: "@openai/codex",
-  version: "0.169.0",
+  npmPackage: NPM_PACKAGE,
+  version: VERSION,
   bin: "codex",
   shellTool: { name: "exec_command", argument: "cmd" },
+  install: [npmInstallLine(NPM_PACKAGE, VERSION)],
+  quirks: [
+    "speaks OpenAI Responses only (POST {base_url}/responses); needs SSE ending in " +
+    "response.completed, a JSON reply fails the turn",
+    "developer-role items (mapped to the template's system role) and environment items repeated " +
+    "with identical ids every turn",
+    "reasoning items echoed with encrypted_content verbatim and content:null added; key order " +
+    "changes (type,status,id,...): history is compared as JSON values",
+    "function_call arguments echoed as the exact string sent",
+    "tool results wrapped in a 'Chunk ID / Wall time / Process exited with code … / Output:' " +
+    "header, not raw stdout",
+    "client_metadata key order random (ignored); retries off in config.toml",
+  ],
+
+  configFiles(o: LaunchOptions): Record<string, string> {
+    return { [`${CODEX_HOME_REL}/config.toml`]: codexConfig(o) };
+  },
 
   async prepare(home: string, o: LaunchOptions): Promise<void> {
-    await prepareHome(home);
-    await writeFileWithDirs(`${codexHome(home)}/config.toml`, codexConfig(o));
+    await writeConfigFiles(this, home, o);
   },
 
   env(o: LaunchOptions): Record<string, string> {

@@ -4,22 +4,24 @@
  * (files under its `HOME`, environment), how to launch it non-interactively with zero outside
  * traffic, and how to tell from its output whether the run succeeded.
  *
- * Plugins are pure descriptions plus config-file writers; running them is up to a runner
- * (`run_local.ts` for a plain local subprocess; a sandbox backend later). The facts behind each
- * plugin are in `reference/agent-clients.md`.
+ * Plugins are pure descriptions: config files as data ({@link Harness.configFiles}), environment,
+ * arguments, install commands, completion parsing. Running them is up to a runner: `run_local.ts`
+ * for a plain local subprocess (`prepare` writes the config files on the host), `launch.ts` for a
+ * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
+ * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md`.
  *
  * @module
  */
-
-/** The agent CLIs rollgate knows. */
-export type HarnessName = "claude-code" | "codex" | "pi";
 
 /** The wire protocol a CLI speaks to its base URL. */
 export type WireProtocol = "anthropic" | "responses" | "chat";
 
 /** Everything a harness needs to point one run of its CLI at one rollout. */
 export interface LaunchOptions {
-  /** scheme://host:port of the gateway as seen from where the CLI runs, e.g. `http://127.0.0.1:7860`. */
+  /**
+   * scheme://host:port of the gateway as seen from where the CLI runs, e.g. `http://127.0.0.1:7860`
+   * (a sandbox's bridge: `http://127.0.0.1:8787`).
+   */
   gatewayUrl: string;
   /** The rollout every call of this run belongs to. */
   rolloutId: string;
@@ -29,7 +31,7 @@ export interface LaunchOptions {
   model: string;
   /** The working directory the agent works in (a git repository). */
   workdir: string;
-  /** A throwaway `HOME` for this run; config files go below it. */
+  /** A throwaway `HOME` for this run, as seen by the CLI; config files go below it. */
   home: string;
 }
 
@@ -50,7 +52,8 @@ export interface ShellTool {
 
 /** One agent CLI, described. */
 export interface Harness {
-  readonly name: HarnessName;
+  /** The CLI's name, equal to its key in the registry (`HARNESSES` in `mod.ts`). */
+  readonly name: string;
   readonly protocol: WireProtocol;
   /** npm package that provides the CLI. */
   readonly npmPackage: string;
@@ -60,7 +63,28 @@ export interface Harness {
   readonly bin: string;
   /** The tool the CLI offers for shell commands. */
   readonly shellTool: ShellTool;
-  /** Writes the CLI's config files below `home` (creating directories as needed). */
+  /**
+   * Shell commands (run in order by the sandbox's shell, network needed) that install the pinned
+   * CLI in a sandbox that lacks `bin` on its `PATH`, e.g. `npm install -g <package>@<version>`.
+   * Image and template builders run the same lines. The local backend needs none: it binds this
+   * repository's `agents/node_modules` read-only and puts its `.bin` on `PATH`.
+   */
+  readonly install: readonly string[];
+  /**
+   * Documentation: what this CLI sends that the gateway normalizes or must tolerate (history
+   * echo, retries, roles, ids). The facts are in `reference/agent-clients.md`; the rules live in
+   * `gateway/` and `trajectory/`, not here.
+   */
+  readonly quirks: readonly string[];
+  /**
+   * The CLI's config files for one run: path relative to `HOME` → content. Pure, so a runner can
+   * write them anywhere (`prepare` on the host, `sandbox.writeFile` inside a sandbox).
+   */
+  configFiles(o: LaunchOptions): Record<string, string>;
+  /**
+   * Writes {@link configFiles} below `home` (creating directories, and `home`'s temporary
+   * directory). Host-side counterpart of what a sandbox runner does.
+   */
   prepare(home: string, o: LaunchOptions): Promise<void>;
   /**
    * The CLI's environment: base URL, token, every switch that stops outside traffic, `HOME` and
@@ -71,6 +95,14 @@ export interface Harness {
   args(prompt: string, o: LaunchOptions): string[];
   /** Success or failure, from the CLI's stdout (its JSON event stream) and exit code. */
   completion(stdout: string, exitCode: number): Completion;
+}
+
+/**
+ * The install line for an npm-distributed CLI: a global install of the exact pinned version
+ * (install scripts kept: Claude Code's postinstall links its native binary).
+ */
+export function npmInstallLine(npmPackage: string, version: string): string {
+  return `npm install -g --no-fund --no-audit --loglevel=error ${npmPackage}@${version}`;
 }
 
 /** The rollout's agent base URL: `<gateway>/rollout/<id>` (no `/v1`). */
@@ -115,6 +147,21 @@ export function jsonLines(stdout: string): Record<string, unknown>[] {
 /** A TOML basic string (JSON's escapes are a subset TOML accepts for these values). */
 export function tomlString(s: string): string {
   return JSON.stringify(s);
+}
+
+/**
+ * The shared `prepare`: creates `home` and its temporary directory, then writes the harness's
+ * {@link Harness.configFiles} below it.
+ */
+export async function writeConfigFiles(
+  h: Pick<Harness, "configFiles">,
+  home: string,
+  o: LaunchOptions,
+): Promise<void> {
+  await prepareHome(home);
+  for (const [rel, text] of Object.entries(h.configFiles(o))) {
+    await writeFileWithDirs(`${home.replace(/\/+$/, "")}/${rel}`, text);
+  }
 }
 
 /** Writes `text` to `path`, creating the parent directory. */

@@ -138,3 +138,38 @@ Deno.test("pi: completion ignores the exit code and reads the last assistant mes
   assert.equal(pi.completion(retries, 0).error, "retries exhausted: 502");
   assert.equal(pi.completion("", 0).ok, false);
 });
+
+Deno.test("every harness: pinned install line, documented quirks, pure config files", () => {
+  for (const h of Object.values(HARNESSES)) {
+    assert.ok(h.install.length > 0, h.name);
+    assert.ok(h.install[0].includes(`${h.npmPackage}@${h.version}`), h.install[0]);
+    assert.ok(h.quirks.length >= 3, `${h.name} documents its quirks`);
+    assert.deepEqual(h.configFiles(o), h.configFiles(o), "pure");
+    for (const path of Object.keys(h.configFiles(o))) {
+      assert.ok(!path.startsWith("/") && !path.includes(".."), `${path} is relative to HOME`);
+    }
+  }
+  assert.deepEqual(claudeCode.configFiles(o), {});
+  assert.deepEqual(codex.configFiles(o), { ".codex/config.toml": codexConfig(o) });
+  assert.deepEqual(Object.keys(pi.configFiles(o)), [
+    ".pi/agent/models.json",
+    ".pi/agent/settings.json",
+  ]);
+  assert.deepEqual(JSON.parse(pi.configFiles(o)[".pi/agent/models.json"]), piModels(o));
+});
+
+Deno.test("prepare writes exactly the config files below HOME, plus its tmp dir", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "rollgate-harness-" });
+  try {
+    for (const h of Object.values(HARNESSES)) {
+      const home = `${tmp}/${h.name}`;
+      await h.prepare(home, { ...o, home });
+      for (const [rel, text] of Object.entries(h.configFiles({ ...o, home }))) {
+        assert.equal(await Deno.readTextFile(`${home}/${rel}`), text);
+      }
+      assert.ok((await Deno.stat(`${home}/tmp`)).isDirectory);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});

@@ -1,6 +1,17 @@
 /**
  * Harness plugins: one per agent CLI, looked up by name.
  *
+ * A plugin is a {@link Harness}: protocol, pinned npm package and binary, shell tool, install
+ * lines, config files (pure data, relative to `HOME`), environment, arguments, completion parsing
+ * and the documented request quirks. Runners stay generic: `runLocal` (host subprocess) and
+ * `sandboxLaunch` (files + env + one command for a sandbox; used by `runner/`).
+ *
+ * Adding a fourth CLI is one new file plus one registry line: write `harness/<name>.ts` exporting
+ * a `Harness` (copy `pi.ts` as a template) and register it in {@link HARNESSES} below (the
+ * {@link HarnessName} type follows from it). Nothing in `runner/`, `sandbox/` or `main.ts` changes;
+ * `--harness <name>` works at once. (If it speaks a wire protocol the gateway does not serve yet,
+ * that protocol is a gateway change, not a harness change.)
+ *
  * @example
  * ```ts
  * import { harness, runLocal } from "./harness/mod.ts";
@@ -11,21 +22,33 @@
  */
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
-import type { Harness, HarnessName } from "./harness.ts";
+import type { Harness } from "./harness.ts";
 import { pi } from "./pi.ts";
 
 export * from "./harness.ts";
 export { claudeCode, modelCapabilities } from "./claude_code.ts";
-export { codex, CODEX_TOKEN_ENV, codexConfig, codexHome } from "./codex.ts";
-export { pi, PI_PROVIDER, PI_TOKEN_ENV, piAgentDir, piModels, piSettings } from "./pi.ts";
+export { codex, CODEX_HOME_REL, CODEX_TOKEN_ENV, codexConfig, codexHome } from "./codex.ts";
+export {
+  pi,
+  PI_AGENT_DIR_REL,
+  PI_PROVIDER,
+  PI_TOKEN_ENV,
+  piAgentDir,
+  piModels,
+  piSettings,
+} from "./pi.ts";
 export * from "./run_local.ts";
+export * from "./launch.ts";
 
 /** Every harness, by name. */
-export const HARNESSES: Readonly<Record<HarnessName, Harness>> = {
+export const HARNESSES = {
   "claude-code": claudeCode,
   codex,
   pi,
-};
+} as const satisfies Readonly<Record<string, Harness>>;
+
+/** The agent CLIs rollgate knows: the registry's keys. */
+export type HarnessName = keyof typeof HARNESSES;
 
 /** Whether `name` names a known harness. */
 export function isHarnessName(name: string): name is HarnessName {

@@ -14,9 +14,9 @@ import {
   type Harness,
   jsonLines,
   type LaunchOptions,
-  prepareHome,
+  npmInstallLine,
   rolloutBaseUrl,
-  writeFileWithDirs,
+  writeConfigFiles,
 } from "./harness.ts";
 
 /** The provider name in `models.json` (and on the command line). */
@@ -27,9 +27,12 @@ export const PI_TOKEN_ENV = "ROLLGATE_TOKEN";
 export const PI_CONTEXT_WINDOW = 131072;
 export const PI_MAX_TOKENS = 16384;
 
+/** `$PI_CODING_AGENT_DIR` relative to `HOME`. */
+export const PI_AGENT_DIR_REL = ".pi/agent";
+
 /** `$PI_CODING_AGENT_DIR` for a run. */
 export function piAgentDir(home: string): string {
-  return `${home}/.pi/agent`;
+  return `${home}/${PI_AGENT_DIR_REL}`;
 }
 
 /**
@@ -82,19 +85,38 @@ function textOf(m: PiMessage): string {
   return (m.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "").join("");
 }
 
+/** The npm package and the pinned version this plugin was written against. */
+const NPM_PACKAGE = "@mariozechner/pi-coding-agent";
+const VERSION = "0.73.1";
+
 export const pi: Harness = {
   name: "pi",
   protocol: "chat",
-  npmPackage: "@mariozechner/pi-coding-agent",
-  version: "0.73.1",
+  npmPackage: NPM_PACKAGE,
+  version: VERSION,
   bin: "pi",
   shellTool: { name: "bash", argument: "command" },
+  install: [npmInstallLine(NPM_PACKAGE, VERSION)],
+  quirks: [
+    "POST {baseUrl}/chat/completions with stream:true and stream_options.include_usage; a JSON " +
+    "reply gives a silently empty answer (exit 0)",
+    "system prompt sent with role developer for reasoning models (mapped to system)",
+    "tool-call arguments re-serialised on echo (compact JSON.stringify): compared as parsed " +
+    "JSON, never re-tokenized",
+    "reasoning_content echoed back on assistant messages",
+    "exit code 0 even when every call failed: success is read from the --mode json events",
+    "client retries (3 SDK tries x 4 rounds) switched off in settings.json",
+  ],
+
+  configFiles(o: LaunchOptions): Record<string, string> {
+    return {
+      [`${PI_AGENT_DIR_REL}/models.json`]: JSON.stringify(piModels(o), null, 2) + "\n",
+      [`${PI_AGENT_DIR_REL}/settings.json`]: JSON.stringify(piSettings(), null, 2) + "\n",
+    };
+  },
 
   async prepare(home: string, o: LaunchOptions): Promise<void> {
-    await prepareHome(home);
-    const dir = piAgentDir(home);
-    await writeFileWithDirs(`${dir}/models.json`, JSON.stringify(piModels(o), null, 2) + "\n");
-    await writeFileWithDirs(`${dir}/settings.json`, JSON.stringify(piSettings(), null, 2) + "\n");
+    await writeConfigFiles(this, home, o);
   },
 
   env(o: LaunchOptions): Record<string, string> {

@@ -1,0 +1,56 @@
+/**
+ * The rollout runner: agent CLIs (harness plugins) on SWE tasks inside sandboxes, against an
+ * in-process gateway, graded in fresh sandboxes, one JSON record per rollout
+ * (`main.ts rollout`, see README "Running agents on tasks").
+ *
+ * - `options.ts`: flags and {@link RolloutRunOptions}; `command.ts`: the `rollout` verb.
+ * - `run.ts`: setup checks, gateway, concurrency, resume, summary.
+ * - `one_rollout.ts`: one rollout from creation to record.
+ * - `sandbox_agent.ts`: the CLI inside a sandbox (config files, env, one exec with a budget).
+ * - `scripted_policy.ts`, `patch_commands.ts`: the scripted SELF-TEST policies (`gold`, `noop`,
+ *   hidden `wrong`), which answer the gate in process with real Qwen3 ids.
+ * - `results_file.ts`: the JSONL results file; `report.ts`: progress bar and summary table.
+ *
+ * @example
+ * ```ts
+ * import { runRollouts } from "./runner/mod.ts";
+ * await runRollouts({ tasks: "tasks", harness: "codex", sandbox: "local", samples: 1,
+ *   concurrency: 4, policy: "gold", out: "results.jsonl", timeBudgetS: 300,
+ *   model: "rollgate-policy" });
+ * ```
+ *
+ * @module
+ */
+export { rolloutCommand } from "./command.ts";
+export {
+  DEFAULT_GATE_PORT,
+  DEFAULT_MODEL_NAME,
+  DEFAULT_TIME_BUDGET_S,
+  parseRolloutArgs,
+  POLICIES,
+  type PolicyName,
+  type RolloutRunOptions,
+  RunnerError,
+  USAGE as ROLLOUT_USAGE,
+} from "./options.ts";
+export { type RunOutcome, runRollouts } from "./run.ts";
+export { agentPrompt, type RolloutContext, runRollout } from "./one_rollout.ts";
+export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_agent.ts";
+export {
+  answerText,
+  FINAL_TEXT,
+  type ScriptedPolicyName,
+  type ScriptedPolicyRun,
+  scriptFor,
+  startScriptedPolicy,
+  toolCallText,
+} from "./scripted_policy.ts";
+export { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
+export {
+  readRecords,
+  recordKey,
+  ResultsWriter,
+  type RolloutRecord,
+  type TestRecord,
+} from "./results_file.ts";
+export { formatSummary, Progress, summarize, type TaskSummary } from "./report.ts";

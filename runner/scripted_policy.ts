@@ -1,0 +1,132 @@
+/**
+ * SCRIPTED SELF-TEST POLICIES, not a model: they stand in for the trainer so the whole rollout
+ * loop (agent CLI in a sandbox → gateway → diff → grading) can be checked without one.
+ *
+ * - `gold`: turn 1 calls the agent's own shell tool with a command that writes the task's gold
+ *   patch to a temporary file (quoted heredoc) and runs `git apply`; once a tool result is in the
+ *   prompt, a final answer. Expected reward: 1.
+ * - `noop`: a final answer at once, nothing changed. Expected reward: 0.
+ * - `wrong` (hidden): like `gold` with a deliberately broken patch. Expected reward: 0.
+ *
+ * Each rollout gets its own in-process loop consuming `gate.next(…, rolloutId)`; replies are
+ * written as Qwen3 text (the default policy model's format: `<think>`, `<tool_call>` JSON,
+ * `<|im_end|>`) and tokenized with the gateway's own tokenizer, so the recorded samples hold real
+ * policy ids with deterministic logprobs.
+ *
+ * @module
+ */
+import type { Harness } from "../harness/mod.ts";
+import type { InterceptionGate } from "../model/backends/gate.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import type { SweTask } from "../sandbox/mod.ts";
+import { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
+
+/** The scripted policies. */
+export type ScriptedPolicyName = "gold" | "noop" | "wrong";
+
+/** Final answers of the scripted policies. */
+export const FINAL_TEXT = {
+  applied: "I applied the fix with git apply; the change is in the working tree.",
+  noop: "I reviewed the issue and left the repository unchanged.",
+} as const;
+
+/** JSON as Python's `json.dumps` writes it (what Qwen3 saw in training): `", "` and `": "`. */
+export function pythonJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
+  if (v && typeof v === "object") {
+    const entries = Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`);
+    return `{${entries.join(", ")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** A Qwen3 tool-call turn: reasoning, then one call. */
+export function toolCallText(reasoning: string, name: string, args: Record<string, unknown>) {
+  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${
+    pythonJson(args)
+  }}\n</tool_call>`;
+  return `<think>\n${reasoning}\n</think>\n\n${call}<|im_end|>`;
+}
+
+/** A Qwen3 final-answer turn. */
+export function answerText(reasoning: string, text: string): string {
+  return `<think>\n${reasoning}\n</think>\n\n${text}<|im_end|>`;
+}
+
+/** The deterministic logprob the scripted policies assign to their i-th sampled token. */
+export function scriptedLogprob(i: number): number {
+  return -((i % 7) + 1) / 100;
+}
+
+/** What a scripted policy says, given the decoded prompt of one request. */
+export type Script = (promptText: string) => string;
+
+/** The script of `policy` for one rollout of `task` with harness `h`. */
+export function scriptFor(policy: ScriptedPolicyName, h: Harness, task: SweTask): Script {
+  if (policy === "noop") {
+    return () => answerText("The task needs no action from me here.", FINAL_TEXT.noop);
+  }
+  const patch = policy === "gold" ? task.gold_patch : wrongPatch(task);
+  const call = toolCallText("I will apply the fix with the shell.", h.shellTool.name, {
+    [h.shellTool.argument]: applyPatchCommand(patch),
+  });
+  return (text) =>
+    text.includes("</tool_response>")
+      ? answerText("The patch is applied.", FINAL_TEXT.applied)
+      : call;
+}
+
+/** A running scripted policy for one rollout. */
+export interface ScriptedPolicyRun {
+  /** Requests answered so far. */
+  readonly answered: number;
+  /** The first error the loop hit (the request got a gateway error), if any. */
+  readonly error: string | undefined;
+  /** Stops the loop; resolves once it has ended. */
+  stop(): Promise<void>;
+}
+
+/** Starts answering `rolloutId`'s requests on `gate` with `script`. */
+export function startScriptedPolicy(o: {
+  gate: InterceptionGate;
+  model: PolicyModel;
+  rolloutId: string;
+  script: Script;
+}): ScriptedPolicyRun {
+  const abort = new AbortController();
+  let answered = 0;
+  let error: string | undefined;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      const req = await o.gate.next(1_000, o.rolloutId, abort.signal);
+      if (!req) continue;
+      try {
+        const reply = o.script(await o.model.decode(req.prompt_ids));
+        const ids = await o.model.tokenizer.encode(reply);
+        o.gate.complete(req.request_id, {
+          output_ids: ids,
+          logprobs: ids.map((_, i) => scriptedLogprob(i)),
+          finish_reason: "stop",
+        });
+        answered++;
+      } catch (err) {
+        error ??= (err as Error).message;
+        try {
+          o.gate.fail(req.request_id, `scripted policy failed: ${(err as Error).message}`);
+        } catch { /* already resolved (rollout finished) */ }
+      }
+    }
+  })();
+  return {
+    get answered() {
+      return answered;
+    },
+    get error() {
+      return error;
+    },
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Shared pieces of the runner tests: one policy model per process, a quiet in-process run of the
+ * rollout loop over a chosen subset of the shipped tasks, and skip conditions (bubblewrap, the
+ * agent CLIs).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { binaryInstalled, type Harness, HARNESSES } from "../../harness/mod.ts";
+import type { PolicyModel } from "../../model/mod.ts";
+import { type RolloutRecord, type RolloutRunOptions, runRollouts } from "../../runner/mod.ts";
+import { LocalProvider, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
+import { sharedModel } from "../support/scripted_policy.ts";
+
+export const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
+if (!HAVE_BWRAP) console.warn("SKIP runner tests: bubblewrap cannot run here");
+
+/** Every harness. */
+export const CLIS: { h: Harness }[] = Object.values(HARNESSES).map((h) => ({ h }));
+
+/** Why a test for `h` is skipped, or `undefined` when it runs. */
+export function skipReason(h: Harness): string | undefined {
+  if (!HAVE_BWRAP) return "bubblewrap unavailable";
+  if (!binaryInstalled(h)) return `${h.bin} missing (npm ci --prefix agents)`;
+  return undefined;
+}
+
+/** The ids of the shipped tasks, sorted. */
+export async function shippedTaskIds(): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const e of Deno.readDir(SHIPPED_TASKS_DIR)) {
+    if (e.isDirectory) ids.push(e.name);
+  }
+  return ids.sort();
+}
+
+export interface QuietRun {
+  records: RolloutRecord[];
+  log: string;
+  table: string;
+  /** The results file's records. */
+  file: RolloutRecord[];
+}
+
+/** Runs the loop in process with its output captured; `policyModel` shared. */
+export async function runQuiet(
+  o: Partial<RolloutRunOptions> & Pick<RolloutRunOptions, "tasks" | "harness" | "policy" | "out">,
+): Promise<QuietRun> {
+  let log = "";
+  let table = "";
+  const model: PolicyModel = await sharedModel();
+  const outcome = await runRollouts({
+    sandbox: "local",
+    samples: 1,
+    concurrency: 6,
+    timeBudgetS: 120,
+    model: "rollgate-policy",
+    policyModel: model,
+    log: (t) => log += t,
+    print: (t) => table += t,
+    tty: false,
+    ...o,
+  });
+  const text = await Deno.readTextFile(o.out);
+  const file = text.split("\n").filter((l) => l).map((l) => JSON.parse(l));
+  return { records: outcome.records, log, table, file };
+}
+
+/** A readable account of a record, for failed assertions. */
+export function describe(r: RolloutRecord): string {
+  const { samples: _, ...rest } = r;
+  return JSON.stringify(rest, null, 1).slice(0, 6_000);
+}
+
+/** Checks what every graded record of a scripted run has. */
+export function assertWellFormed(r: RolloutRecord, harness: string): void {
+  assert.equal(r.error, undefined, describe(r));
+  assert.equal(r.harness, harness);
+  assert.match(r.rollout_id, /^[A-Za-z0-9_.:-]+$/);
+  assert.ok(r.tests.length >= 2, describe(r));
+  assert.equal(r.agent?.ok, true, `the agent run succeeded: ${describe(r)}`);
+  assert.equal(r.policy_error, undefined, describe(r));
+  assert.ok(r.samples.length >= 1, "the rollout has training samples");
+  for (const s of r.samples as { reward: number; input_ids: number[]; loss_mask: number[] }[]) {
+    assert.equal(s.reward, r.reward, "samples carry the rollout's reward");
+    assert.equal(s.input_ids.length, s.loss_mask.length);
+    assert.ok(s.loss_mask.some((m) => m === 1), "sampled ids are trained");
+  }
+  assert.ok(r.timings.total_ms >= (r.timings.agent_ms ?? 0));
+}
