@@ -51,14 +51,18 @@ const USAGE = `usage: main.ts serve [options]
 function numberOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error(`${name} must be a positive integer, got ${value}`);
+  }
   return n;
 }
 
 function countOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be an integer ≥ 0, got ${value}`);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`${name} must be an integer ≥ 0, got ${value}`);
+  }
   return n;
 }
 
@@ -115,10 +119,14 @@ export async function serve(args: string[]): Promise<void> {
   });
   const defaultBackend = values.backend ?? env("ROLLGATE_BACKEND") ?? "gate";
   if (!["gate", "vllm", "sglang", "anthropic", "openai"].includes(defaultBackend)) {
-    throw new Error(`--backend must be gate, vllm, sglang, anthropic or openai, got ${defaultBackend}`);
+    throw new Error(
+      `--backend must be gate, vllm, sglang, anthropic or openai, got ${defaultBackend}`,
+    );
   }
   if (!(defaultBackend === "gate" || backends[defaultBackend] || upstreams[defaultBackend])) {
-    const flag = ["anthropic", "openai"].includes(defaultBackend) ? `upstream-${defaultBackend}` : defaultBackend;
+    const flag = ["anthropic", "openai"].includes(defaultBackend)
+      ? `upstream-${defaultBackend}`
+      : defaultBackend;
     throw new Error(`--backend ${defaultBackend} needs --${flag}-url`);
   }
   const gw = createGateway({
@@ -127,7 +135,10 @@ export async function serve(args: string[]): Promise<void> {
     upstreams,
     defaultBackend,
     adminToken: env("ROLLGATE_ADMIN_TOKEN"),
-    maxBodyBytes: numberOption(values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"), "--max-body-bytes"),
+    maxBodyBytes: numberOption(
+      values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"),
+      "--max-body-bytes",
+    ),
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
   });
@@ -135,7 +146,9 @@ export async function serve(args: string[]): Promise<void> {
     port,
     hostname,
     onListen: ({ hostname, port }) =>
-      console.log(`rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`),
+      console.log(
+        `rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
+      ),
   }, gw.app.fetch);
 }
 

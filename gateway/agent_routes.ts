@@ -49,7 +49,8 @@ function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Respon
 
 export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
-  const rolloutOf = (c: Context) => resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
+  const rolloutOf = (c: Context) =>
+    resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
 
   const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
     try {
@@ -90,7 +91,15 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const created = Math.floor(Date.now() / 1000);
       return c.json({
         object: "list",
-        data: [{ id: o.modelName, object: "model", created, owned_by: "rollgate", type: "model", display_name: o.modelName, created_at: new Date(created * 1000).toISOString() }],
+        data: [{
+          id: o.modelName,
+          object: "model",
+          created,
+          owned_by: "rollgate",
+          type: "model",
+          display_name: o.modelName,
+          created_at: new Date(created * 1000).toISOString(),
+        }],
         has_more: false,
         first_id: o.modelName,
         last_id: o.modelName,

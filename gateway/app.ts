@@ -75,34 +75,50 @@ export function createGateway(options: GatewayOptions): Gateway {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true }));
-  app.route("/api", trainerRoutes({
-    store,
-    gate,
-    model: options.model,
-    sampleOptions: options.sampleOptions,
-    maxBodyBytes,
-    adminToken: options.adminToken,
-    publicUrl: options.publicUrl,
-    backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
-    // A black-box default is recorded on each rollout so its requests are forwarded.
-    defaultRolloutBackend: upstreamDefault,
-    pause: runner.pause,
-  }));
-  app.route("/", hostToolRoutes({
-    store,
-    tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
-    maxBodyBytes,
-    adminToken: options.adminToken,
-  }));
-  app.route("/", agentRoutes({
-    store,
-    runner,
-    maxBodyBytes,
-    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
-    adminToken: options.adminToken,
-    modelName: options.modelName ?? "rollgate-policy",
-    upstreams: options.upstreams,
-  }));
-  app.notFound((c) => c.json({ error: { type: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+  app.route(
+    "/api",
+    trainerRoutes({
+      store,
+      gate,
+      model: options.model,
+      sampleOptions: options.sampleOptions,
+      maxBodyBytes,
+      adminToken: options.adminToken,
+      publicUrl: options.publicUrl,
+      backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
+      // A black-box default is recorded on each rollout so its requests are forwarded.
+      defaultRolloutBackend: upstreamDefault,
+      pause: runner.pause,
+    }),
+  );
+  app.route(
+    "/",
+    hostToolRoutes({
+      store,
+      tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
+      maxBodyBytes,
+      adminToken: options.adminToken,
+    }),
+  );
+  app.route(
+    "/",
+    agentRoutes({
+      store,
+      runner,
+      maxBodyBytes,
+      keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
+      adminToken: options.adminToken,
+      modelName: options.modelName ?? "rollgate-policy",
+      upstreams: options.upstreams,
+    }),
+  );
+  app.notFound((c) =>
+    c.json({
+      error: {
+        type: "not_found",
+        message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
+      },
+    }, 404)
+  );
   return { app, store, gate, runner, model: options.model };
 }

@@ -30,7 +30,10 @@ export function sseResponse(options: SseOptions): Response {
         if (!closed) controller.enqueue(encoder.encode(text));
       };
       write(": rollgate\n\n");
-      timer = setInterval(() => write(": keep-alive\n\n"), options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS);
+      timer = setInterval(
+        () => write(": keep-alive\n\n"),
+        options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
+      );
       options.produce()
         .then(async (events) => {
           for await (const e of events) write(encodeSse(e));

@@ -12,7 +12,10 @@ export const SamplingSchema = z.object({
 });
 
 export const CreateRolloutSchema = z.object({
-  id: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "id may hold letters, digits and _ . : - (1-128)")
+  id: z.string().regex(
+    /^[A-Za-z0-9_.:-]{1,128}$/,
+    "id may hold letters, digits and _ . : - (1-128)",
+  )
     .optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   sampling: SamplingSchema.optional(),

@@ -58,7 +58,9 @@ export class PolicyModel {
     this.endOfTurnText = eos;
     this.endOfTurnId = eosId;
     const endOfText = this.idOf("<|endoftext|>");
-    this.stopTokenIds = endOfText === undefined || endOfText === eosId ? [eosId] : [eosId, endOfText];
+    this.stopTokenIds = endOfText === undefined || endOfText === eosId
+      ? [eosId]
+      : [eosId, endOfText];
     const turnStart = config.chat_template!.includes("<|im_start|>") ? "<|im_start|>" : eos;
     this.segments = new SegmentEncoder(tokenizer, turnStart);
     this.parser = selectParser({

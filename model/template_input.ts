@@ -62,7 +62,11 @@ function toTemplateMessage(m: Message): TemplateMessage {
     case "user":
       return { role: m.role, content: m.content ?? "" };
     case "tool": {
-      const t: TemplateMessage = { role: "tool", content: m.content ?? "", tool_call_id: m.tool_call_id };
+      const t: TemplateMessage = {
+        role: "tool",
+        content: m.content ?? "",
+        tool_call_id: m.tool_call_id,
+      };
       if (m.name !== undefined) t.name = m.name;
       return t;
     }

@@ -46,7 +46,9 @@ class JsTextTokenizer implements TextTokenizer {
     this.vocabSize = vocabSize;
   }
   encode(text: string): Promise<number[]> {
-    return Promise.resolve(text === "" ? [] : this.tok.encode(text, { add_special_tokens: false }).ids);
+    return Promise.resolve(
+      text === "" ? [] : this.tok.encode(text, { add_special_tokens: false }).ids,
+    );
   }
   decode(ids: number[]): Promise<string> {
     // The JS tokenizer throws on an empty array (the Rust one returns "").

@@ -35,7 +35,9 @@ export function scriptedLogprob(i: number): number {
 export function pythonJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
   if (v && typeof v === "object") {
-    return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(", ")}}`;
+    return `{${
+      Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(", ")
+    }}`;
   }
   return JSON.stringify(v);
 }
@@ -47,7 +49,9 @@ export function toolCallText(
   args: Record<string, unknown>,
   text = "",
 ): string {
-  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${pythonJson(args)}}\n</tool_call>`;
+  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${
+    pythonJson(args)
+  }}\n</tool_call>`;
   return `<think>\n${reasoning}\n</think>\n\n${text ? text + "\n" : ""}${call}<|im_end|>`;
 }
 
@@ -83,7 +87,9 @@ export class ScriptedPolicy {
     const model = await sharedModel();
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.options.adminToken) headers.authorization = `Bearer ${this.options.adminToken}`;
-    const rolloutQuery = this.options.rollout ? `&rollout=${encodeURIComponent(this.options.rollout)}` : "";
+    const rolloutQuery = this.options.rollout
+      ? `&rollout=${encodeURIComponent(this.options.rollout)}`
+      : "";
     while (!this.#stopped) {
       let res: Response;
       try {
