@@ -7,6 +7,9 @@
  * @module
  */
 import { PolicyModel } from "../../model/mod.ts";
+import { pythonJson } from "./python_json.ts";
+
+export { pythonJson } from "./python_json.ts";
 
 /** What the policy decides to say for one prompt: the raw text the model would sample. */
 export type Script = (prompt: { text: string; ids: number[]; turn: number }) => string;
@@ -29,17 +32,6 @@ export function sharedModel(): Promise<PolicyModel> {
 /** The deterministic logprob the double assigns to its i-th sampled token. */
 export function scriptedLogprob(i: number): number {
   return -((i % 7) + 1) / 100;
-}
-
-/** JSON the way Python's `json.dumps` writes it (what Qwen3 saw in training): `", "`, `": "`. */
-export function pythonJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
-  if (v && typeof v === "object") {
-    return `{${
-      Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(", ")
-    }}`;
-  }
-  return JSON.stringify(v);
 }
 
 /** A Qwen3 tool-call turn: reasoning, optional text, one call. */
