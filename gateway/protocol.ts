@@ -17,6 +17,34 @@ export class InvalidRequestError extends Error {
   override name = "InvalidRequestError";
 }
 
+/** What is known of an answer before its first token: enough for the opening events. */
+export interface AnswerHeader {
+  /** Same as the final `TurnAnswer.id`. */
+  id: string;
+  model: string;
+  /** Unix seconds. */
+  created: number;
+  /** Prompt tokens (the full prompt, as in `Usage.input_tokens`) and the part reused verbatim. */
+  inputTokens: number;
+  cachedTokens: number;
+}
+
+/**
+ * Emits a protocol's SSE events for an answer that arrives piece by piece (real streaming from
+ * an engine or a trainer that appends tokens as they are sampled).
+ *
+ * Call order: `start()`, any number of `reasoning()` then `text()` deltas (reasoning never comes
+ * after text), then `finish(answer)` once the turn is recorded. The streamed reasoning and text
+ * are prefixes of `answer.message.reasoning_content` / `answer.message.content`; `finish` sends
+ * the rest of both, the tool calls, the stop reason, usage and the terminal event.
+ */
+export interface AnswerStreamEncoder {
+  start(): SseEvent[];
+  reasoning(delta: string): SseEvent[];
+  text(delta: string): SseEvent[];
+  finish(answer: TurnAnswer): SseEvent[];
+}
+
 export interface ProtocolAdapter {
   readonly name: Protocol;
   /** Prefix of the tool-call ids the gateway mints for this protocol (`toolu_`, `call_`). */
@@ -27,6 +55,8 @@ export interface ProtocolAdapter {
   toResponseBody(answer: TurnAnswer, request: CanonicalRequest): unknown;
   /** The complete SSE event sequence for the answer, in order, terminal event last. */
   toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[];
+  /** An encoder for an answer streamed as it is generated. */
+  streamEncoder(header: AnswerHeader, request: CanonicalRequest): AnswerStreamEncoder;
   /** A protocol-shaped error body for an HTTP error status. */
   errorBody(status: number, message: string): unknown;
   /** Events that report an error inside an already-started stream. */
