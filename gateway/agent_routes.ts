@@ -19,6 +19,7 @@ import type { RolloutStore } from "../trajectory/rollout_store.ts";
 import type { TurnRunner } from "../trajectory/turn_runner.ts";
 import type { Upstream } from "../model/backends/upstream.ts";
 import { serveBlackBox } from "./black_box_route.ts";
+import { answerEvents } from "./answer_events.ts";
 
 export interface AgentRouteOptions {
   store: RolloutStore;
@@ -64,7 +65,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
-        produce: async () => adapter.toStreamEvents(await t.result, req),
+        produce: () => Promise.resolve(answerEvents(adapter, t, req)),
         onError: (e) => {
           const { status, message } = errorStatus(e);
           return adapter.streamErrorEvents(status, message);

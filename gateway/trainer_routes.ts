@@ -20,6 +20,7 @@ import { sharedPrefixTree, turnTree } from "../trajectory/tree_export.ts";
 import { presentedToken } from "./auth.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
+  AppendSchema,
   CompleteSchema,
   CreateRolloutSchema,
   FailSchema,
@@ -205,16 +206,25 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     );
     return next ? c.json(next) : c.body(null, 204);
   });
-  app.post("/requests/:rid/complete", async (c) => {
-    const completion = await body(c, CompleteSchema, "completion");
+  const checkVocab = (ids: number[], what: string) => {
     const vocab = o.model.vocabSize;
-    const bad = completion.output_ids.find((id) => id >= vocab);
+    const bad = ids.find((id) => id >= vocab);
     if (bad !== undefined) {
       throw new GatewayError(
         400,
-        `invalid completion: token id ${bad} is outside the vocabulary (${vocab})`,
+        `invalid ${what}: token id ${bad} is outside the vocabulary (${vocab})`,
       );
     }
+  };
+  app.post("/requests/:rid/append", async (c) => {
+    const { output_ids } = await body(c, AppendSchema, "append");
+    checkVocab(output_ids, "append");
+    o.gate.append(c.req.param("rid"), output_ids);
+    return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
+  });
+  app.post("/requests/:rid/complete", async (c) => {
+    const completion = await body(c, CompleteSchema, "completion");
+    checkVocab(completion.output_ids, "completion");
     o.gate.complete(c.req.param("rid"), completion);
     return c.json({ request_id: c.req.param("rid"), completed: true });
   });

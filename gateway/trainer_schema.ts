@@ -40,6 +40,11 @@ export const CompleteSchema = z.object({
   path: ["logprobs"],
 });
 
+/** Sampled ids streamed before the completion (`POST /api/requests/:id/append`). */
+export const AppendSchema = z.object({
+  output_ids: z.array(z.number().int().nonnegative()).min(1),
+});
+
 export const FailSchema = z.object({
   error: z.string().min(1),
   status: z.number().int().min(400).max(599).optional(),

@@ -2,7 +2,7 @@
  * The Anthropic Messages wire protocol (`POST /v1/messages`, `/v1/messages/count_tokens`), as
  * Claude Code speaks it. Pure conversions, no I/O: the HTTP route validates a body with
  * `parseRequest`, runs the turn, and serialises the `TurnAnswer` with `toResponseBody` or
- * `toStreamEvents`.
+ * `toStreamEvents`, or streams it as it is generated through `streamEncoder`.
  *
  * @example
  * ```ts
@@ -18,6 +18,10 @@
  * // for (const e of anthropicAdapter.toStreamEvents(answer, request)) {
  * //   write(`event: ${e.event}\ndata: ${e.data}\n\n`);
  * // }
+ * // Or, as the answer is generated:
+ * // const encoder = anthropicAdapter.streamEncoder(header, request);
+ * // write(encoder.start()); write(encoder.reasoning(piece)); write(encoder.text(piece));
+ * // write(encoder.finish(answer));
  * ```
  *
  * @module
@@ -25,7 +29,7 @@
 import type { ProtocolAdapter } from "../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toMessageResponse } from "./response.ts";
-import { streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 export {
@@ -41,7 +45,13 @@ export {
   type ResponseContentBlock,
   toMessageResponse,
 } from "./response.ts";
-export { splitChunks, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export {
+  answerHeader,
+  splitChunks,
+  streamEncoder,
+  streamErrorEvents,
+  toStreamEvents,
+} from "./stream.ts";
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */
@@ -51,6 +61,7 @@ export const anthropicAdapter: ProtocolAdapter = {
   parseRequest: toCanonicalRequest,
   toResponseBody: toMessageResponse,
   toStreamEvents,
+  streamEncoder,
   errorBody,
   streamErrorEvents,
 };

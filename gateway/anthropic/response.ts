@@ -45,8 +45,8 @@ export function mapStopReason(reason: StopReason): AnthropicStopReason {
   }
 }
 
-/** The message id for a turn: `msg_` + the gateway's turn id. */
-export function messageId(answer: TurnAnswer): string {
+/** The message id for a turn: `msg_` + the gateway's turn id (an answer or its header). */
+export function messageId(answer: Pick<TurnAnswer, "id">): string {
   return `msg_${answer.id}`;
 }
 
@@ -54,7 +54,7 @@ export function messageId(answer: TurnAnswer): string {
  * The thinking `signature`. Clients echo it verbatim but the gateway never verifies it; carrying
  * the turn id makes an echoed thinking block traceable to the turn that produced it.
  */
-export function thinkingSignature(answer: TurnAnswer): string {
+export function thinkingSignature(answer: Pick<TurnAnswer, "id">): string {
   return `rollgate:${answer.id}`;
 }
 
@@ -64,9 +64,14 @@ export function thinkingSignature(answer: TurnAnswer): string {
  * bridged prefix as `cache_read_input_tokens` as well would count it twice.
  */
 export function responseUsage(answer: TurnAnswer): ResponseUsage {
+  return usageOf(answer.usage.input_tokens, answer.usage.output_tokens);
+}
+
+/** `ResponseUsage` from the prompt and output token counts (cache fields 0, see above). */
+export function usageOf(inputTokens: number, outputTokens: number): ResponseUsage {
   return {
-    input_tokens: answer.usage.input_tokens,
-    output_tokens: answer.usage.output_tokens,
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
   };

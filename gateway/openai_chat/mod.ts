@@ -3,7 +3,8 @@
  * (`api: "openai-completions"`) and other OpenAI-SDK clients. Pure conversions only: the HTTP route
  * validates with {@linkcode openaiChatAdapter.parseRequest}, runs the turn, and writes what
  * {@linkcode openaiChatAdapter.toResponseBody} or {@linkcode openaiChatAdapter.toStreamEvents}
- * return.
+ * return, or, when the answer is streamed as it is generated, what the encoder from
+ * {@linkcode openaiChatAdapter.streamEncoder} emits.
  *
  * @example
  * ```ts ignore
@@ -25,7 +26,7 @@
 import type { ProtocolAdapter } from "../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toChatCompletion } from "./response.ts";
-import { streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalRequest } from "./to_canonical.ts";
@@ -36,7 +37,7 @@ export {
   mapFinishReason,
   toChatCompletion,
 } from "./response.ts";
-export { DONE, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export { answerHeader, DONE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { type ChatErrorBody, errorBody } from "./errors.ts";
 export { ChatRequestSchema } from "./schema.ts";
 
@@ -47,6 +48,7 @@ export const openaiChatAdapter: ProtocolAdapter = {
   parseRequest: toCanonicalRequest,
   toResponseBody: toChatCompletion,
   toStreamEvents,
+  streamEncoder,
   errorBody,
   streamErrorEvents,
 };

@@ -50,8 +50,11 @@ export function mapFinishReason(reason: StopReason): "stop" | "length" | "tool_c
   return reason;
 }
 
-/** Completion ids derive from the turn id so a replayed turn gets the same id. */
-export function completionId(answer: TurnAnswer): string {
+/**
+ * Completion ids derive from the turn id so a replayed turn gets the same id. Takes an answer or
+ * an `AnswerHeader` (same `id`).
+ */
+export function completionId(answer: Pick<TurnAnswer, "id">): string {
   return `chatcmpl-${answer.id}`;
 }
 

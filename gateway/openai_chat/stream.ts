@@ -7,13 +7,15 @@
  * `finish_reason`, the usage chunk with `choices: []` when `stream_options.include_usage` was
  * asked, and `data: [DONE]`. Chat streams have `data:` lines only, hence no `event` field.
  *
- * The answer is complete before streaming starts, so chunking is cosmetic; it is kept because
- * clients are written for token-sized deltas and some mishandle one huge delta.
+ * {@linkcode streamEncoder} emits that sequence for an answer that arrives piece by piece;
+ * {@linkcode toStreamEvents} runs the same encoder over a complete answer, so both paths produce
+ * the same chunks. Long deltas are split into pieces of at most {@linkcode PIECE_SIZE} code points
+ * because clients are written for token-sized deltas and some mishandle one huge delta.
  *
  * @module
  */
 import type { CanonicalRequest, ToolCall, TurnAnswer } from "../../model/messages.ts";
-import type { SseEvent } from "../protocol.ts";
+import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { completionId, customToolInput, mapFinishReason, toChatUsage } from "./response.ts";
 
@@ -50,13 +52,27 @@ function toolCallDeltas(call: ToolCall, index: number): Record<string, unknown>[
   ];
 }
 
-/** The complete event sequence for a streamed answer, `[DONE]` last. */
-export function toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[] {
+/**
+ * An encoder for an answer streamed as it is generated (see `AnswerStreamEncoder` for the call
+ * order). Every chunk carries the header's id (`chatcmpl-<id>`), `created` and `model`; the header's
+ * token counts are not needed because Chat reports usage only in the final chunk.
+ *
+ * `finish(answer)` sends whatever part of `answer.message.reasoning_content` and
+ * `answer.message.content` was not streamed yet. Should a streamed prefix turn out not to be a
+ * prefix of the final text (a producer bug: the contract forbids it), nothing more is sent for
+ * that part and no error is thrown: what the client already has cannot be taken back, and the rest
+ * of the turn (tool calls, finish reason, usage, `[DONE]`) is still worth delivering. Deltas that
+ * arrive out of the documented order (reasoning after text) are forwarded as they come.
+ */
+export function streamEncoder(
+  header: AnswerHeader,
+  request: CanonicalRequest,
+): AnswerStreamEncoder {
   const envelope = {
-    id: completionId(answer),
+    id: completionId(header),
     object: "chat.completion.chunk",
-    created: answer.created,
-    model: answer.model,
+    created: header.created,
+    model: header.model,
   };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): SseEvent => ({
     data: JSON.stringify({
@@ -64,22 +80,69 @@ export function toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): S
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     }),
   });
+  /** The reasoning and text sent so far, to work out what `finish` still owes. */
+  let sentReasoning = "";
+  let sentText = "";
+  const reasoning = (delta: string): SseEvent[] => {
+    sentReasoning += delta;
+    return splitPieces(delta).map((piece) => chunk({ reasoning_content: piece }));
+  };
+  const text = (delta: string): SseEvent[] => {
+    sentText += delta;
+    return splitPieces(delta).map((piece) => chunk({ content: piece }));
+  };
 
-  const { content, reasoning_content: reasoning = "", tool_calls: calls = [] } = answer.message;
-  const events: SseEvent[] = [
-    chunk({ role: "assistant", content: "" }),
-    ...splitPieces(reasoning).map((piece) => chunk({ reasoning_content: piece })),
-    ...splitPieces(content).map((piece) => chunk({ content: piece })),
-    ...calls.flatMap((call, i) => toolCallDeltas(call, i).map((d) => chunk({ tool_calls: [d] }))),
-    chunk({}, mapFinishReason(answer.stopReason)),
+  return {
+    start: () => [chunk({ role: "assistant", content: "" })],
+    reasoning,
+    text,
+    finish(answer: TurnAnswer): SseEvent[] {
+      const { content, reasoning_content: fullReasoning = "", tool_calls: calls = [] } =
+        answer.message;
+      const events: SseEvent[] = [
+        ...reasoning(remainder(fullReasoning, sentReasoning)),
+        ...text(remainder(content, sentText)),
+        ...calls.flatMap((call, i) =>
+          toolCallDeltas(call, i).map((d) => chunk({ tool_calls: [d] }))
+        ),
+        chunk({}, mapFinishReason(answer.stopReason)),
+      ];
+      if (request.includeUsage) {
+        events.push({
+          data: JSON.stringify({ ...envelope, choices: [], usage: toChatUsage(answer.usage) }),
+        });
+      }
+      events.push(DONE);
+      return events;
+    },
+  };
+}
+
+/** The part of `full` after the already-sent `sent`; empty when `sent` is not a prefix of it. */
+function remainder(full: string, sent: string): string {
+  return full.startsWith(sent) ? full.slice(sent.length) : "";
+}
+
+/** The header a complete answer implies: the same id, model, timestamp and prompt counts. */
+export function answerHeader(answer: TurnAnswer): AnswerHeader {
+  return {
+    id: answer.id,
+    model: answer.model,
+    created: answer.created,
+    inputTokens: answer.usage.input_tokens,
+    cachedTokens: answer.usage.cached_tokens,
+  };
+}
+
+/** The complete event sequence for a streamed answer, `[DONE]` last: the encoder run in one go. */
+export function toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[] {
+  const encoder = streamEncoder(answerHeader(answer), request);
+  return [
+    ...encoder.start(),
+    ...encoder.reasoning(answer.message.reasoning_content ?? ""),
+    ...encoder.text(answer.message.content),
+    ...encoder.finish(answer),
   ];
-  if (request.includeUsage) {
-    events.push({
-      data: JSON.stringify({ ...envelope, choices: [], usage: toChatUsage(answer.usage) }),
-    });
-  }
-  events.push(DONE);
-  return events;
 }
 
 /**

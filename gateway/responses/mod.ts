@@ -3,21 +3,27 @@
  * Pure conversions between Responses bodies/events and the canonical types of
  * `model/messages.ts`; the HTTP route does the I/O.
  *
- * Codex always streams and fails the turn unless the stream ends with `response.completed`, so
- * send {@link toStreamEvents} whole (or {@link streamErrorEvents} if something breaks mid-stream).
+ * Codex always streams and fails the turn unless the stream ends with `response.completed`: send
+ * the events of {@link streamEncoder} as the answer is generated (or {@link toStreamEvents} whole
+ * for a complete answer), and {@link streamErrorEvents} if something breaks mid-stream.
  *
  * @example
  * ```ts
  * import { responsesAdapter } from "./gateway/responses/mod.ts";
  *
  * const request = responsesAdapter.parseRequest(body); // throws InvalidRequestError → 400
- * const answer = await runTurn(request); // your TurnAnswer; mint tool-call ids with "call_"
  * if (request.stream) {
- *   for (const e of responsesAdapter.toStreamEvents(answer, request)) {
- *     write(`event: ${e.event}\ndata: ${e.data}\n\n`);
+ *   const send = (events: SseEvent[]) => {
+ *     for (const e of events) write(`event: ${e.event}\ndata: ${e.data}\n\n`);
+ *   };
+ *   const encoder = responsesAdapter.streamEncoder(header, request); // header: id, model, created
+ *   send(encoder.start());
+ *   for await (const piece of generate(request)) { // reasoning first, then text
+ *     send(piece.reasoning ? encoder.reasoning(piece.reasoning) : encoder.text(piece.text));
  *   }
+ *   send(encoder.finish(answer)); // your TurnAnswer; mint tool-call ids with "call_"
  * } else {
- *   reply(200, responsesAdapter.toResponseBody(answer, request));
+ *   reply(200, responsesAdapter.toResponseBody(await runTurn(request), request));
  * }
  * ```
  *
@@ -26,14 +32,30 @@
 import type { ProtocolAdapter } from "../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toResponseObject } from "./response.ts";
-import { streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 export { errorBody, errorType } from "./errors.ts";
 export type { ErrorBody } from "./errors.ts";
-export { toolCallItem, toOutputItems, toResponseObject, toResponsesUsage } from "./response.ts";
+export {
+  inProgressResponse,
+  messageItem,
+  reasoningItem,
+  toolCallItem,
+  toOutputItems,
+  toResponseObject,
+  toResponsesUsage,
+} from "./response.ts";
 export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
-export { chunkText, DELTA_CHUNK_SIZE, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export {
+  answerHeader,
+  chunkText,
+  DELTA_CHUNK_SIZE,
+  ResponsesStreamEncoder,
+  streamEncoder,
+  streamErrorEvents,
+  toStreamEvents,
+} from "./stream.ts";
 export { contentText, CUSTOM_TOOL_PARAMETERS, toCanonicalRequest } from "./to_canonical.ts";
 export { parseResponsesRequest } from "./schema.ts";
 export type { ResponsesRequest } from "./schema.ts";
@@ -45,6 +67,7 @@ export const responsesAdapter: ProtocolAdapter = {
   parseRequest: toCanonicalRequest,
   toResponseBody: toResponseObject,
   toStreamEvents,
+  streamEncoder,
   errorBody,
   streamErrorEvents,
 };

@@ -113,27 +113,33 @@ export function toolCallItem(call: ToolCall): FunctionCallOutputItem | CustomToo
   };
 }
 
+/** The reasoning item of turn `id`: its text as one summary part, a `rollgate:` handle. */
+export function reasoningItem(id: string, text: string): ReasoningOutputItem {
+  return {
+    type: "reasoning",
+    id: `rs_${id}`,
+    summary: [{ type: "summary_text", text }],
+    encrypted_content: `rollgate:${id}`,
+  };
+}
+
+/** The assistant message item of turn `id` with its text as one `output_text` part. */
+export function messageItem(id: string, text: string): MessageOutputItem {
+  return {
+    type: "message",
+    id: `msg_${id}`,
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text, annotations: [] }],
+  };
+}
+
 /** The answer's output items in order: reasoning, message text, then one item per tool call. */
 export function toOutputItems(answer: TurnAnswer): OutputItem[] {
   const { message } = answer;
   const items: OutputItem[] = [];
-  if (message.reasoning_content) {
-    items.push({
-      type: "reasoning",
-      id: `rs_${answer.id}`,
-      summary: [{ type: "summary_text", text: message.reasoning_content }],
-      encrypted_content: `rollgate:${answer.id}`,
-    });
-  }
-  if (message.content) {
-    items.push({
-      type: "message",
-      id: `msg_${answer.id}`,
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: message.content, annotations: [] }],
-    });
-  }
+  if (message.reasoning_content) items.push(reasoningItem(answer.id, message.reasoning_content));
+  if (message.content) items.push(messageItem(answer.id, message.content));
   for (const call of message.tool_calls ?? []) items.push(toolCallItem(call));
   return items;
 }
@@ -149,23 +155,37 @@ export function toResponsesUsage(usage: Usage): ResponsesUsage {
 }
 
 /**
+ * The response as `response.created` / `response.in_progress` announce it: no output, no usage.
+ * `id` is the turn id, `created` Unix seconds.
+ */
+export function inProgressResponse(id: string, created: number, model: string): ResponseObject {
+  return {
+    id: `resp_${id}`,
+    object: "response",
+    created_at: created,
+    status: "in_progress",
+    model,
+    output: [],
+    usage: null,
+    incomplete_details: null,
+    error: null,
+    parallel_tool_calls: true,
+    tool_choice: "auto",
+    tools: [],
+  };
+}
+
+/**
  * The complete (non-streaming) response object; also the payload of the stream's terminal event.
  * A `length` stop becomes status `incomplete` with reason `max_output_tokens`, as OpenAI reports it.
  */
 export function toResponseObject(answer: TurnAnswer, _request?: CanonicalRequest): ResponseObject {
   const truncated = answer.stopReason === "length";
   return {
-    id: `resp_${answer.id}`,
-    object: "response",
-    created_at: answer.created,
+    ...inProgressResponse(answer.id, answer.created, answer.model),
     status: truncated ? "incomplete" : "completed",
-    model: answer.model,
     output: toOutputItems(answer),
     usage: toResponsesUsage(answer.usage),
     incomplete_details: truncated ? { reason: "max_output_tokens" } : null,
-    error: null,
-    parallel_tool_calls: true,
-    tool_choice: "auto",
-    tools: [],
   };
 }
