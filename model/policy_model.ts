@@ -7,7 +7,13 @@
 import { ChatTemplate } from "./chat_template.ts";
 import type { AssistantMessage, Message, ToolSpec } from "./messages.ts";
 import { loadModelFiles, type ModelFiles, tokenText } from "./model_files.ts";
-import { type OutputParser, type ParsedOutput, selectParser } from "./parsers/mod.ts";
+import {
+  type OutputParser,
+  type ParsedOutput,
+  selectParser,
+  type StreamingOutputParser,
+  streamingParserFor,
+} from "./parsers/mod.ts";
 import { renderDelta } from "./render_delta.ts";
 import { SegmentEncoder } from "./segment_encoder.ts";
 import { toTemplateMessages, toTemplateTools } from "./template_input.ts";
@@ -139,6 +145,11 @@ export class PolicyModel {
     const end = text.indexOf(this.endOfTurnText, prefix.length);
     if (!text.startsWith(prefix) || end < 0) return [];
     return await this.segments.encode(text.slice(prefix.length, end + this.endOfTurnText.length));
+  }
+
+  /** A parser for one answer's ids as they stream in (deltas safe to show before the end). */
+  streamingParser(): StreamingOutputParser {
+    return streamingParserFor(this.parser, this);
   }
 
   parse(ids: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {

@@ -9,6 +9,7 @@
  */
 import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
 import type { FinishReason } from "../model/backends/backend.ts";
+import type { LiveAnswer } from "./live_answer.ts";
 
 /** How a turn's prompt was built. */
 export type MountKind =
@@ -51,6 +52,8 @@ export interface Turn {
   retries: number;
   /** Set when a full render of the recorded answer differs from the sampled ids. */
   drift: Drift | null;
+  /** Reasoning and text shown to clients while the answer is generated (streaming backends). */
+  live?: LiveAnswer;
   /** The answer came from a hosted API: a message-level record, no token ids. */
   blackBox?: true;
   /** Tool-output content inside the context ids, for SFT masks. */
@@ -80,6 +83,11 @@ export interface Turn {
   result: Promise<TurnAnswer>;
   /** Milliseconds since the epoch. */
   timings: { received: number; rendered?: number; completed?: number };
+}
+
+/** The id protocols build their message/response ids from (`msg_…`, `resp_…`). */
+export function answerId(turn: Turn): string {
+  return turn.id.replaceAll(".", "_");
 }
 
 /** The exact prompt ids of a turn, assembled from its ancestors. */

@@ -12,11 +12,12 @@ import type { CanonicalRequest, Message, StopReason, TurnAnswer } from "../model
 import type { PolicyModel } from "../model/policy_model.ts";
 import { GatewayError } from "../gateway/gateway_error.ts";
 import type { Rollout } from "./rollout.ts";
-import { promptIds, type Turn } from "./turn.ts";
+import { answerId, promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
+import { LiveAnswer } from "./live_answer.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -96,6 +97,7 @@ export class TurnRunner {
     const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
     result.catch(() => {}); // nobody may be listening any more (client gone)
     const { turn, promptNode } = registerTurn(rollout, req, mount, result, randomId(4));
+    turn.live = new LiveAnswer();
 
     let plan: PromptPlan;
     try {
@@ -122,6 +124,7 @@ export class TurnRunner {
     this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
       .then((answer) => {
         rollout.tree.recordAnswer(promptNode, turn);
+        turn.live?.close();
         settle.resolve(answer);
       })
       .catch((e) => this.#fail(turn, settle, (e as Error).message, e));
@@ -183,6 +186,17 @@ export class TurnRunner {
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
     const release = await this.pause.enter(signal);
+    const live = turn.live!;
+    // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
+    const stream = this.model.streamingParser();
+    let parsing = Promise.resolve();
+    const onTokens = (ids: number[]) => {
+      parsing = parsing.then(async () => {
+        const { reasoning, text } = await stream.push(ids);
+        live.push({ kind: "reasoning", delta: reasoning });
+        live.push({ kind: "text", delta: text });
+      }).catch(() => {});
+    };
     const completion = await this.backendFor(rollout).generate({
       requestId: `req_${randomId()}`,
       rolloutId: rollout.id,
@@ -195,8 +209,10 @@ export class TurnRunner {
         stop_token_ids: this.model.stopTokenIds,
       },
       routingKey: rollout.id,
+      onTokens,
       signal,
     }).finally(release);
+    await parsing;
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
@@ -225,7 +241,7 @@ export class TurnRunner {
       : "stop";
     const renderedNow = turn.bridgeIds.length + turn.deltaIds.length;
     turn.answer = {
-      id: turn.id.replaceAll(".", "_"),
+      id: answerId(turn),
       model: req.model,
       message: parsed.message,
       stopReason,
@@ -243,6 +259,7 @@ export class TurnRunner {
   }
 
   #fail(turn: Turn, settle: { reject(e: unknown): void }, message: string, cause?: unknown): void {
+    turn.live?.close();
     turn.status = "failed";
     turn.error = message;
     turn.timings.completed = Date.now();

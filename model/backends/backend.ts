@@ -20,6 +20,12 @@ export interface GenerationRequest {
   sampling: SamplingRequest;
   /** Sticky key (the rollout id) so an engine router keeps a rollout's prefix cache warm. */
   routingKey?: string;
+  /**
+   * Called with sampled ids as they are generated, before the completion resolves (engines that
+   * stream, or a trainer appending). The completion's `output_ids` start with everything passed
+   * here.
+   */
+  onTokens?: (ids: number[]) => void;
   /** Aborted when nobody waits for the answer any more. */
   signal?: AbortSignal;
 }

@@ -25,6 +25,9 @@ export interface PendingRequest {
 interface Entry {
   request: PendingRequest;
   claimed: boolean;
+  /** Ids the trainer appended so far (streaming); the completion must start with them. */
+  appended: number[];
+  onTokens?: (ids: number[]) => void;
   /** Re-queues the request if the claiming trainer does not resolve it in time. */
   lease?: ReturnType<typeof setTimeout>;
   resolve(c: Completion): void;
@@ -40,7 +43,7 @@ interface Waiter {
 /** Why a `complete`/`fail` call was refused. */
 export class GateError extends Error {
   override name = "GateError";
-  constructor(message: string, readonly status: 404 | 409) {
+  constructor(message: string, readonly status: 400 | 404 | 409) {
     super(message);
   }
 }
@@ -63,7 +66,14 @@ export class InterceptionGate implements GenerationBackend {
         prompt_ids: req.promptIds,
         sampling: req.sampling,
       };
-      const entry: Entry = { request, claimed: false, resolve, reject };
+      const entry: Entry = {
+        request,
+        claimed: false,
+        appended: [],
+        onTokens: req.onTokens,
+        resolve,
+        reject,
+      };
       this.#entries.set(req.requestId, entry);
       this.#offer(entry, false);
     });
@@ -139,7 +149,25 @@ export class InterceptionGate implements GenerationBackend {
     });
   }
 
+  /**
+   * Streams sampled ids to the agent before the completion: the trainer appends each chunk as
+   * its engine produces it, then completes with the whole output.
+   */
+  append(requestId: string, ids: number[]): void {
+    const entry = this.#pending(requestId);
+    for (const id of ids) entry.appended.push(id);
+    entry.onTokens?.(ids);
+  }
+
   complete(requestId: string, completion: Completion): void {
+    const entry = this.#pending(requestId);
+    const streamed = entry.appended;
+    if (streamed.some((id, i) => completion.output_ids[i] !== id)) {
+      throw new GateError(
+        `output_ids must start with the ${streamed.length} ids appended to ${requestId}`,
+        400,
+      );
+    }
     this.#take(requestId).resolve(completion);
   }
 
@@ -167,7 +195,7 @@ export class InterceptionGate implements GenerationBackend {
     return n;
   }
 
-  #take(requestId: string): Entry {
+  #pending(requestId: string): Entry {
     const entry = this.#entries.get(requestId);
     if (!entry) {
       if (this.#done.has(requestId)) {
@@ -175,6 +203,11 @@ export class InterceptionGate implements GenerationBackend {
       }
       throw new GateError(`unknown request id ${requestId}`, 404);
     }
+    return entry;
+  }
+
+  #take(requestId: string): Entry {
+    const entry = this.#pending(requestId);
     this.#entries.delete(requestId);
     clearTimeout(entry.lease);
     const q = this.#queue.indexOf(requestId);
