@@ -183,6 +183,13 @@ class RollgateClient:
         )
         return PendingRequest.from_json(data) if data else None
 
+    async def append(self, request_id: str, output_ids: list[int]) -> dict[str, Any]:
+        """``POST /api/requests/:id/append``: ids sampled so far, streamed to the agent before the
+        completion (which must then start with every appended id)."""
+        return await self._call(
+            "POST", f"/api/requests/{request_id}/append", body={"output_ids": list(output_ids)}
+        )
+
     async def complete(
         self,
         request_id: str,

@@ -127,6 +127,23 @@ class RolloutLifecycleTest(GatewayTestCase):
 
 
 class TurnTest(GatewayTestCase):
+    async def test_append_streams_before_complete(self) -> None:
+        r = await self.new_rollout()
+        agent = asyncio.ensure_future(
+            asyncio.to_thread(
+                chat, r.base_url, [{"role": "user", "content": "Say hello"}], token=r.token, stream=True
+            )
+        )
+        pending = await self.take(r.id)
+        res = await self.client.append(pending.request_id, THINK_HELLO[:4])
+        self.assertEqual(res["appended"], 4)
+        with self.assertRaises(RollgateError) as bad:
+            await self.client.complete(pending.request_id, HELLO)
+        self.assertEqual(bad.exception.status, 400)
+        await self.client.complete(pending.request_id, THINK_HELLO)
+        ans = await agent
+        self.assertEqual((ans.reasoning, ans.content), ("A", "Hello"))
+
     async def test_non_streaming_turn_and_samples(self) -> None:
         r = await self.new_rollout(metadata={"task": "hello"})
         agent = asyncio.ensure_future(
