@@ -14,6 +14,9 @@
  */
 import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
 import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+
+export { answerHeader } from "../whole_answer.ts";
 import { errorBody } from "./errors.ts";
 import {
   mapStopReason,
@@ -27,26 +30,9 @@ import {
 /** Largest delta, in code points. */
 const CHUNK = 64;
 
-/** The header of a complete answer: what its opening events need. */
-export function answerHeader(answer: TurnAnswer): AnswerHeader {
-  return {
-    id: answer.id,
-    model: answer.model,
-    created: answer.created,
-    inputTokens: answer.usage.input_tokens,
-    cachedTokens: answer.usage.cached_tokens,
-  };
-}
-
 /** The complete event sequence for an answer, `message_stop` last. */
 export function toStreamEvents(answer: TurnAnswer, request?: CanonicalRequest): SseEvent[] {
-  const encoder = streamEncoder(answerHeader(answer), request);
-  return [
-    ...encoder.start(),
-    ...encoder.reasoning(answer.message.reasoning_content ?? ""),
-    ...encoder.text(answer.message.content),
-    ...encoder.finish(answer),
-  ];
+  return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 
 /** A streamed block: its index and what its deltas have sent so far. */

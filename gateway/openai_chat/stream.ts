@@ -16,6 +16,9 @@
  */
 import type { CanonicalRequest, ToolCall, TurnAnswer } from "../../model/messages.ts";
 import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+
+export { answerHeader } from "../whole_answer.ts";
 import { errorBody } from "./errors.ts";
 import { completionId, customToolInput, mapFinishReason, toChatUsage } from "./response.ts";
 
@@ -123,26 +126,9 @@ function remainder(full: string, sent: string): string {
   return full.startsWith(sent) ? full.slice(sent.length) : "";
 }
 
-/** The header a complete answer implies: the same id, model, timestamp and prompt counts. */
-export function answerHeader(answer: TurnAnswer): AnswerHeader {
-  return {
-    id: answer.id,
-    model: answer.model,
-    created: answer.created,
-    inputTokens: answer.usage.input_tokens,
-    cachedTokens: answer.usage.cached_tokens,
-  };
-}
-
 /** The complete event sequence for a streamed answer, `[DONE]` last: the encoder run in one go. */
 export function toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[] {
-  const encoder = streamEncoder(answerHeader(answer), request);
-  return [
-    ...encoder.start(),
-    ...encoder.reasoning(answer.message.reasoning_content ?? ""),
-    ...encoder.text(answer.message.content),
-    ...encoder.finish(answer),
-  ];
+  return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 
 /**

@@ -12,6 +12,9 @@
  */
 import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
 import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+
+export { answerHeader } from "../whole_answer.ts";
 import {
   inProgressResponse,
   messageItem,
@@ -251,29 +254,12 @@ export function streamEncoder(
   return new ResponsesStreamEncoder(header, request);
 }
 
-/** What the answer tells of itself before its first token. */
-export function answerHeader(answer: TurnAnswer): AnswerHeader {
-  return {
-    id: answer.id,
-    model: answer.model,
-    created: answer.created,
-    inputTokens: answer.usage.input_tokens,
-    cachedTokens: answer.usage.cached_tokens,
-  };
-}
-
 /**
  * Every SSE event of a complete answer, in order, `sequence_number` counting from 0, terminal
  * event last: the answer fed whole through {@link streamEncoder}.
  */
 export function toStreamEvents(answer: TurnAnswer, request?: CanonicalRequest): SseEvent[] {
-  const encoder = streamEncoder(answerHeader(answer), request);
-  return [
-    ...encoder.start(),
-    ...encoder.reasoning(answer.message.reasoning_content ?? ""),
-    ...encoder.text(answer.message.content ?? ""),
-    ...encoder.finish(answer),
-  ];
+  return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 
 /**
