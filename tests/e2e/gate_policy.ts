@@ -9,6 +9,7 @@
  * @module
  */
 import { scriptedLogprob, sharedModel } from "../support/scripted_policy.ts";
+import { postJson, trainerLoop } from "../support/trainer_loop.ts";
 
 /** What the double does with one request: sample a text, or fail it with an HTTP status. */
 export type Reply = string | { fail: { status: number; error: string } };
@@ -56,60 +57,39 @@ export class GatePolicyTestDouble {
     if (this.#error) throw this.#error;
   }
 
-  async #post(path: string, body: unknown): Promise<void> {
-    const res = await fetch(this.gatewayUrl + path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    await res.body?.cancel();
-  }
-
   async #run(): Promise<void> {
     const model = await sharedModel();
-    const query = this.rollout ? `&rollout=${encodeURIComponent(this.rollout)}` : "";
-    while (!this.#stopped) {
-      let res: Response;
-      try {
-        res = await fetch(`${this.gatewayUrl}/api/requests/next?wait=1${query}`, {
-          signal: this.#abort.signal,
-        });
-      } catch {
-        if (this.#stopped) return;
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      if (res.status === 204) {
-        await res.body?.cancel();
-        continue;
-      }
-      if (!res.ok) throw new Error(`next: ${res.status} ${await res.text()}`);
-      const req = await res.json();
-      const text = await model.decode(req.prompt_ids);
-      const reply = this.script({ text, ids: req.prompt_ids, index: this.records.length });
-      const record: GateRecord = {
-        request_id: req.request_id,
-        turn_id: req.turn_id,
-        prompt_ids: req.prompt_ids,
-        text,
-        output_ids: [],
-        logprobs: [],
-      };
-      if (typeof reply !== "string") {
-        record.failed = reply.fail;
+    const base = `${this.gatewayUrl}/api/requests`;
+    await trainerLoop({
+      gatewayUrl: this.gatewayUrl,
+      rollout: this.rollout,
+      signal: this.#abort.signal,
+      handle: async (req) => {
+        const text = await model.decode(req.prompt_ids);
+        const reply = this.script({ text, ids: req.prompt_ids, index: this.records.length });
+        const record: GateRecord = {
+          request_id: req.request_id,
+          turn_id: req.turn_id,
+          prompt_ids: req.prompt_ids,
+          text,
+          output_ids: [],
+          logprobs: [],
+        };
+        if (typeof reply !== "string") {
+          record.failed = reply.fail;
+          this.records.push(record);
+          await postJson(`${base}/${req.request_id}/fail`, reply.fail);
+          return;
+        }
+        record.output_ids = await model.tokenizer.encode(reply);
+        record.logprobs = record.output_ids.map((_, i) => scriptedLogprob(i));
         this.records.push(record);
-        await this.#post(`/api/requests/${req.request_id}/fail`, reply.fail);
-        continue;
-      }
-      record.output_ids = await model.tokenizer.encode(reply);
-      record.logprobs = record.output_ids.map((_, i) => scriptedLogprob(i));
-      this.records.push(record);
-      await this.#post(`/api/requests/${req.request_id}/complete`, {
-        output_ids: record.output_ids,
-        logprobs: record.logprobs,
-        finish_reason: "stop",
-      });
-    }
+        await postJson(`${base}/${req.request_id}/complete`, {
+          output_ids: record.output_ids,
+          logprobs: record.logprobs,
+          finish_reason: "stop",
+        });
+      },
+    });
   }
 }

@@ -8,6 +8,7 @@
  */
 import { PolicyModel } from "../../model/mod.ts";
 import { pythonJson } from "./python_json.ts";
+import { postJson, trainerLoop } from "./trainer_loop.ts";
 
 export { pythonJson } from "./python_json.ts";
 
@@ -54,7 +55,6 @@ export function answerText(reasoning: string, text: string): string {
 
 export class ScriptedPolicy {
   readonly records: PolicyRecord[] = [];
-  #stopped = false;
   #loop?: Promise<void>;
   #abort = new AbortController();
 
@@ -70,48 +70,32 @@ export class ScriptedPolicy {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#abort.abort();
     await this.#loop?.catch(() => {});
   }
 
   async #run(): Promise<void> {
     const model = await sharedModel();
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (this.options.adminToken) headers.authorization = `Bearer ${this.options.adminToken}`;
-    const rolloutQuery = this.options.rollout
-      ? `&rollout=${encodeURIComponent(this.options.rollout)}`
-      : "";
-    while (!this.#stopped) {
-      let res: Response;
-      try {
-        res = await fetch(`${this.gatewayUrl}/api/requests/next?wait=1${rolloutQuery}`, {
+    const headers: Record<string, string> = this.options.adminToken
+      ? { authorization: `Bearer ${this.options.adminToken}` }
+      : {};
+    await trainerLoop({
+      gatewayUrl: this.gatewayUrl,
+      rollout: this.options.rollout,
+      headers,
+      signal: this.#abort.signal,
+      handle: async (req) => {
+        const text = await model.decode(req.prompt_ids);
+        const reply = this.script({ text, ids: req.prompt_ids, turn: this.records.length });
+        const output_ids = await model.tokenizer.encode(reply);
+        const logprobs = output_ids.map((_, i) => scriptedLogprob(i));
+        await postJson(
+          `${this.gatewayUrl}/api/requests/${req.request_id}/complete`,
+          { output_ids, logprobs, finish_reason: "stop" },
           headers,
-          signal: this.#abort.signal,
-        });
-      } catch {
-        if (this.#stopped) return;
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      if (res.status === 204) {
-        await res.body?.cancel();
-        continue;
-      }
-      if (!res.ok) throw new Error(`next: ${res.status} ${await res.text()}`);
-      const req = await res.json();
-      const text = await model.decode(req.prompt_ids);
-      const reply = this.script({ text, ids: req.prompt_ids, turn: this.records.length });
-      const output_ids = await model.tokenizer.encode(reply);
-      const logprobs = output_ids.map((_, i) => scriptedLogprob(i));
-      const done = await fetch(`${this.gatewayUrl}/api/requests/${req.request_id}/complete`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ output_ids, logprobs, finish_reason: "stop" }),
-      });
-      if (!done.ok) throw new Error(`complete: ${done.status} ${await done.text()}`);
-      await done.body?.cancel();
-      this.records.push({ ...req, output_ids, logprobs });
-    }
+        );
+        this.records.push({ ...req, output_ids, logprobs });
+      },
+    });
   }
 }
