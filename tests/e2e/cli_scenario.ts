@@ -185,6 +185,8 @@ async function checkTrajectory(
 export interface ScenarioOptions {
   /** A distinctive substring of the CLI's own system prompt. */
   systemMarker: string;
+  /** The policy streams its replies in chunks of this many ids before completing. */
+  appendChunk?: number;
 }
 
 /** Registers the scenario as a `Deno.test` for one harness (ignored when the CLI is missing). */
@@ -195,6 +197,7 @@ export function cliScenarioTest(h: Harness, options: ScenarioOptions): void {
   if (!installed) console.warn(`SKIP e2e ${h.name}: ${missing}`);
   Deno.test({
     name: `e2e ${h.name}: shell tool call then answer, recorded token for token` +
+      (options.appendChunk ? ", streamed as sampled" : "") +
       (installed ? "" : ` [skipped: ${h.bin} missing]`),
     ignore: !installed,
     fn: () => runScenario(h, options),
@@ -215,7 +218,10 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
     await sharedModel();
     gw = await startGateway();
     const rollout = await api(gw, "/api/rollouts", { metadata: { harness: h.name } });
-    policy = new ScriptedPolicy(gw.url, scenarioScript(h), { rollout: rollout.id }).start();
+    policy = new ScriptedPolicy(gw.url, scenarioScript(h), {
+      rollout: rollout.id,
+      appendChunk: options.appendChunk,
+    }).start();
     probe = startEgressProbe();
     run = await runLocal(h, PROMPT, {
       gatewayUrl: gw.url,

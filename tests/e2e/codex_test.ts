@@ -7,3 +7,8 @@ import { codex } from "../../harness/mod.ts";
 import { cliScenarioTest } from "./cli_scenario.ts";
 
 cliScenarioTest(codex, { systemMarker: "You are a coding agent running in the Codex CLI" });
+// The same run with the policy's tokens streamed to the CLI as they are sampled (`append`).
+cliScenarioTest(codex, {
+  systemMarker: "You are a coding agent running in the Codex CLI",
+  appendChunk: 3,
+});

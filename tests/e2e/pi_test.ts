@@ -7,3 +7,8 @@ import { pi } from "../../harness/mod.ts";
 import { cliScenarioTest } from "./cli_scenario.ts";
 
 cliScenarioTest(pi, { systemMarker: "operating inside pi, a coding agent harness" });
+// The same run with the policy's tokens streamed to the CLI as they are sampled (`append`).
+cliScenarioTest(pi, {
+  systemMarker: "operating inside pi, a coding agent harness",
+  appendChunk: 3,
+});

@@ -61,7 +61,12 @@ export class ScriptedPolicy {
   constructor(
     readonly gatewayUrl: string,
     readonly script: Script,
-    readonly options: { rollout?: string; adminToken?: string } = {},
+    readonly options: {
+      rollout?: string;
+      adminToken?: string;
+      /** Stream the reply to the agent in chunks of this many ids (`append`) before completing. */
+      appendChunk?: number;
+    } = {},
   ) {}
 
   start(): this {
@@ -89,8 +94,13 @@ export class ScriptedPolicy {
         const reply = this.script({ text, ids: req.prompt_ids, turn: this.records.length });
         const output_ids = await model.tokenizer.encode(reply);
         const logprobs = output_ids.map((_, i) => scriptedLogprob(i));
+        const base = `${this.gatewayUrl}/api/requests/${req.request_id}`;
+        const chunk = this.options.appendChunk ?? 0;
+        for (let i = 0; chunk > 0 && i < output_ids.length; i += chunk) {
+          await postJson(`${base}/append`, { output_ids: output_ids.slice(i, i + chunk) }, headers);
+        }
         await postJson(
-          `${this.gatewayUrl}/api/requests/${req.request_id}/complete`,
+          `${base}/complete`,
           { output_ids, logprobs, finish_reason: "stop" },
           headers,
         );
