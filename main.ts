@@ -42,6 +42,7 @@ const USAGE = `usage: main.ts serve [options]
   --vllm-url URL        a vLLM OpenAI-compatible server (env ROLLGATE_VLLM_URL); registers "vllm"
   --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
   --engine-model NAME   "model" sent to vLLM (default: omitted)
+  --engine-stream       ask vLLM to stream: agents see the answer while it is generated
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 
@@ -86,6 +87,7 @@ export async function serve(args: string[]): Promise<void> {
       "engine-model": { type: "string" },
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
+      "engine-stream": { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -108,7 +110,12 @@ export async function serve(args: string[]): Promise<void> {
   const vllmUrl = values["vllm-url"] ?? env("ROLLGATE_VLLM_URL");
   const sglangUrl = values["sglang-url"] ?? env("ROLLGATE_SGLANG_URL");
   if (vllmUrl) {
-    backends.vllm = new VllmBackend({ url: vllmUrl, model: values["engine-model"], ...engine });
+    backends.vllm = new VllmBackend({
+      url: vllmUrl,
+      model: values["engine-model"],
+      stream: values["engine-stream"],
+      ...engine,
+    });
   }
   if (sglangUrl) backends.sglang = new SglangBackend({ url: sglangUrl, ...engine });
   const upstreams = upstreamsFromFlags({

@@ -45,6 +45,11 @@ export interface PostOptions {
    * broken response), so the engine can be told to stop (SGLang `/abort_request`).
    */
   onCancel?: (attempt: Attempt) => void;
+  /**
+   * Reads a 2xx answer's body into the value returned as `json` (default: parse it as JSON). A
+   * streaming reader consumes events as they arrive; once it has started, failures are final.
+   */
+  read?: (res: Response) => Promise<unknown>;
 }
 
 export interface EngineResponse {
@@ -69,6 +74,16 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener("abort", stop, { once: true });
   });
+}
+
+/** The default body reader: the whole body, parsed as JSON. */
+async function readJson(res: Response, where: string): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GenerationError(`${where} sent an answer that is not JSON: ${text.slice(0, 200)}`);
+  }
 }
 
 /** A JSON-over-HTTP client for one engine. */
@@ -159,10 +174,17 @@ export class EngineHttp {
         throw new Retryable(`${where} answered ${res.status}: ${text.slice(0, 500)}`);
       }
       // From here on a response has started: never retried.
-      let text: string;
+      if (!res.ok) {
+        const text = await res.text().catch(() => "");
+        throw new GenerationError(
+          `${where} refused the request (${res.status}): ${text.slice(0, 500)}`,
+        );
+      }
       try {
-        text = await res.text();
+        const json = o.read ? await o.read(res) : await readJson(res, where);
+        return { json, headers: res.headers };
       } catch (e) {
+        if (e instanceof GenerationError) throw e;
         giveUp();
         if (o.signal?.aborted) throw this.#clientGone(where);
         if (timedOut) {
@@ -172,18 +194,6 @@ export class EngineHttp {
           );
         }
         throw new GenerationError(`${where} broke off its answer: ${(e as Error).message}`);
-      }
-      if (!res.ok) {
-        throw new GenerationError(
-          `${where} refused the request (${res.status}): ${text.slice(0, 500)}`,
-        );
-      }
-      try {
-        return { json: JSON.parse(text), headers: res.headers };
-      } catch {
-        throw new GenerationError(
-          `${where} sent an answer that is not JSON: ${text.slice(0, 200)}`,
-        );
       }
     } finally {
       clearTimeout(timer);

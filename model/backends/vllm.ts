@@ -21,6 +21,7 @@
  */
 import type { Completion, GenerationBackend, GenerationRequest } from "./backend.ts";
 import { GenerationError } from "./backend.ts";
+import { readVllmStream } from "./vllm_stream.ts";
 import {
   EngineHttp,
   type EngineHttpOptions,
@@ -37,6 +38,11 @@ export interface VllmOptions extends EngineHttpOptions {
   routingHeader?: string;
   /** Response header read as the weight version, when present (default `x-weight-version`). */
   weightVersionHeader?: string;
+  /**
+   * Ask vLLM to stream (`stream: true`) and pass the sampled ids on as they arrive, so agents see
+   * the answer while it is generated. The recorded turn is the same either way.
+   */
+  stream?: boolean;
 }
 
 interface VllmChoice {
@@ -67,16 +73,18 @@ export class VllmBackend implements GenerationBackend {
       return_token_ids: true,
       skip_special_tokens: false,
       include_stop_str_in_output: true,
-      stream: false,
+      stream: this.options.stream === true,
     };
     if (this.options.model) body.model = this.options.model;
     if (req.sampling.temperature !== undefined) body.temperature = req.sampling.temperature;
     if (req.sampling.top_p !== undefined) body.top_p = req.sampling.top_p;
 
+    const where = `vLLM at ${this.http.url}/v1/completions`;
     const res = await this.http.postJson("/v1/completions", {
       signal: req.signal,
       headers,
       body: () => body,
+      read: this.options.stream ? (r) => readVllmStream(r, where, req.onTokens) : undefined,
     });
     return this.#completion(res.json, res.headers, req);
   }

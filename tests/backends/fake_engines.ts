@@ -161,6 +161,11 @@ abstract class FakeEngine {
       if (ended === "aborted") return Response.json(await this.abortedAnswer(received));
       return new Response(null, { status: 499 });
     }
+    if (body.stream) {
+      // `hold` pauses a stream halfway, so a test can see what arrived before the end.
+      const hold = behaviour === "hold" ? new Promise<void>((r) => this.#holds.push(r)) : undefined;
+      return await this.streamAnswer(received, hold);
+    }
     if (behaviour === "hold") await new Promise<void>((r) => this.#holds.push(r));
     const json = JSON.stringify(await this.answer(received));
     const headers = new Headers({ "content-type": "application/json" });
@@ -186,6 +191,13 @@ abstract class FakeEngine {
   protected abortedAnswer(_received: Received): Promise<unknown> {
     return Promise.resolve({});
   }
+
+  /** A streamed answer (engines that stream override this). */
+  protected streamAnswer(_received: Received, _hold?: Promise<void>): Promise<Response> {
+    return Promise.resolve(
+      Response.json({ error: "this double does not stream" }, { status: 400 }),
+    );
+  }
 }
 
 const isIds = (v: unknown) =>
@@ -207,7 +219,6 @@ export class FakeVllm extends FakeEngine {
     if (b.skip_special_tokens !== false) p.push("skip_special_tokens must be false");
     if (b.include_stop_str_in_output !== true) p.push("include_stop_str_in_output must be true");
     if (!isIds(b.stop_token_ids)) p.push("stop_token_ids");
-    if (b.stream) p.push("this double answers non-streaming requests only");
     return p;
   }
 
@@ -241,6 +252,53 @@ export class FakeVllm extends FakeEngine {
       },
     };
   }
+
+  protected override async streamAnswer(r: Received, hold?: Promise<void>): Promise<Response> {
+    const { ids, logprobs } = await this.reply(r.body.prompt);
+    r.output = ids;
+    const stop = (r.body.stop_token_ids as number[]).includes(ids.at(-1)!);
+    return vllmStream(this, ids, logprobs, stop, hold);
+  }
+}
+
+/** vLLM's streamed `/v1/completions` (`stream: true`): chunks of 2 ids, then `[DONE]`. */
+async function vllmStream(
+  engine: { weightVersion: string | undefined },
+  ids: number[],
+  logprobs: number[],
+  stop: boolean,
+  hold?: Promise<void>,
+): Promise<Response> {
+  const chunks: unknown[] = [];
+  for (let i = 0; i < ids.length; i += 2) {
+    const last = i + 2 >= ids.length;
+    chunks.push({
+      id: "cmpl-stream",
+      object: "text_completion",
+      choices: [{
+        index: 0,
+        text: "",
+        token_ids: ids.slice(i, i + 2),
+        logprobs: { token_logprobs: logprobs.slice(i, i + 2) },
+        finish_reason: last ? (stop ? "stop" : "length") : null,
+      }],
+    });
+  }
+  const encoder = new TextEncoder();
+  const half = Math.ceil(chunks.length / 2);
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const [k, chunk] of chunks.entries()) {
+        if (k === half && hold) await hold;
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
+      }
+      controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+      controller.close();
+    },
+  });
+  const headers = new Headers({ "content-type": "text/event-stream" });
+  if (engine.weightVersion) headers.set("x-weight-version", engine.weightVersion);
+  return new Response(body, { headers });
 }
 
 /**
@@ -274,7 +332,6 @@ export class FakeSglang extends FakeEngine {
     if (!isIds(b.input_ids)) p.push("input_ids must be a non-empty list of token ids");
     if (typeof b.rid !== "string" || b.rid === "") p.push("rid must be a non-empty string");
     if (b.return_logprob !== true) p.push("return_logprob must be true");
-    if (b.stream) p.push("this double answers non-streaming requests only");
     const s = (b.sampling_params ?? {}) as Record<string, unknown>;
     if (!Number.isInteger(s.max_new_tokens) || (s.max_new_tokens as number) < 1) {
       p.push("sampling_params.max_new_tokens");

@@ -60,6 +60,8 @@ export async function startRig(o: {
   retries?: number;
   defaultBackend?: string;
   script?: Script;
+  /** The vLLM backend asks for a streamed answer. */
+  vllmStream?: boolean;
 } = {}): Promise<Rig> {
   const model = await sharedModel();
   const script = o.script ?? toolThenAnswer;
@@ -70,7 +72,12 @@ export async function startRig(o: {
     model,
     keepAliveMs: 200,
     backends: {
-      vllm: new VllmBackend({ url: vllm.url, model: ENGINE_MODEL, ...engine }),
+      vllm: new VllmBackend({
+        url: vllm.url,
+        model: ENGINE_MODEL,
+        stream: o.vllmStream,
+        ...engine,
+      }),
       sglang: new SglangBackend({ url: sglang.url, ...engine }),
     },
     defaultBackend: o.defaultBackend,
