@@ -38,7 +38,9 @@ export async function readVllmStream(
     try {
       chunk = JSON.parse(data);
     } catch {
-      throw new GenerationError(`${where} streamed a chunk that is not JSON: ${data.slice(0, 200)}`);
+      throw new GenerationError(
+        `${where} streamed a chunk that is not JSON: ${data.slice(0, 200)}`,
+      );
     }
     weightVersion ??= chunk.weight_version;
     const choice = chunk.choices?.[0];
