@@ -223,6 +223,18 @@ export class EngineHttp {
   }
 }
 
+/**
+ * The sticky-routing header for an engine request: the rollout id under `header` (default
+ * `X-Session-ID`; `""` sends none), so a session-aware router keeps a rollout on one replica.
+ */
+export function routingHeaders(
+  header: string | undefined,
+  routingKey: string | undefined,
+): Record<string, string> {
+  const name = header ?? "X-Session-ID";
+  return name && routingKey ? { [name]: routingKey } : {};
+}
+
 /** Reads a weight version from a header value or a JSON value, when one is there. */
 export function weightVersionOf(value: unknown): string | number | undefined {
   if (typeof value === "number" && Number.isFinite(value)) return value;

@@ -23,6 +23,7 @@ import {
   EngineHttp,
   type EngineHttpOptions,
   finishReason,
+  routingHeaders,
   weightVersionOf,
 } from "./engine_http.ts";
 
@@ -52,9 +53,7 @@ export class SglangBackend implements GenerationBackend {
   }
 
   async generate(req: GenerationRequest): Promise<Completion> {
-    const header = this.options.routingHeader ?? "X-Session-ID";
-    const headers: Record<string, string> = {};
-    if (header && req.routingKey) headers[header] = req.routingKey;
+    const headers = routingHeaders(this.options.routingHeader, req.routingKey);
     const sampling: Record<string, unknown> = {
       max_new_tokens: req.sampling.max_tokens,
       stop_token_ids: req.sampling.stop_token_ids,

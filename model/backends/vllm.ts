@@ -26,6 +26,7 @@ import {
   EngineHttp,
   type EngineHttpOptions,
   finishReason,
+  routingHeaders,
   weightVersionOf,
 } from "./engine_http.ts";
 
@@ -62,9 +63,7 @@ export class VllmBackend implements GenerationBackend {
   }
 
   async generate(req: GenerationRequest): Promise<Completion> {
-    const header = this.options.routingHeader ?? "X-Session-ID";
-    const headers: Record<string, string> = {};
-    if (header && req.routingKey) headers[header] = req.routingKey;
+    const headers = routingHeaders(this.options.routingHeader, req.routingKey);
     const body: Record<string, unknown> = {
       prompt: req.promptIds,
       max_tokens: req.sampling.max_tokens,
