@@ -8,13 +8,15 @@
  */
 import { parseArgs } from "node:util";
 import { PolicyModel } from "./model/mod.ts";
-import { createGateway } from "./gateway/mod.ts";
-import { audit, inspect } from "./cli/trajectory_verbs.ts";
-import type { GenerationBackend } from "./model/backends/backend.ts";
-import { VllmBackend } from "./model/backends/vllm.ts";
-import { SglangBackend } from "./model/backends/sglang.ts";
-import { upstreamsFromFlags } from "./model/backends/upstream.ts";
-import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./model/backends/engine_http.ts";
+import { createGateway, upstreamsFromFlags } from "./gateway/mod.ts";
+import { audit, inspect } from "./cli/mod.ts";
+import {
+  DEFAULT_ENGINE_RETRIES,
+  DEFAULT_ENGINE_TIMEOUT_MS,
+  type GenerationBackend,
+  SglangBackend,
+  VllmBackend,
+} from "./generation/mod.ts";
 import { rolloutCommand } from "./runner/mod.ts";
 
 const USAGE = `usage: main.ts serve [options]

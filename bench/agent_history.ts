@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { SystemMessage, ToolSpec, UserMessage } from "../model/messages.ts";
+import type { SystemMessage, ToolSpec, UserMessage } from "../canonical/mod.ts";
 
 export const SYSTEM_PROMPT: SystemMessage = {
   role: "system",

@@ -7,10 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { PolicyModel } from "../model/mod.ts";
-import { auditTree } from "../trajectory/audit.ts";
-import { formatTree } from "../trajectory/inspect.ts";
-import type { Sample } from "../trajectory/samples.ts";
-import type { TurnTreeExport } from "../trajectory/tree_export.ts";
+import { auditTree, formatTree, type Sample, type TurnTreeExport } from "../trajectory/mod.ts";
 
 interface Source {
   tree: TurnTreeExport;

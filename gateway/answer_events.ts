@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { CanonicalRequest } from "../model/messages.ts";
-import { answerId, type Turn } from "../trajectory/turn.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
+import { answerId, type Turn } from "../trajectory/mod.ts";
 import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 
 export async function* answerEvents(

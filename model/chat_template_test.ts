@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { referencePython, renderWithTransformers } from "../tests/reference/python_env.ts";
 import { ChatTemplate } from "./chat_template.ts";
-import type { AssistantMessage, Message } from "./messages.ts";
+import type { AssistantMessage, Message } from "../canonical/mod.ts";
 import { PolicyModel } from "./policy_model.ts";
 import { toTemplateMessages } from "./template_input.ts";
 

@@ -11,7 +11,6 @@
  *
  * @module
  */
-export * from "./messages.ts";
 export { PolicyModel, type PolicyModelOptions } from "./policy_model.ts";
 export { DEFAULT_MODEL_DIR, loadModelFiles, type ModelFiles, QWEN3_SHA256 } from "./model_files.ts";
 export { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Harness } from "../harness/mod.ts";
-import type { InterceptionGate } from "../model/backends/gate.ts";
+import type { InterceptionGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import type { SweTask } from "../sandbox/mod.ts";
 import { applyPatchCommand, wrongPatch } from "./patch_commands.ts";

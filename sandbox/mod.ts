@@ -20,7 +20,7 @@
  * @module
  */
 export * from "./sandbox.ts";
-export { parentDir, resolveInside, shellQuote } from "./shell.ts";
+export { parentDir, resolveInside, shellQuote, toBase64 } from "./shell.ts";
 export {
   createSandboxProvider,
   SANDBOX_PROVIDERS,

@@ -10,9 +10,9 @@
  *
  * @module
  */
-import { DockerProvider, type DockerProviderOptions } from "./docker/docker_provider.ts";
-import { E2BProvider, type E2BProviderOptions } from "./e2b/e2b_provider.ts";
-import { LocalProvider, type LocalProviderOptions } from "./local/bwrap_provider.ts";
+import { DockerProvider, type DockerProviderOptions } from "./docker/mod.ts";
+import { E2BProvider, type E2BProviderOptions } from "./e2b/mod.ts";
+import { LocalProvider, type LocalProviderOptions } from "./local/mod.ts";
 import type { SandboxProvider } from "./sandbox.ts";
 
 /** Backend names. */

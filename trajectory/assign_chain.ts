@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../model/messages.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
 import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";

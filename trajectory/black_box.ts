@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../model/messages.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn } from "./turn.ts";
 
 export type BranchLabel = "main" | "subagent" | "compaction" | "side";

@@ -4,6 +4,7 @@
  * @module
  */
 export {
+  answerId,
   type Drift,
   type MountKind,
   promptIds,
@@ -35,9 +36,14 @@ export { findToolSpans } from "./tool_spans.ts";
 export {
   type SharedPrefixTree,
   sharedPrefixTree,
+  type TurnRecord,
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
 export { TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
+export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export { recordBlackBoxTurn } from "./black_box.ts";
+export { auditTree, type RolloutAudit, type TurnAudit } from "./audit.ts";
+export { formatTree } from "./inspect.ts";

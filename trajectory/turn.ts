@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
-import type { FinishReason } from "../model/backends/backend.ts";
+import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../canonical/mod.ts";
+import type { FinishReason } from "../generation/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
 /** How a turn's prompt was built. */

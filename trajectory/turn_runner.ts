@@ -6,11 +6,9 @@
  *
  * @module
  */
-import type { GenerationBackend } from "../model/backends/backend.ts";
-import { PauseGate } from "../model/backends/pause_gate.ts";
-import type { CanonicalRequest, Message, StopReason, TurnAnswer } from "../model/messages.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import { GatewayError } from "../gateway/gateway_error.ts";
+import { type GenerationBackend, PauseGate } from "../generation/mod.ts";
+import type { CanonicalRequest, Message, StopReason, TurnAnswer } from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { answerId, promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
@@ -18,6 +16,7 @@ import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 import { LiveAnswer } from "./live_answer.ts";
+import { TurnError, type TurnErrorKind } from "./turn_error.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -30,7 +29,10 @@ function randomId(bytes = 12): string {
 /** An empty conversation would send the policy a bare generation prompt; the APIs refuse it too. */
 function requireMessages(req: CanonicalRequest): void {
   if (req.messages.length === 0) {
-    throw new GatewayError(400, "the request has no messages: at least one message is required");
+    throw new TurnError(
+      "invalid_request",
+      "the request has no messages: at least one message is required",
+    );
   }
 }
 
@@ -78,13 +80,16 @@ export class TurnRunner {
 
   /**
    * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
-   * `GatewayError` for requests that cannot become a turn (finished rollout, template error,
+   * {@link TurnError} for requests that cannot become a turn (finished rollout, template error,
    * prompt longer than the context). Generation continues in the background; await
    * `turn.result` for the answer.
    */
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
     if (rollout.status !== "active") {
-      throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
+      throw new TurnError(
+        "rollout_finished",
+        `rollout ${rollout.id} is finished and takes no more turns`,
+      );
     }
     requireMessages(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
@@ -103,19 +108,23 @@ export class TurnRunner {
     try {
       plan = await this.#planPrompt(mount, req);
     } catch (e) {
-      this.#fail(turn, settle, `cannot render the conversation: ${(e as Error).message}`);
-      throw new GatewayError(400, turn.error!);
+      throw this.#refuse(
+        turn,
+        settle,
+        "render_failed",
+        `cannot render the conversation: ${(e as Error).message}`,
+      );
     }
     Object.assign(turn, plan);
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
     if (room <= 0) {
-      this.#fail(
+      throw this.#refuse(
         turn,
         settle,
+        "context_exceeded",
         `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`,
       );
-      throw new GatewayError(400, turn.error!);
     }
     turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
 
@@ -258,11 +267,23 @@ export class TurnRunner {
     return turn.answer;
   }
 
-  #fail(turn: Turn, settle: { reject(e: unknown): void }, message: string, cause?: unknown): void {
+  /** Fails a turn that cannot be generated; the error is also what its waiters get. */
+  #refuse(
+    turn: Turn,
+    settle: { reject(e: unknown): void },
+    kind: TurnErrorKind,
+    message: string,
+  ): TurnError {
+    const error = new TurnError(kind, message);
+    this.#fail(turn, settle, message, error);
+    return error;
+  }
+
+  #fail(turn: Turn, settle: { reject(e: unknown): void }, message: string, cause: unknown): void {
     turn.live?.close();
     turn.status = "failed";
     turn.error = message;
     turn.timings.completed = Date.now();
-    settle.reject(cause ?? new GatewayError(400, message));
+    settle.reject(cause);
   }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCapture, parseWireEvent } from "./__fixtures__/load.ts";
 import { splitChunks, streamErrorEvents, toStreamEvents } from "./stream.ts";

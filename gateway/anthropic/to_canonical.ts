@@ -16,7 +16,7 @@ import type {
   SamplingParams,
   ToolCall,
   ToolSpec,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import {
   CONTENT_BLOCKS,

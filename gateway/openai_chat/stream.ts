@@ -14,11 +14,16 @@
  *
  * @module
  */
-import type { CanonicalRequest, ToolCall, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
-import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type ToolCall,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { wholeAnswerEvents } from "../whole_answer.ts";
 
-export { answerHeader } from "../whole_answer.ts";
 import { errorBody } from "./errors.ts";
 import { completionId, customToolInput, mapFinishReason, toChatUsage } from "./response.ts";
 

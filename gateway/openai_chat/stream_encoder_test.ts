@@ -1,11 +1,16 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, SseEvent } from "../protocol.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { SseEvent } from "../protocol.ts";
 import assert from "node:assert/strict";
 import { openaiChatAdapter } from "./mod.ts";
 import { toChatCompletion } from "./response.ts";
-import { answerHeader, PIECE_SIZE, streamEncoder, toStreamEvents } from "./stream.ts";
+import { PIECE_SIZE, streamEncoder, toStreamEvents } from "./stream.ts";
 
 /** The OpenAI SDK's delta type lacks `reasoning_content`, which pi and vLLM-style servers use. */
 type Delta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string };

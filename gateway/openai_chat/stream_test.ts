@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
+import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import assert from "node:assert/strict";
 import { loadPiRecords, recordedAnswer, recordedChunk } from "./pi_fixture.ts";

@@ -13,7 +13,7 @@ import type {
   SamplingParams,
   ToolCall,
   ToolSpec,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import {
   type ChatContent,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import { loadPiRecords } from "./pi_fixture.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";

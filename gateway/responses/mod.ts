@@ -1,7 +1,7 @@
 /**
  * The OpenAI Responses wire protocol (`POST /v1/responses`), the only protocol Codex speaks.
  * Pure conversions between Responses bodies/events and the canonical types of
- * `model/messages.ts`; the HTTP route does the I/O.
+ * `canonical/`; the HTTP route does the I/O.
  *
  * Codex always streams and fails the turn unless the stream ends with `response.completed`: send
  * the events of {@link streamEncoder} as the answer is generated (or {@link toStreamEvents} whole
@@ -48,7 +48,6 @@ export {
 } from "./response.ts";
 export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
 export {
-  answerHeader,
   chunkText,
   DELTA_CHUNK_SIZE,
   ResponsesStreamEncoder,

@@ -10,11 +10,15 @@
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
-import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { wholeAnswerEvents } from "../whole_answer.ts";
 
-export { answerHeader } from "../whole_answer.ts";
 import {
   inProgressResponse,
   messageItem,

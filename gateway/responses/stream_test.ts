@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCodexRecords } from "./__fixtures__/codex.ts";
 import { toResponseObject } from "./response.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "../policy_model.ts";
-import type { AssistantMessage } from "../messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { PlainParser } from "./plain.ts";
 import { Qwen3Parser } from "./qwen3.ts";
 import { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";

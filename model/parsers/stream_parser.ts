@@ -23,29 +23,15 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../messages.ts";
-import type { OutputParser } from "./output_parser.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
+import type { OutputParser, StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 import { PlainParser } from "./plain.ts";
 import { Qwen3Parser } from "./qwen3.ts";
 import { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
 
 export { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
 export type { Qwen3StreamIds } from "./qwen3_stream.ts";
-
-/** Text to show the client, new since the previous `push`. */
-export interface StreamDeltas {
-  reasoning: string;
-  text: string;
-}
-
-export interface StreamingOutputParser {
-  /**
-   * Feeds the next sampled ids (any number, end-of-turn ids included or not) and returns the
-   * text they settle. Calls are serialized: a `push` started before the previous one resolved
-   * waits for it.
-   */
-  push(ids: number[]): Promise<StreamDeltas>;
-}
+export type { StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 
 /** What a streaming parser needs from the model; a `PolicyModel` is one. */
 export interface StreamContext {

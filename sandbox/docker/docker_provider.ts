@@ -16,8 +16,7 @@
  *
  * @module
  */
-import { FORWARDER_PORT } from "../local/bwrap_provider.ts";
-import { serveRolloutSocket } from "../local/gateway_socket.ts";
+import { FORWARDER_PORT, serveRolloutSocket } from "../local/mod.ts";
 import {
   DEFAULT_WORKDIR,
   networkMode,

@@ -11,6 +11,7 @@ import {
   agentCall,
   type ApiResult,
   call,
+  type GatewayTestOptions,
   getRollout,
   parseSse,
   plainAnswer,
@@ -18,7 +19,6 @@ import {
   startGateway,
   type TestGateway,
 } from "./harness.ts";
-import type { GatewayTestOptions } from "./harness.ts";
 
 type Shape = "anthropic" | "openai" | "trainer";
 

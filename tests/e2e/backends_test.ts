@@ -28,7 +28,7 @@ import {
   type RunResult,
   tail,
 } from "../../harness/mod.ts";
-import type { Message } from "../../model/messages.ts";
+import type { Message } from "../../canonical/mod.ts";
 import { engineLogprob, FakeSglang, FakeVllm, type Received } from "../backends/fake_engines.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { sharedModel } from "../support/scripted_policy.ts";

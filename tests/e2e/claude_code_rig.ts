@@ -16,9 +16,8 @@ import {
   type RunResult,
   tail,
 } from "../../harness/mod.ts";
-import type { AssistantMessage, Message } from "../../model/messages.ts";
-import type { TurnRecord, TurnTreeExport } from "../../trajectory/tree_export.ts";
-import type { Sample } from "../../trajectory/samples.ts";
+import type { AssistantMessage, Message } from "../../canonical/mod.ts";
+import type { Sample, TurnRecord, TurnTreeExport } from "../../trajectory/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 import { api, makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";

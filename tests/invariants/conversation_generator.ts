@@ -38,7 +38,7 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../model/messages.ts";
+import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../canonical/mod.ts";
 import { type ArgValue, Num, pythonJson } from "../support/python_json.ts";
 import {
   CODE_SNIPPETS,

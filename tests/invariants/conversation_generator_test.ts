@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { referencePython } from "../reference/python_env.ts";
 import {
   generateConversation,

@@ -15,11 +15,14 @@
  * (default 1) widen or move the sample, e.g. for a soak run.
  */
 import assert from "node:assert/strict";
-import type { AssistantMessage, Message, ToolSpec } from "../../model/messages.ts";
-import { PolicyModel } from "../../model/policy_model.ts";
-import { toTemplateMessages, toTemplateTools } from "../../model/template_input.ts";
-import { loadTokenizer } from "../../model/tokenizer.ts";
-import type { Sample } from "../../trajectory/samples.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
+import {
+  loadTokenizer,
+  PolicyModel,
+  toTemplateMessages,
+  toTemplateTools,
+} from "../../model/mod.ts";
+import type { Sample } from "../../trajectory/mod.ts";
 import {
   referencePython,
   type ReferenceResult,

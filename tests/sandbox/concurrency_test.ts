@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { loadTasks, runEpisode, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+import { loadTasks, LocalProvider, runEpisode, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { entries, waitNoProcesses } from "./support/leaks.ts";
 
 const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);

@@ -10,12 +10,15 @@ import {
   DockerApiError,
   DockerEngine,
   DockerProvider,
+  evaluatePatch,
+  loadTasks,
   rawFrame,
+  SandboxError,
+  SHIPPED_TASKS_DIR,
   tarOneFile,
+  TIMEOUT_EXIT_CODE,
   untarFirstFile,
-} from "../../sandbox/docker/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
-import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+} from "../../sandbox/mod.ts";
 import {
   type DockerTestEnv,
   dockerTestEnv,

@@ -5,10 +5,15 @@
  * single clear error for a missing key, a rejected key, DNS failure, a refused and a hung endpoint.
  */
 import assert from "node:assert/strict";
-import { E2BProvider } from "../../sandbox/e2b/mod.ts";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
-import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+import {
+  E2BProvider,
+  evaluatePatch,
+  loadTasks,
+  LocalProvider,
+  SandboxError,
+  SHIPPED_TASKS_DIR,
+  TIMEOUT_EXIT_CODE,
+} from "../../sandbox/mod.ts";
 import { FakeE2B } from "./support/fake_e2b.ts";
 import { entries } from "./support/leaks.ts";
 

@@ -7,11 +7,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import {
-  LocalProvider,
-  rolloutSocketHandler,
-  serveRolloutSocket,
-} from "../../sandbox/local/mod.ts";
+import { LocalProvider, rolloutSocketHandler, serveRolloutSocket } from "../../sandbox/mod.ts";
 import { entries, exists } from "./support/leaks.ts";
 
 const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);

@@ -3,8 +3,7 @@
  * the file system, and teardown without leftovers.
  */
 import assert from "node:assert/strict";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
+import { LocalProvider, SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/mod.ts";
 import { entries, exists, waitNoProcesses } from "./support/leaks.ts";
 
 const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);

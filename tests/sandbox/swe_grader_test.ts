@@ -6,18 +6,18 @@
  * clone) and the per-runner pass rules.
  */
 import assert from "node:assert/strict";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { shellQuote } from "../../sandbox/shell.ts";
 import {
   evaluatePatch,
   loadTasks,
+  LocalProvider,
   patchPaths,
   runEpisode,
+  shellQuote,
   SHIPPED_TASKS_DIR,
   type SweTask,
   TaskFormatError,
   testCommand,
-} from "../../sandbox/swe/mod.ts";
+} from "../../sandbox/mod.ts";
 import { entries } from "./support/leaks.ts";
 
 const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);

@@ -6,12 +6,11 @@
  * @module
  */
 import type { Context } from "hono";
-import type { Upstream } from "../model/backends/upstream.ts";
-import { recordBlackBoxTurn } from "../trajectory/black_box.ts";
-import type { Rollout } from "../trajectory/rollout.ts";
-import { GatewayError } from "./gateway_error.ts";
-import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
-import { sseResponse } from "./sse_response.ts";
+import type { Upstream } from "./upstream.ts";
+import { recordBlackBoxTurn, type Rollout } from "../../trajectory/mod.ts";
+import { GatewayError } from "../gateway_error.ts";
+import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
+import { sseResponse } from "../sse_response.ts";
 import { upstreamAnswer } from "./upstream_answer.ts";
 
 /** An upstream SDK error (`APIError` carries `status`) as a gateway error. */

@@ -5,13 +5,13 @@
  *
  * @module
  */
-import type {
-  Completion,
-  GenerationBackend,
-  GenerationRequest,
-  SamplingRequest,
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+  type SamplingRequest,
 } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
 
 /** What `GET /api/requests/next` hands a trainer. */
 export interface PendingRequest {

@@ -17,8 +17,12 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+} from "./backend.ts";
 import {
   EngineHttp,
   type EngineHttpOptions,

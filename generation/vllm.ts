@@ -19,8 +19,12 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+} from "./backend.ts";
 import { readVllmStream } from "./vllm_stream.ts";
 import {
   EngineHttp,

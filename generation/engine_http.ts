@@ -8,8 +8,7 @@
  *
  * @module
  */
-import type { FinishReason, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import { type FinishReason, GenerationError, type GenerationRequest } from "./backend.ts";
 
 export interface EngineHttpOptions {
   /** Base URL of the engine (or of its router), e.g. `http://127.0.0.1:8000`. */
