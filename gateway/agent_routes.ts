@@ -52,7 +52,9 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const rollout = rolloutOf(c);
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
-      if (upstream) return await serveBlackBox(c, adapter, rollout, upstream, body, o.keepAliveMs);
+      if (upstream) {
+        return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
+      }
       const req = adapter.parseRequest(body);
       const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
       o.runner.watch(t, c.req.raw.signal);

@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { GateError, GenerationError } from "../generation/mod.ts";
+import {
+  GateError,
+  type GateErrorKind,
+  GenerationError,
+  type GenerationErrorKind,
+} from "../generation/mod.ts";
 import { RolloutExistsError, TurnError, type TurnErrorKind } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { InvalidRequestError } from "./protocol.ts";
@@ -18,12 +23,27 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   rollout_finished: 409,
 };
 
+const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {
+  engine_failed: 502,
+  engine_timeout: 504,
+  trainer_failed: 502,
+  cancelled: 409,
+  // nginx's "client closed request": nobody reads it, but logs and tests can tell it apart.
+  client_gone: 499,
+};
+
+const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
+  unknown_request: 404,
+  already_resolved: 409,
+  not_appended_prefix: 400,
+};
+
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
 export function httpStatus(e: unknown): number | undefined {
-  if (e instanceof GatewayError || e instanceof GenerationError || e instanceof GateError) {
-    return e.status;
-  }
+  if (e instanceof GatewayError) return e.status;
   if (e instanceof TurnError) return TURN_STATUS[e.kind];
+  if (e instanceof GenerationError) return e.requestedStatus ?? GENERATION_STATUS[e.kind];
+  if (e instanceof GateError) return GATE_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof RolloutExistsError) return 409;
   return undefined;

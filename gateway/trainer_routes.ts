@@ -7,7 +7,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import { GenerationError, type InterceptionGate, type PauseGate } from "../generation/mod.ts";
+import type { InterceptionGate, PauseGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
   type Rollout,
@@ -230,7 +230,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
-    o.gate.failWith(c.req.param("rid"), new GenerationError(error, status ?? 502));
+    o.gate.fail(c.req.param("rid"), error, status);
     return c.json({ request_id: c.req.param("rid"), failed: true });
   });
   return app;

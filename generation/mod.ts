@@ -35,10 +35,11 @@ export {
   type FinishReason,
   type GenerationBackend,
   GenerationError,
+  type GenerationErrorKind,
   type GenerationRequest,
   type SamplingRequest,
 } from "./backend.ts";
-export { GateError, InterceptionGate, type PendingRequest } from "./gate.ts";
+export { GateError, type GateErrorKind, InterceptionGate, type PendingRequest } from "./gate.ts";
 export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export {
   DEFAULT_ENGINE_RETRIES,

@@ -1,6 +1,6 @@
 /**
- * Bookkeeping of chains and sub-agent calls as turns arrive and answers are recorded; shared by
- * the token path (`turn_runner.ts`) and the black-box path (`black_box.ts`).
+ * Bookkeeping of chains and sub-agent calls as turns arrive and answers are recorded (by
+ * `turn_runner.ts`, for token and black-box turns alike).
  *
  * @module
  */

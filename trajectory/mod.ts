@@ -40,10 +40,9 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
-export { TurnRunner } from "./turn_runner.ts";
+export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
-export { recordBlackBoxTurn } from "./black_box.ts";
 export { auditTree, type RolloutAudit, type TurnAudit } from "./audit.ts";
 export { formatTree } from "./inspect.ts";

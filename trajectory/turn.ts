@@ -7,7 +7,13 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../canonical/mod.ts";
+import type {
+  AnswerHeader,
+  AssistantMessage,
+  Message,
+  ToolSpec,
+  TurnAnswer,
+} from "../canonical/mod.ts";
 import type { FinishReason } from "../generation/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
@@ -75,6 +81,8 @@ export interface Turn {
   finishReason?: FinishReason;
   weightVersion?: string | number;
   message?: AssistantMessage;
+  /** What the answer will say of itself before its first token (set once the prompt is built). */
+  header?: AnswerHeader;
   answer?: TurnAnswer;
   malformedToolCalls: number;
   status: TurnStatus;
