@@ -37,6 +37,7 @@ export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_age
 export {
   answerText,
   FINAL_TEXT,
+  scriptedLogprob,
   type ScriptedPolicyName,
   type ScriptedPolicyRun,
   scriptFor,

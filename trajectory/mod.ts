@@ -24,12 +24,20 @@ export {
   type Sample,
   type SampleOptions,
 } from "./samples.ts";
-export { AGENT_TOOL_NAMES, type BranchLabel, type Chain, classifyChain } from "./branch_label.ts";
+export {
+  AGENT_TOOL_NAMES,
+  BRANCH_LABELS,
+  type BranchLabel,
+  type Chain,
+  classifyChain,
+} from "./branch_label.ts";
 export {
   DEFAULT_LABEL_POLICY,
+  LABEL_ACTIONS,
   type LabelAction,
   type LabelPolicy,
-  parseLabelPolicy,
+  POLICY_LABELS,
+  type PolicyLabel,
 } from "./label_policy.ts";
 export { findDrift } from "./drift.ts";
 export { findToolSpans } from "./tool_spans.ts";

@@ -45,7 +45,7 @@ export {
   type ResponseContentBlock,
   toMessageResponse,
 } from "./response.ts";
-export { splitChunks, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */

@@ -48,8 +48,6 @@ export {
 } from "./response.ts";
 export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
 export {
-  chunkText,
-  DELTA_CHUNK_SIZE,
   ResponsesStreamEncoder,
   streamEncoder,
   streamErrorEvents,

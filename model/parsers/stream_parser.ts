@@ -5,8 +5,7 @@
  * reasoning and content text. It is conservative: it only emits what the complete parser
  * (`OutputParser.parse` on the final ids) is sure to give, so at every point the concatenated
  * deltas are a prefix of the final `reasoning_content` and `content`. Tool calls are never
- * streamed. At the end the caller parses the complete ids and sends what is left
- * (`streamRemainder`).
+ * streamed. At the end the caller parses the complete ids and sends what is left.
  *
  * @example
  * ```ts
@@ -18,12 +17,11 @@
  *   sent.text += d.text;
  * }
  * const { message } = await model.parse(allIds, newId);
- * const rest = streamRemainder(sent, message); // what the client has not seen yet
+ * // message.content starts with sent.text, message.reasoning_content with sent.reasoning
  * ```
  *
  * @module
  */
-import type { AssistantMessage } from "../../canonical/mod.ts";
 import type { OutputParser, StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 import { PlainParser } from "./plain.ts";
 import { Qwen3Parser } from "./qwen3.ts";
@@ -97,21 +95,4 @@ export class PlainStreamParser implements StreamingOutputParser {
     }
     return { reasoning: "", text: await this.#decoder.push(feed) };
   }
-}
-
-/**
- * What the client has not been sent yet, from the complete parse of the final ids.
- *
- * @throws when `streamed` is not a prefix of the parsed message (a streaming parser bug)
- */
-export function streamRemainder(streamed: StreamDeltas, message: AssistantMessage): StreamDeltas {
-  const reasoning = message.reasoning_content ?? "";
-  const text = message.content;
-  if (!reasoning.startsWith(streamed.reasoning) || !text.startsWith(streamed.text)) {
-    throw new Error("streamed text is not a prefix of the parsed message");
-  }
-  return {
-    reasoning: reasoning.slice(streamed.reasoning.length),
-    text: text.slice(streamed.text.length),
-  };
 }
