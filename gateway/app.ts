@@ -50,6 +50,9 @@ export interface Gateway {
 /**
  * @example
  * ```ts
+ * import { createGateway } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
  * const gw = createGateway({ model: await PolicyModel.load() });
  * Deno.serve({ port: 7860 }, gw.app.fetch);
  * ```

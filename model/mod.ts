@@ -4,7 +4,8 @@
  *
  * @example
  * ```ts
- * import { PolicyModel } from "./model/mod.ts";
+ * import { PolicyModel } from "./mod.ts";
+ *
  * const model = await PolicyModel.load();
  * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], []);
  * ```

@@ -13,10 +13,19 @@
  *
  * @example
  * ```ts
- * import { runRollouts } from "./runner/mod.ts";
- * await runRollouts({ tasks: "tasks", harness: "codex", sandbox: "local", samples: 1,
- *   concurrency: 4, policy: "gold", out: "results.jsonl", timeBudgetS: 300,
- *   model: "rollgate-policy" });
+ * import { runRollouts } from "./mod.ts";
+ *
+ * await runRollouts({
+ *   tasks: "tasks",
+ *   harness: "codex",
+ *   sandbox: "local",
+ *   samples: 1,
+ *   concurrency: 4,
+ *   policy: "gold",
+ *   out: "results.jsonl",
+ *   timeBudgetS: 300,
+ *   model: "rollgate-policy",
+ * });
  * ```
  *
  * @module

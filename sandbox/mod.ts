@@ -11,7 +11,8 @@
  *
  * @example
  * ```ts
- * import { createSandboxProvider, evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./sandbox/mod.ts";
+ * import { createSandboxProvider, evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
+ *
  * const provider = createSandboxProvider("local");
  * await provider.preflight();
  * const [task] = await loadTasks(`${SHIPPED_TASKS_DIR}/py-slug`);

@@ -4,6 +4,9 @@
  *
  * @example
  * ```ts
+ * import { createSandboxProvider } from "./mod.ts";
+ * declare const flags: { sandbox?: string };
+ *
  * const provider = createSandboxProvider(flags.sandbox ?? "local");
  * await provider.preflight(); // fail fast, with one clear message, before any rollout starts
  * ```

@@ -9,6 +9,12 @@
  *
  * @example
  * ```ts
+ * import { streamingParserFor } from "./mod.ts";
+ * import { PolicyModel } from "../mod.ts";
+ * declare const chunks: AsyncIterable<number[]>; // sampled ids as they arrive
+ * declare const allIds: number[]; // all of them, at the end
+ *
+ * const model = await PolicyModel.load();
  * const stream = streamingParserFor(model.parser, model);
  * const sent = { reasoning: "", text: "" };
  * for await (const ids of chunks) {
@@ -16,8 +22,8 @@
  *   sent.reasoning += d.reasoning;
  *   sent.text += d.text;
  * }
- * const { message } = await model.parse(allIds, newId);
- * // message.content starts with sent.text, message.reasoning_content with sent.reasoning
+ * const { message } = await model.parse(allIds, () => "call_1");
+ * message.content.startsWith(sent.text); // true, and so for the reasoning
  * ```
  *
  * @module

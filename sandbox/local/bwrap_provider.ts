@@ -5,9 +5,14 @@
  *
  * @example
  * ```ts
+ * import { LocalProvider } from "./mod.ts";
+ *
  * const provider = new LocalProvider();
  * await provider.preflight();
- * const sbx = await provider.create({ image: "local", gateway: { rolloutId: "r1", fetch: gw.app.fetch } });
+ * const sbx = await provider.create({
+ *   image: "local",
+ *   gateway: { rolloutId: "r1", fetch: () => Response.json({ data: [] }) },
+ * });
  * await sbx.exec(`curl -s ${sbx.gatewayUrl}/rollout/r1/v1/models`);
  * await sbx.kill();
  * ```

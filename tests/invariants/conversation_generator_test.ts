@@ -8,6 +8,7 @@ import {
   qwen3SampledText,
   Rng,
 } from "./conversation_generator.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 
 const SPECIAL =
   /<\|im_start\|>|<\|im_end\|>|<\|endoftext\|>|<\/?think>|<\/?tool_call>|<\/?tool_response>/;
@@ -139,7 +140,7 @@ Deno.test({
   name: `generator: pythonJson writes what Python's json.dumps writes${
     PYTHON ? "" : " (SKIPPED: no .venv; see tests/reference/requirements.txt)"
   }`,
-  ignore: PYTHON === null,
+  ignore: skipGroup("pythonJson against Python", referenceMissing()),
   async fn() {
     const values = [
       { a: 1, b: "x" },

@@ -12,6 +12,7 @@ import { referencePython, renderWithTransformers } from "../reference/python_env
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { qwen3SampledText } from "./conversation_generator.ts";
 import { firstDifference } from "./drive.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 
 const model = await PolicyModel.load();
 const THINK = model.idOf("<think>")!;
@@ -164,7 +165,7 @@ Deno.test({
   name: `not prefix-stable: transformers drops the reasoning too (the template, not rollgate)${
     NO_VENV ? " (SKIPPED: no .venv; see tests/reference/requirements.txt)" : ""
   }`,
-  ignore: NO_VENV,
+  ignore: skipGroup("not-prefix-stable against transformers", referenceMissing()),
   async fn() {
     const history = [user1, answer1, user2];
     const [ref] = await renderWithTransformers(model.files.dir, [

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { LocalProvider, SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/mod.ts";
 import { entries, exists, waitNoProcesses } from "./support/leaks.ts";
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
-const ignore = !HAVE_BWRAP;
+const ignore = skipGroup("local sandbox", await localSandboxMissing());
 if (ignore) console.warn("local sandbox tests skipped: bubblewrap missing or unusable");
 
 /** A provider whose sandboxes live in a fresh temp dir, checked empty afterwards. */

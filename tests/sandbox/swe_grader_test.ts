@@ -19,9 +19,9 @@ import {
   testCommand,
 } from "../../sandbox/mod.ts";
 import { entries } from "./support/leaks.ts";
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
-const ignore = !HAVE_BWRAP;
+const ignore = skipGroup("SWE grader", await localSandboxMissing());
 const TASKS = await loadTasks(SHIPPED_TASKS_DIR);
 
 /** A test's name as it appears in the test source (last dotted part for Python ids). */
