@@ -5,10 +5,11 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { createGateway, upstreamsFromFlags } from "../gateway/mod.ts";
+import { createGateway, serveHttp, upstreamsFromFlags } from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -21,7 +22,7 @@ export async function serve(args: string[]): Promise<void> {
       host: { type: "string" },
       "model-dir": { type: "string" },
       "context-length": { type: "string" },
-      "max-body-bytes": { type: "string" },
+      ...LIMIT_FLAGS,
       "public-url": { type: "string" },
       "model-name": { type: "string" },
       backend: { type: "string" },
@@ -82,26 +83,21 @@ export async function serve(args: string[]): Promise<void> {
       : defaultBackend;
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
+  const bounds = serveLimits(values, env);
   const gw = createGateway({
     model,
     backends,
     upstreams,
     defaultBackend,
     adminToken: env("ROLLGATE_ADMIN_TOKEN"),
-    maxBodyBytes: integerFlag(
-      values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"),
-      "--max-body-bytes",
-      POSITIVE,
-    ),
+    limits: bounds.limits,
+    timeouts: bounds.timeouts,
+    delivery: bounds.delivery,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
   });
-  Deno.serve({
-    port,
-    hostname,
-    onListen: ({ hostname, port }) =>
-      console.log(
-        `rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
-      ),
-  }, gw.app.fetch);
+  const server = await serveHttp(gw.app.fetch, { hostname, port, timeouts: bounds.http });
+  console.log(
+    `rollgate listening on http://${hostname}:${server.addr.port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
+  );
 }

@@ -4,15 +4,59 @@
  * @module
  */
 import { Hono } from "hono";
-import { type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
+import { type GateOptions, type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
-import { RolloutStore, type SampleOptions, TurnRunner } from "../trajectory/mod.ts";
+import {
+  DEFAULT_TURN_LIMITS,
+  MemorySampleLog,
+  RolloutStore,
+  type SampleLog,
+  type SampleOptions,
+  type TurnLimits,
+  TurnRunner,
+} from "../trajectory/mod.ts";
 import type { Upstream } from "./black_box/mod.ts";
 import { agentRoutes } from "./agent_routes.ts";
-import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.ts";
+import {
+  BUILTIN_HOST_TOOLS,
+  DEFAULT_MAX_TOOL_BODY_BYTES,
+  DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
+  type HostTool,
+  hostToolRoutes,
+} from "./host_tools.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+
+/** Every bound the gateway puts on what clients send; each has a default. */
+export interface GatewayLimits extends TurnLimits {
+  /** An agent request body (a turn, `count_tokens`). */
+  maxBodyBytes: number;
+  /** A trainer API body (a completion, a rollout). */
+  maxTrainerBodyBytes: number;
+  /** One host-tool call's arguments. */
+  maxToolBodyBytes: number;
+  /** Host-tool arguments and results one rollout keeps. */
+  maxToolBytesPerRollout: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<GatewayLimits> = {
+  ...DEFAULT_TURN_LIMITS,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  maxTrainerBodyBytes: 16 * 1024 * 1024,
+  maxToolBodyBytes: DEFAULT_MAX_TOOL_BODY_BYTES,
+  maxToolBytesPerRollout: DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
+};
+
+/** Every wait's end; each has a default. */
+export interface GatewayTimeouts {
+  /** A turn's wait for its answer (`TurnRunnerOptions.turnTimeoutMs`). */
+  turnMs?: number;
+  /** How long an abandoned turn waits for a retry to re-attach. */
+  abandonGraceMs?: number;
+  /** A rollout without activity for this long is dropped from memory. */
+  rolloutIdleMs?: number;
+}
 
 export interface GatewayOptions {
   model: PolicyModel;
@@ -26,7 +70,12 @@ export interface GatewayOptions {
   /** Name (in `backends`, or `gate`) of the backend serving rollouts that name none. */
   defaultBackend?: string;
   adminToken?: string;
-  maxBodyBytes?: number;
+  limits?: Partial<GatewayLimits>;
+  timeouts?: GatewayTimeouts;
+  /** Acknowledgement timeout and leases of requests handed to trainers. */
+  delivery?: GateOptions;
+  /** Where finished samples are logged for `/api/samples/stream`; default: the latest in memory. */
+  sampleLog?: SampleLog;
   keepAliveMs?: number;
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
@@ -45,6 +94,7 @@ export interface Gateway {
   gate: InterceptionGate;
   runner: TurnRunner;
   model: PolicyModel;
+  limits: GatewayLimits;
 }
 
 /**
@@ -58,8 +108,10 @@ export interface Gateway {
  * ```
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const store = new RolloutStore();
-  const gate = new InterceptionGate();
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const timeouts = options.timeouts ?? {};
+  const store = new RolloutStore({ idleTimeoutMs: timeouts.rolloutIdleMs });
+  const gate = new InterceptionGate(options.delivery);
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
   const defaultName = options.defaultBackend ?? "gate";
   const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
@@ -71,10 +123,21 @@ export function createGateway(options: GatewayOptions): Gateway {
     options.model,
     options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
     backends,
+    {
+      turnTimeoutMs: timeouts.turnMs,
+      abandonGraceMs: timeouts.abandonGraceMs,
+      limits,
+    },
   );
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true }));
+  // Idle rollouts leave memory on the way of later requests (no timer keeps the process busy).
+  app.use("*", async (_c, next) => {
+    for (const r of store.sweep((r) => runner.pendingTurns(r.id) > 0)) {
+      gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+    }
+    await next();
+  });
   app.route(
     "/api",
     trainerRoutes({
@@ -82,7 +145,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       gate,
       model: options.model,
       sampleOptions: options.sampleOptions,
-      maxBodyBytes,
+      sampleLog: options.sampleLog ?? new MemorySampleLog(),
+      maxBodyBytes: limits.maxTrainerBodyBytes,
       adminToken: options.adminToken,
       publicUrl: options.publicUrl,
       backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
@@ -96,7 +160,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     hostToolRoutes({
       store,
       tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
-      maxBodyBytes,
+      maxBodyBytes: limits.maxToolBodyBytes,
+      maxBytesPerRollout: limits.maxToolBytesPerRollout,
       adminToken: options.adminToken,
     }),
   );
@@ -105,7 +170,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     agentRoutes({
       store,
       runner,
-      maxBodyBytes,
+      maxBodyBytes: limits.maxBodyBytes,
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
       adminToken: options.adminToken,
       modelName: options.modelName ?? "rollgate-policy",
@@ -120,5 +185,5 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
     }, 404)
   );
-  return { app, store, gate, runner, model: options.model };
+  return { app, store, gate, runner, model: options.model, limits };
 }

@@ -12,7 +12,12 @@ import {
   GenerationError,
   type GenerationErrorKind,
 } from "../generation/mod.ts";
-import { RolloutExistsError, TurnError, type TurnErrorKind } from "../trajectory/mod.ts";
+import {
+  RolloutExistsError,
+  TurnError,
+  type TurnErrorKind,
+  UnknownRolloutError,
+} from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { InvalidRequestError } from "./protocol.ts";
 
@@ -21,6 +26,8 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   render_failed: 400,
   context_exceeded: 400,
   rollout_finished: 409,
+  history_too_large: 413,
+  too_many_pending: 429,
 };
 
 const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {
@@ -30,12 +37,17 @@ const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {
   cancelled: 409,
   // nginx's "client closed request": nobody reads it, but logs and tests can tell it apart.
   client_gone: 499,
+  // Every agent client retries a 503 (Claude Code also in-stream, as `overloaded_error`).
+  turn_timeout: 503,
 };
 
 const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   unknown_request: 404,
   already_resolved: 409,
+  withdrawn: 410,
   not_appended_prefix: 400,
+  output_too_long: 400,
+  invalid_lease: 400,
 };
 
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
@@ -46,5 +58,6 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof GateError) return GATE_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof RolloutExistsError) return 409;
+  if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
   return undefined;
 }

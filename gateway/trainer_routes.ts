@@ -12,6 +12,7 @@ import type { PolicyModel } from "../model/mod.ts";
 import {
   type Rollout,
   type RolloutStore,
+  type SampleLog,
   type SampleOptions,
   sharedPrefixTree,
   turnTree,
@@ -22,6 +23,7 @@ import { SampleFeed } from "./sample_feed.ts";
 import { presentedToken } from "./auth.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
+  AckSchema,
   AppendSchema,
   CompleteSchema,
   CreateRolloutSchema,
@@ -34,6 +36,8 @@ export interface TrainerRouteOptions {
   store: RolloutStore;
   gate: InterceptionGate;
   model: PolicyModel;
+  /** Where finished samples go, with their cursors (`/samples/stream`). */
+  sampleLog: SampleLog;
   maxBodyBytes: number;
   adminToken?: string;
   /** Base URL agents use to reach this gateway; default: from the request's Host header. */
@@ -51,16 +55,18 @@ export interface TrainerRouteOptions {
 /** Longest long poll, so a trainer cannot park a connection forever. */
 const MAX_WAIT_S = 300;
 
+const API_ERROR_TYPES: Readonly<Record<number, string>> = {
+  401: "unauthorized",
+  404: "not_found",
+  409: "conflict",
+  // The request was withdrawn (its agent is gone, its turn timed out): discard the generation.
+  410: "gone",
+  413: "request_too_large",
+  429: "rate_limited",
+};
+
 function apiError(c: Context, status: number, message: string): Response {
-  const type = status === 404
-    ? "not_found"
-    : status === 409
-    ? "conflict"
-    : status === 401
-    ? "unauthorized"
-    : status >= 500
-    ? "server_error"
-    : "invalid_request";
+  const type = API_ERROR_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request");
   return c.json({ error: { type, message } }, status as ContentfulStatusCode);
 }
 
@@ -84,9 +90,9 @@ function turnView(t: Rollout["turns"][number]) {
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
-  const feed = new SampleFeed();
+  const feed = new SampleFeed(o.sampleLog);
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
-    const raw = c.req.header("content-length") === "0"
+    const raw = c.req.header("content-length") === "0" || !c.req.raw.body
       ? {}
       : await readJsonBody(c.req.raw, o.maxBodyBytes);
     try {
@@ -96,8 +102,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
   };
   const rollout = (c: Context): Rollout => {
-    const r = o.store.get(c.req.param("id")!);
-    if (!r) throw new GatewayError(404, `unknown rollout ${c.req.param("id")}`);
+    const r = o.store.require(c.req.param("id")!);
+    r.touch();
     return r;
   };
 
@@ -140,7 +146,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}`,
     }, 201);
   });
-  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary()) }));
+  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary(false)) }));
   app.get("/rollouts/:id", (c) => {
     const r = rollout(c);
     return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
@@ -158,7 +164,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     r.finish(reward ?? null);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
     const samples = r.samples(o.sampleOptions);
-    feed.publish(samples);
+    await feed.publish(samples);
     return c.json({ id: r.id, reward: r.reward, samples });
   });
   app.get("/rollouts/:id/samples", (c) => {
@@ -169,11 +175,21 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const r = rollout(c);
     return c.json({ ...turnTree(r), shared_prefix: sharedPrefixTree(r) });
   });
-  app.get("/samples/stream", () => feed.response());
+  app.get("/samples/stream", (c) => {
+    const after = c.req.query("after");
+    if (after !== undefined && !/^\d{1,15}$/.test(after)) {
+      throw new GatewayError(400, `after must be a cursor (an integer ≥ 0), got ${after}`);
+    }
+    return feed.response(after === undefined ? undefined : Number(after));
+  });
 
   if (o.pause) {
     const pause = o.pause;
-    const status = () => ({ ...pause.status(), pending_requests: o.gate.pendingCount() });
+    const status = () => ({
+      ...pause.status(),
+      pending_requests: o.gate.pendingCount(),
+      requests: o.gate.stats(),
+    });
     app.post("/pause", (c) => {
       pause.pause();
       return c.json(status());
@@ -191,21 +207,31 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
     }
     const filter = c.req.query("rollout");
-    if (filter !== undefined && !o.store.get(filter)) {
-      throw new GatewayError(404, `unknown rollout ${filter}`);
-    }
-    const lease = Number(c.req.query("lease") ?? 0);
-    if (!Number.isFinite(lease) || lease < 0) {
-      throw new GatewayError(400, "lease must be a number of seconds ≥ 0");
-    }
+    if (filter !== undefined) o.store.require(filter);
+    const lease = c.req.query("lease");
     const next = await o.gate.next(
       Math.min(wait, MAX_WAIT_S) * 1000,
       filter,
       c.req.raw.signal,
-      lease * 1000,
+      lease === undefined ? undefined : Number(lease) * 1000,
     );
     return next ? c.json(next) : c.body(null, 204);
   });
+  // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
+  for (const verb of ["ack", "renew"]) {
+    app.post(`/requests/:rid/${verb}`, async (c) => {
+      const { lease } = await body(c, AckSchema, verb);
+      const granted = o.gate.ack(
+        c.req.param("rid"),
+        lease === undefined ? undefined : lease * 1000,
+      );
+      return c.json({
+        request_id: granted.request_id,
+        lease_s: granted.lease_ms / 1000,
+        expires_at: granted.expires_at,
+      });
+    });
+  }
   const checkVocab = (ids: number[], what: string) => {
     const vocab = o.model.vocabSize;
     const bad = ids.find((id) => id >= vocab);

@@ -98,6 +98,7 @@ export function startScriptedPolicy(o: {
       const req = await o.gate.next(1_000, o.rolloutId, abort.signal);
       if (!req) continue;
       try {
+        o.gate.ack(req.request_id);
         const reply = o.script(await o.model.decode(req.prompt_ids));
         const ids = await o.model.tokenizer.encode(reply);
         o.gate.complete(req.request_id, {

@@ -48,9 +48,30 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
-export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
-export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
-export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
+export {
+  type BlackBoxAnswer,
+  DEFAULT_ABANDON_GRACE_MS,
+  DEFAULT_TURN_LIMITS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  type TurnLimits,
+  TurnRunner,
+  type TurnRunnerOptions,
+} from "./turn_runner.ts";
+export { type HostCall, Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
+export {
+  type CreateRollout,
+  DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS,
+  RolloutExistsError,
+  RolloutStore,
+  type RolloutStoreOptions,
+  UnknownRolloutError,
+} from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export {
+  DEFAULT_SAMPLES_KEPT_IN_MEMORY,
+  type LoggedSample,
+  MemorySampleLog,
+  type SampleLog,
+} from "./sample_log.ts";
 export { auditTree, type RolloutAudit, type TurnAudit } from "./audit.ts";
 export { formatTree } from "./inspect.ts";

@@ -19,6 +19,26 @@ export class RolloutExistsError extends Error {
   override name = "RolloutExistsError";
 }
 
+/** No rollout by that id (or token): never created, deleted, or expired after going idle. */
+export class UnknownRolloutError extends Error {
+  override name = "UnknownRolloutError";
+  constructor(readonly expired: boolean, message: string) {
+    super(message);
+  }
+}
+
+export interface RolloutStoreOptions {
+  /**
+   * A rollout with no activity (agent request, trainer call, pending turn) for this long is
+   * dropped from memory; its id then answers `expired`. Default: one hour.
+   */
+  idleTimeoutMs?: number;
+  /** How many expired ids are remembered for that answer. */
+  rememberExpired?: number;
+}
+
+export const DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS = 3_600_000;
+
 function randomHex(bytes: number): string {
   return Array.from(
     crypto.getRandomValues(new Uint8Array(bytes)),
@@ -30,6 +50,16 @@ function randomHex(bytes: number): string {
 export class RolloutStore {
   readonly #byId = new Map<string, Rollout>();
   readonly #byToken = new Map<string, Rollout>();
+  /** Ids of rollouts that expired, oldest first, with when. */
+  readonly #expired = new Map<string, number>();
+  readonly idleTimeoutMs: number;
+  readonly #rememberExpired: number;
+  #nextSweep = 0;
+
+  constructor(options: RolloutStoreOptions = {}) {
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS;
+    this.#rememberExpired = options.rememberExpired ?? 100_000;
+  }
 
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
@@ -42,9 +72,55 @@ export class RolloutStore {
       spec.backend,
       spec.sampleOptions ?? {},
     );
-    this.#byId.set(id, rollout);
-    this.#byToken.set(rollout.token, rollout);
+    this.add(rollout);
     return rollout;
+  }
+
+  /** Puts an existing rollout (a restored one) in the store. */
+  add(rollout: Rollout): void {
+    if (this.#byId.has(rollout.id)) {
+      throw new RolloutExistsError(`rollout ${rollout.id} already exists`);
+    }
+    this.#expired.delete(rollout.id);
+    this.#byId.set(rollout.id, rollout);
+    this.#byToken.set(rollout.token, rollout);
+  }
+
+  /** The rollout `id`, or an {@link UnknownRolloutError} saying whether it expired. */
+  require(id: string): Rollout {
+    const r = this.#byId.get(id);
+    if (r) return r;
+    const at = this.#expired.get(id);
+    if (at !== undefined) {
+      throw new UnknownRolloutError(
+        true,
+        `rollout ${id} expired at ${new Date(at).toISOString()} after ${
+          this.idleTimeoutMs / 1000
+        } s without activity`,
+      );
+    }
+    throw new UnknownRolloutError(false, `unknown rollout ${id}`);
+  }
+
+  /**
+   * Drops rollouts idle for longer than the idle timeout (at most once per tenth of it; the
+   * gateway calls this on its way). `busy` keeps a rollout whose turns still wait.
+   */
+  sweep(busy: (r: Rollout) => boolean, now = Date.now()): Rollout[] {
+    if (now < this.#nextSweep) return [];
+    this.#nextSweep = now + Math.min(this.idleTimeoutMs / 10, 60_000);
+    const expired: Rollout[] = [];
+    for (const r of this.#byId.values()) {
+      if (now - r.lastActivity > this.idleTimeoutMs && !busy(r)) expired.push(r);
+    }
+    for (const r of expired) {
+      this.delete(r.id);
+      this.#expired.set(r.id, now);
+      if (this.#expired.size > this.#rememberExpired) {
+        this.#expired.delete(this.#expired.keys().next().value!);
+      }
+    }
+    return expired;
   }
 
   get(id: string): Rollout | undefined {

@@ -13,7 +13,11 @@ export type TurnErrorKind =
   /** The prompt does not fit the model's context. */
   | "context_exceeded"
   /** The rollout is finished and takes no more turns. */
-  | "rollout_finished";
+  | "rollout_finished"
+  /** The request's history has more messages than the gateway accepts. */
+  | "history_too_large"
+  /** Too many turns wait for an answer already (of the rollout, or of the gateway). */
+  | "too_many_pending";
 
 export class TurnError extends Error {
   override name = "TurnError";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type GenerationBackend, PauseGate } from "../generation/mod.ts";
+import { type GenerationBackend, GenerationError, PauseGate } from "../generation/mod.ts";
 import type {
   AssistantMessage,
   CanonicalRequest,
@@ -57,18 +57,71 @@ interface PromptPlan {
   toolSpans: Turn["toolSpans"];
 }
 
+/** Bounds on what agents may ask of the gateway; each has a default. */
+export interface TurnLimits {
+  /** Turns of one rollout waiting for their answer at once. */
+  maxPendingPerRollout: number;
+  /** Turns of all rollouts waiting for their answer at once. */
+  maxPending: number;
+  /** Messages in one request's history. */
+  maxHistoryMessages: number;
+}
+
+export const DEFAULT_TURN_LIMITS: Readonly<TurnLimits> = {
+  maxPendingPerRollout: 64,
+  maxPending: 4096,
+  maxHistoryMessages: 20_000,
+};
+
+/** Every wait of a turn ends: how long, by default. */
+export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
+export const DEFAULT_ABANDON_GRACE_MS = 10_000;
+
+export interface TurnRunnerOptions {
+  /** Holds new generations while a trainer syncs weights (`POST /api/pause`). */
+  pause?: PauseGate;
+  /**
+   * Longest time a turn waits for its answer (held by a pause, queued, generating). Past it the
+   * generation is withdrawn and the agent gets a `turn_timeout` error, which it may retry.
+   */
+  turnTimeoutMs?: number;
+  /**
+   * How long a turn whose every client disconnected keeps its generation, so the agent's retry
+   * re-attaches to it; then the generation is withdrawn (the trainer gets `withdrawn`).
+   */
+  abandonGraceMs?: number;
+  limits?: Partial<TurnLimits>;
+}
+
 export class TurnRunner {
+  readonly pause: PauseGate;
+  readonly turnTimeoutMs: number;
+  readonly abandonGraceMs: number;
+  readonly limits: TurnLimits;
+  /** Turns waiting for their answer, per rollout id and in all. */
+  readonly #pending = new Map<string, number>();
+  #pendingTotal = 0;
+
   /**
    * @param backend the default generation backend
    * @param backends named backends a rollout can choose (`CreateRollout.backend`)
-   * @param pause holds new generations while a trainer syncs weights (`POST /api/pause`)
    */
   constructor(
     readonly model: PolicyModel,
     readonly backend: GenerationBackend,
     readonly backends: Readonly<Record<string, GenerationBackend>> = {},
-    readonly pause: PauseGate = new PauseGate(),
-  ) {}
+    options: TurnRunnerOptions = {},
+  ) {
+    this.pause = options.pause ?? new PauseGate();
+    this.turnTimeoutMs = options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+    this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
+    this.limits = { ...DEFAULT_TURN_LIMITS, ...options.limits };
+  }
+
+  /** Turns waiting for their answer (of one rollout, or of all). */
+  pendingTurns(rolloutId?: string): number {
+    return rolloutId === undefined ? this.#pendingTotal : this.#pending.get(rolloutId) ?? 0;
+  }
 
   /** The backend serving a rollout. */
   backendFor(rollout: Rollout): GenerationBackend {
@@ -76,20 +129,33 @@ export class TurnRunner {
   }
 
   /**
-   * Counts a client waiting on `turn`; when every waiter's connection is gone while the turn is
-   * still generating, the generation is aborted (engines free the slot; the gate keeps the
-   * request, since the trainer may already be working on it and a retry re-attaches).
+   * Counts a client waiting on `turn`. When every waiter's connection is gone while the turn is
+   * still generating, the generation is withdrawn after the abandon grace (engines free the slot,
+   * the gate withdraws the request), unless a retry re-attaches first.
    */
   watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
     const abort = this.#aborts.get(turn);
     if (!clientSignal || !abort || turn.status !== "pending") return;
     abort.waiters++;
+    clearTimeout(abort.grace);
     clientSignal.addEventListener("abort", () => {
-      if (--abort.waiters === 0 && turn.status === "pending") abort.controller.abort();
+      if (--abort.waiters > 0 || turn.status !== "pending") return;
+      const seconds = this.abandonGraceMs / 1000;
+      abort.grace = setTimeout(() => {
+        abort.controller.abort(
+          new GenerationError(
+            "client_gone",
+            `the agent disconnected and did not retry within ${seconds} s`,
+          ),
+        );
+      }, this.abandonGraceMs);
     }, { once: true });
   }
 
-  readonly #aborts = new WeakMap<Turn, { controller: AbortController; waiters: number }>();
+  readonly #aborts = new WeakMap<
+    Turn,
+    { controller: AbortController; waiters: number; grace?: ReturnType<typeof setTimeout> }
+  >();
 
   /**
    * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
@@ -100,12 +166,14 @@ export class TurnRunner {
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
     }
-    const open = openTurn(rollout, req, mount, randomId(4));
+    this.#admit(rollout);
+    const open = this.#open(rollout, req, mount, randomId(4));
     const { turn } = open;
     turn.live = new LiveAnswer();
 
@@ -140,10 +208,65 @@ export class TurnRunner {
 
     const controller = new AbortController();
     this.#aborts.set(turn, { controller, waiters: 0 });
+    const seconds = this.turnTimeoutMs / 1000;
+    const deadline = setTimeout(() => {
+      controller.abort(
+        new GenerationError(
+          "turn_timeout",
+          `no answer within ${seconds} s (the gateway's turn timeout); the request was withdrawn, retry it`,
+        ),
+      );
+    }, this.turnTimeoutMs);
     this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
       .then((answer) => record(open, answer))
-      .catch((e) => fail(open, e));
+      .catch((e) => fail(open, e))
+      .finally(() => {
+        clearTimeout(deadline);
+        clearTimeout(this.#aborts.get(turn)?.grace);
+      });
     return turn;
+  }
+
+  #requireHistoryLimit(req: CanonicalRequest): void {
+    const max = this.limits.maxHistoryMessages;
+    if (req.messages.length > max) {
+      throw new TurnError(
+        "history_too_large",
+        `the history has ${req.messages.length} messages; the gateway accepts at most ${max} (--max-history-messages)`,
+      );
+    }
+  }
+
+  /** Refuses a new turn when too many wait already (the agent retries a 429 later). */
+  #admit(rollout: Rollout): void {
+    const { maxPendingPerRollout, maxPending } = this.limits;
+    if (this.pendingTurns(rollout.id) >= maxPendingPerRollout) {
+      throw new TurnError(
+        "too_many_pending",
+        `rollout ${rollout.id} already has ${maxPendingPerRollout} turns waiting for an answer (--max-pending-per-rollout); retry later`,
+      );
+    }
+    if (this.#pendingTotal >= maxPending) {
+      throw new TurnError(
+        "too_many_pending",
+        `the gateway already has ${maxPending} turns waiting for an answer (--max-pending); retry later`,
+      );
+    }
+  }
+
+  /** Registers a turn and counts it pending until it settles. */
+  #open(rollout: Rollout, req: CanonicalRequest, mount: Mount, idSuffix: string): OpenTurn {
+    const open = openTurn(rollout, req, mount, idSuffix);
+    this.#pending.set(rollout.id, this.pendingTurns(rollout.id) + 1);
+    this.#pendingTotal++;
+    const settled = () => {
+      this.#pendingTotal--;
+      const n = this.pendingTurns(rollout.id) - 1;
+      if (n > 0) this.#pending.set(rollout.id, n);
+      else this.#pending.delete(rollout.id);
+    };
+    open.turn.result.then(settled, settled);
+    return open;
   }
 
   /**
@@ -158,8 +281,10 @@ export class TurnRunner {
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
     requireActive(rollout);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
-    const open = openTurn(rollout, req, mount, "bb");
+    this.#admit(rollout);
+    const open = this.#open(rollout, req, mount, "bb");
     const { turn } = open;
     turn.blackBox = true;
     turn.renderedMessages = req.messages.length - mount.baseDepth;
@@ -182,6 +307,7 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
@@ -342,6 +468,7 @@ function record({ rollout, turn, promptNode, settle }: OpenTurn, answer: TurnAns
   turn.answer = answer;
   turn.status = "done";
   turn.timings.completed = Date.now();
+  rollout.touch();
   rollout.tree.recordAnswer(promptNode, turn);
   openAgentCalls(rollout, turn, answer.message);
   turn.live?.close();

@@ -47,7 +47,9 @@ const TRAINER_TYPES: Record<number, string> = {
   401: "unauthorized",
   404: "not_found",
   409: "conflict",
-  413: "invalid_request",
+  410: "gone",
+  413: "request_too_large",
+  429: "rate_limited",
 };
 
 /** The error `message` of a protocol-shaped error body, after checking the whole shape. */
@@ -381,51 +383,54 @@ Deno.test("agent endpoints: a finished rollout takes no more turns (409)", async
 });
 
 Deno.test("body over the cap: 413 in the protocol's shape, declared or streamed", async () => {
-  await withControl({ maxBodyBytes: 1024 }, async ({ gw, check, victim }) => {
-    const r = await victim();
-    const big = "x".repeat(2000);
-    const bodies: Record<string, unknown> = {
-      messages: { model: "m", max_tokens: 5, messages: [{ role: "user", content: big }] },
-      count_tokens: { model: "m", messages: [{ role: "user", content: big }] },
-      "chat/completions": { model: "m", messages: [{ role: "user", content: big }] },
-      responses: { model: "m", input: big },
-    };
-    for (const ep of ENDPOINTS.filter((e) => e.method === "POST")) {
-      const text = JSON.stringify(bodies[ep.name]);
-      assert.ok(text.length > 1024);
-      // Declared length over the cap.
-      assertError(await send(gw, ep, r.id, r.token, text), 413, ep.shape, /limit of 1024 bytes/);
-      await check(`${ep.name} declared 413`);
-      // No declared length (chunked): the cap applies while reading.
-      const bytes = new TextEncoder().encode(text);
-      const chunked = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < bytes.length; at += 512) {
-            controller.enqueue(bytes.slice(at, at + 512));
-          }
-          controller.close();
-        },
+  await withControl(
+    { limits: { maxBodyBytes: 1024, maxTrainerBodyBytes: 1024 } },
+    async ({ gw, check, victim }) => {
+      const r = await victim();
+      const big = "x".repeat(2000);
+      const bodies: Record<string, unknown> = {
+        messages: { model: "m", max_tokens: 5, messages: [{ role: "user", content: big }] },
+        count_tokens: { model: "m", messages: [{ role: "user", content: big }] },
+        "chat/completions": { model: "m", messages: [{ role: "user", content: big }] },
+        responses: { model: "m", input: big },
+      };
+      for (const ep of ENDPOINTS.filter((e) => e.method === "POST")) {
+        const text = JSON.stringify(bodies[ep.name]);
+        assert.ok(text.length > 1024);
+        // Declared length over the cap.
+        assertError(await send(gw, ep, r.id, r.token, text), 413, ep.shape, /limit of 1024 bytes/);
+        await check(`${ep.name} declared 413`);
+        // No declared length (chunked): the cap applies while reading.
+        const bytes = new TextEncoder().encode(text);
+        const chunked = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let at = 0; at < bytes.length; at += 512) {
+              controller.enqueue(bytes.slice(at, at + 512));
+            }
+            controller.close();
+          },
+        });
+        const res = await fetch(agentUrl(gw, r.id, ep.path), {
+          method: "POST",
+          headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
+          body: chunked,
+        });
+        const json = await res.json();
+        assertError({ status: res.status, json, headers: res.headers }, 413, ep.shape, /limit/);
+        await check(`${ep.name} streamed 413`);
+      }
+      // The trainer API has its own cap (set to the same here).
+      const create = await gw.api("POST", "/rollouts", { metadata: { blob: big } });
+      assertError(create, 413, "trainer", /limit of 1024 bytes/);
+      await check("trainer create 413");
+      const complete = await gw.api("POST", "/requests/whatever/complete", {
+        output_ids: Array.from({ length: 400 }, (_, i) => i),
+        finish_reason: "stop",
       });
-      const res = await fetch(agentUrl(gw, r.id, ep.path), {
-        method: "POST",
-        headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
-        body: chunked,
-      });
-      const json = await res.json();
-      assertError({ status: res.status, json, headers: res.headers }, 413, ep.shape, /limit/);
-      await check(`${ep.name} streamed 413`);
-    }
-    // The trainer API has the same cap.
-    const create = await gw.api("POST", "/rollouts", { metadata: { blob: big } });
-    assertError(create, 413, "trainer", /limit of 1024 bytes/);
-    await check("trainer create 413");
-    const complete = await gw.api("POST", "/requests/whatever/complete", {
-      output_ids: Array.from({ length: 400 }, (_, i) => i),
-      finish_reason: "stop",
-    });
-    assertError(complete, 413, "trainer", /limit/);
-    await check("trainer complete 413");
-  });
+      assertError(complete, 413, "trainer", /limit/);
+      await check("trainer complete 413");
+    },
+  );
 });
 
 Deno.test("trainer endpoints: malformed, invalid, unknown and conflicting requests", async () => {

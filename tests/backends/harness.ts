@@ -80,6 +80,8 @@ export async function startRig(o: {
       sglang: new SglangBackend({ url: sglang.url, ...engine }),
     },
     defaultBackend: o.defaultBackend,
+    // A client that leaves is gone at once here (the grace for its retry is tested elsewhere).
+    timeouts: { abandonGraceMs: 50 },
   });
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
