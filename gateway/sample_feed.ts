@@ -1,8 +1,9 @@
 /**
  * `GET /api/samples/stream[?after=<cursor>]`: finished rollouts' samples as JSON Lines, each with
- * its `cursor`. Without `after` the stream starts with the next sample to finish; with it, every
- * sample after that cursor is replayed from the sample log first. A trainer that reconnects with
- * the last cursor it read gets every sample exactly once.
+ * its `cursor`. Without `after` the stream starts with the next sample to finish (the
+ * `x-rollgate-cursor` header says after which cursor); with it, every sample after that cursor is
+ * replayed from the sample log first. A trainer that reconnects with the last cursor it read gets
+ * every sample exactly once.
  *
  * Each subscriber reads the log itself, in cursor order; a publish only wakes it up. So no sample
  * can be skipped or sent twice however publishes and reconnects interleave.
@@ -71,7 +72,12 @@ export class SampleFeed {
       },
     }, { highWaterMark: 0 });
     return new Response(body, {
-      headers: { "content-type": "application/x-ndjson", "cache-control": "no-cache" },
+      headers: {
+        "content-type": "application/x-ndjson",
+        "cache-control": "no-cache",
+        // Where this stream starts: a client reconnecting with `after` set to it misses nothing.
+        "x-rollgate-cursor": String(cursor),
+      },
     });
   }
 }

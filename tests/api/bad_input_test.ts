@@ -86,6 +86,9 @@ interface Endpoint {
   invalid: { body: unknown; field: RegExp }[];
 }
 
+const HI_ANTHROPIC = { model: "m", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
+const HI_CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };
+
 const ENDPOINTS: Endpoint[] = [
   {
     name: "messages",
@@ -111,6 +114,12 @@ const ENDPOINTS: Endpoint[] = [
       { body: { max_tokens: 5, messages: [] }, field: /^model: / },
       { body: [1, 2], field: /JSON object/ },
       { body: { model: "m", max_tokens: 64, messages: [] }, field: /no messages/ },
+      // Sampling values a policy engine cannot use (temperature -1 and top_p 5 were accepted).
+      {
+        body: { ...HI_ANTHROPIC, temperature: -1 },
+        field: /temperature: .*>=0/,
+      },
+      { body: { ...HI_ANTHROPIC, top_p: 5 }, field: /top_p: .*<=1/ },
     ],
   },
   {
@@ -150,6 +159,9 @@ const ENDPOINTS: Endpoint[] = [
         field: /max_tokens: /,
       },
       { body: null, field: /body: / },
+      { body: { ...HI_CHAT, temperature: -1 }, field: /temperature: .*>=0/ },
+      { body: { ...HI_CHAT, top_p: 5 }, field: /top_p: .*<=1/ },
+      { body: { ...HI_CHAT, temperature: 2.5 }, field: /temperature: .*<=2/ },
     ],
   },
   {
@@ -170,6 +182,8 @@ const ENDPOINTS: Endpoint[] = [
         field: /tools\[0\]\.name: /,
       },
       { body: { model: "m", input: [] }, field: /no messages/ },
+      { body: { model: "m", input: "x", temperature: -1 }, field: /temperature: .*>=0/ },
+      { body: { model: "m", input: "x", top_p: 5 }, field: /top_p: .*<=1/ },
     ],
   },
   { name: "models", method: "GET", path: "models", shape: "openai", turn: false, invalid: [] },

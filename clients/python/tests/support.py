@@ -123,8 +123,10 @@ def require_deno() -> None:
         )
 
 
-def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> GatewayProcess:
-    """Starts ``main.ts serve`` on a free port and waits for ``/health``."""
+def start_gateway(
+    env: dict[str, str] | None = None, timeout: float = 60.0, args: list[str] | None = None
+) -> GatewayProcess:
+    """Starts ``main.ts serve [args]`` on a free port and waits for ``/health``."""
     require_deno()
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="rollgate-gw-", suffix=".log", delete=False)
@@ -132,7 +134,10 @@ def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> G
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("ROLLGATE_")}
     child_env.update({"NO_COLOR": "1", **(env or {})})
     proc = subprocess.Popen(
-        [str(DENO), "run", "-A", str(ROOT / "main.ts"), "serve", "--port", str(port), "--host", "127.0.0.1"],
+        [
+            str(DENO), "run", "-A", str(ROOT / "main.ts"), "serve",
+            "--port", str(port), "--host", "127.0.0.1", *(args or []),
+        ],
         cwd=str(ROOT),
         env=child_env,
         stdin=subprocess.DEVNULL,
