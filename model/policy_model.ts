@@ -16,6 +16,7 @@ import {
 } from "./parsers/mod.ts";
 import { renderDelta } from "./render_delta.ts";
 import { SegmentEncoder } from "./segment_encoder.ts";
+import { cutsAreSafe } from "./text_cuts.ts";
 import { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
 
@@ -28,6 +29,9 @@ export interface PolicyModelOptions {
   /** Template variables for every render (e.g. `{ enable_thinking: false }`). */
   templateKwargs?: Record<string, unknown>;
 }
+
+/** Characters per piece when long text is tokenized piece by piece (`text_cuts.ts`). */
+const LONG_TEXT_PIECE = 16 * 1024;
 
 export class PolicyModel {
   readonly template: ChatTemplate;
@@ -95,6 +99,9 @@ export class PolicyModel {
     const newline = await tokenizer.encode("\n");
     if (open !== undefined && close !== undefined && newline.length === 1) {
       model.toolResponseMarkers = { open, close, newline: newline[0] };
+    }
+    if (await cutsAreSafe((text) => tokenizer.encode(text))) {
+      model.segments.chunkLength = LONG_TEXT_PIECE;
     }
     return model;
   }

@@ -8,11 +8,20 @@
  *
  * @module
  */
+import { chunkText } from "./text_cuts.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
+
+/** Segments longer than this are not cached (they rarely repeat and would pin memory). */
+const MAX_CACHED_LENGTH = 64 * 1024;
 
 export class SegmentEncoder {
   readonly #cache = new Map<string, number[]>();
   readonly #splitter: RegExp;
+  /**
+   * Segments longer than this many characters are tokenized in pieces cut at token-safe places
+   * (`text_cuts.ts`), one at a time; 0 never cuts. Set once the tokenizer passed the check.
+   */
+  chunkLength = 0;
 
   constructor(
     private readonly tokenizer: TextTokenizer,
@@ -31,6 +40,7 @@ export class SegmentEncoder {
   }
 
   async #encodeSegment(segment: string): Promise<number[]> {
+    if (segment.length > MAX_CACHED_LENGTH) return await this.#encodeLong(segment);
     const hit = this.#cache.get(segment);
     if (hit) {
       // Refresh recency: Map iteration order is insertion order.
@@ -42,6 +52,17 @@ export class SegmentEncoder {
     this.#cache.set(segment, ids);
     if (this.#cache.size > this.maxEntries) {
       this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    return ids;
+  }
+
+  /** A long segment, piece by piece when allowed, so only one piece's encoding is alive at once. */
+  async #encodeLong(segment: string): Promise<number[]> {
+    if (this.chunkLength <= 0) return await this.tokenizer.encode(segment);
+    const ids: number[] = [];
+    for (const piece of chunkText(segment, this.chunkLength)) {
+      const part = await this.tokenizer.encode(piece);
+      for (let i = 0; i < part.length; i++) ids.push(part[i]);
     }
     return ids;
   }
