@@ -3,6 +3,7 @@
  *
  *     deno run -A main.ts serve [--port 7860] [--host 127.0.0.1] [--model-dir DIR]
  *     deno run -A main.ts rollout --tasks tasks --harness pi --policy gold --out results.jsonl
+ *     deno run -A main.ts view tree.json results.jsonl
  *
  * @module
  */
@@ -10,6 +11,7 @@ import { parseArgs } from "node:util";
 import { PolicyModel } from "./model/mod.ts";
 import { createGateway } from "./gateway/mod.ts";
 import { audit, inspect } from "./cli/trajectory_verbs.ts";
+import { view } from "./cli/view.ts";
 import type { GenerationBackend } from "./model/backends/backend.ts";
 import { VllmBackend } from "./model/backends/vllm.ts";
 import { SglangBackend } from "./model/backends/sglang.ts";
@@ -20,6 +22,7 @@ import { rolloutCommand } from "./runner/mod.ts";
 const USAGE = `usage: main.ts serve [options]
        main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
        main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
+       main.ts view <tree file | results.jsonl>… [--port N] [--export OUT.html]  (see view --help)
        main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
                        [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
@@ -46,7 +49,8 @@ const USAGE = `usage: main.ts serve [options]
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 
-  ROLLGATE_ADMIN_TOKEN  when set, /api requires it and agents must use their rollout token
+  ROLLGATE_ADMIN_TOKEN  when set, /api and the viewer (/ui) require it and agents must use their
+                        rollout token
 `;
 
 function numberOption(value: string | undefined, name: string): number | undefined {
@@ -165,6 +169,7 @@ if (import.meta.main) {
     if (verb === "serve") await serve(rest);
     else if (verb === "inspect") await inspect(rest);
     else if (verb === "audit") Deno.exit(await audit(rest));
+    else if (verb === "view") await view(rest);
     else if (verb === "rollout") Deno.exit(await rolloutCommand(rest));
     else if (verb === "--help" || verb === "help") console.log(USAGE);
     else {

@@ -35,9 +35,11 @@ export { findToolSpans } from "./tool_spans.ts";
 export {
   type SharedPrefixTree,
   sharedPrefixTree,
+  type TurnRecord,
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
+export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export { TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";

@@ -7,7 +7,13 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
+import type {
+  AssistantMessage,
+  Message,
+  Protocol,
+  ToolSpec,
+  TurnAnswer,
+} from "../model/messages.ts";
 import type { FinishReason } from "../model/backends/backend.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
@@ -44,6 +50,8 @@ export interface Turn {
   /** Order of arrival within the rollout, from 0. */
   index: number;
   rolloutId: string;
+  /** The wire protocol the agent spoke (how the viewer names its messages). */
+  protocol: Protocol;
   parent: Turn | null;
   mount: MountKind;
   /** Chain id within the rollout (see `branch_label.ts`); extensions inherit their parent's. */
