@@ -103,6 +103,8 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
     (r.backend as string | null) ?? undefined,
   );
   rollout.createdAt = (r.created_at as number) ?? rollout.createdAt;
+  rollout.hostCalls.push(...((r.host_calls ?? []) as Rollout["hostCalls"]));
+  rollout.agentExit = (r.agent_exit ?? null) as Rollout["agentExit"];
   if (r.status === "finished") {
     rollout.finish((r.reward as number | null) ?? null);
     rollout.finishedAt = (r.finished_at as number | null) ?? undefined;

@@ -7,7 +7,7 @@
  */
 import type { Links } from "./pages/layout.tsx";
 import { Layout } from "./pages/layout.tsx";
-import { ResultSection, RolloutBody } from "./pages/rollout_page.tsx";
+import { DiffSection, ResultSection, RolloutBody } from "./pages/rollout_page.tsx";
 import { SampleHeader, TokenSection } from "./pages/tokens_page.tsx";
 import { TurnDetails } from "./pages/turn_page.tsx";
 import type { ViewedRollout } from "./source.ts";
@@ -59,8 +59,9 @@ export async function exportHtml(
       crumbs={<span>{`rollout ${v.id} · exported ${new Date().toISOString()}`}</span>}
     >
       <h1 id="top">{`Rollout ${v.id}`}</h1>
-      <RolloutBody v={v} links={EXPORT_LINKS} />
       {v.result ? <ResultSection x={v.result} /> : null}
+      <RolloutBody v={v} links={EXPORT_LINKS} />
+      {v.result ? <DiffSection x={v.result} /> : null}
       {r
         ? (
           <div>

@@ -89,10 +89,14 @@
         const text = piece(i);
         const s = document.createElement("span");
         // Every other id is a shade darker, so token boundaries show inside plain text.
-        s.className = "k-" + k + (i % 2 ? " odd" : "") + (text.includes("\n") ? " nl" : "") +
-          (text === "" ? " empty" : "") + (drift.has(i) ? " drift" : "");
+        s.className = "k-" + k + (i % 2 ? " odd" : "") + (text === "" ? " empty" : "") +
+          (drift.has(i) ? " drift" : "");
         s.dataset.i = i;
-        s.textContent = text;
+        // A newline is marked with an empty <i> before it (drawn as ↵): the text stays the id's.
+        text.split("\n").forEach((part, n) => {
+          if (n > 0) s.append(document.createElement("i"), "\n");
+          if (part) s.append(part);
+        });
         if (k === "t" || k === "m") {
           const p = data.logprobs[lp++];
           if (p !== null) {

@@ -81,13 +81,13 @@ export const Assistant: FC<{ m: AssistantMessage; terms: Terms }> = ({ m, terms 
   </div>
 );
 
-/** Messages in order; `names` gives tool names by call id (for tool results). */
-export const Messages: FC<{ messages: readonly Message[]; protocol: string }> = (
-  { messages, protocol },
-) => {
+/** `messages` in order; tool results are named after their calls, found in `history`. */
+export const Messages: FC<
+  { messages: readonly Message[]; history: readonly Message[]; protocol: string }
+> = ({ messages, history, protocol }) => {
   const terms = termsOf(protocol);
   const names = new Map<string, string>();
-  for (const m of messages) {
+  for (const m of history) {
     if (m.role === "assistant") for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
   }
   return (

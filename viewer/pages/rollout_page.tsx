@@ -276,6 +276,12 @@ export const ResultSection: FC<{ x: RunResult }> = ({ x }) => (
         </tr>
       ))}
     </table>
+  </section>
+);
+
+/** The agent's changes (what was graded), added and removed lines coloured. */
+export const DiffSection: FC<{ x: RunResult }> = ({ x }) => (
+  <section class="diff-section">
     <h2>Diff</h2>
     {x.diff
       ? (
@@ -361,10 +367,11 @@ export const RolloutPage: FC<{ v: ViewedRollout; links: Links; refresh: string |
         {exportUrl ? <span>{"  "}<a href={exportUrl} download>export HTML</a></span> : null}
       </h1>
       {Object.keys(meta).length ? <Evidence evidence={meta} /> : null}
+      {v.result ? <ResultSection x={v.result} /> : null}
       <div data-refresh={refresh ?? undefined}>
         <RolloutBody v={v} links={links} />
       </div>
-      {v.result ? <ResultSection x={v.result} /> : null}
+      {v.result ? <DiffSection x={v.result} /> : null}
     </Layout>
   );
 };

@@ -114,7 +114,7 @@ export const TurnDetails: FC<
           {`${t.messages.length - first} of ${t.messages.length}; the template rendered the last ${t.renderedMessages}`}
         </span>
       </h2>
-      <Messages messages={t.messages.slice(first)} protocol={t.protocol} />
+      <Messages messages={t.messages.slice(first)} history={t.messages} protocol={t.protocol} />
       <h2>Answer sampled by the policy</h2>
       {t.message
         ? <Assistant m={t.message} terms={termsOf(t.protocol)} />
