@@ -60,7 +60,9 @@ export async function view(args: string[]): Promise<void> {
     },
   });
   if (values.help) return console.log(VIEW_USAGE);
-  if (positionals.length === 0) throw new Error(`give a tree file or a results file\n${VIEW_USAGE}`);
+  if (positionals.length === 0) {
+    throw new Error(`give a tree file or a results file\n${VIEW_USAGE}`);
+  }
   const rollouts: SavedRollout[] = [], results: RunResult[] = [];
   for (const path of positionals) {
     const loaded = await load(path);

@@ -82,7 +82,12 @@ export function viewerRoutes(o: ViewerOptions): Hono {
       label: c.req.query("label"),
       error: c.req.query("error"),
       sort: c.req.query("sort"),
-      dir: c.req.query("dir") === "asc" ? "asc" : c.req.query("dir") === "desc" ? "desc" : undefined,
+      dir: c.req.query("dir") === "asc"
+        ? "asc"
+        : c.req.query("dir") === "desc"
+        ? "desc"
+        : undefined,
+      limit: c.req.query("limit"),
     };
     const all = o.source.list().map((v) => runRow(v));
     const rows = selectRows(all, q);

@@ -73,11 +73,7 @@ export function runRow(v: ViewedRollout, now = Date.now()): RunRow {
     retries,
     error,
     created: Number.isNaN(started) ? null : started,
-    duration: r
-      ? (r.finishedAt ?? now) - r.createdAt
-      : x
-      ? x.timings.total_ms
-      : null,
+    duration: r ? (r.finishedAt ?? now) - r.createdAt : x ? x.timings.total_ms : null,
   };
 }
 
@@ -93,6 +89,8 @@ export interface RunQuery {
   error?: string;
   sort?: string;
   dir?: "asc" | "desc";
+  /** Rows shown (all are filtered and sorted). */
+  limit?: string;
 }
 
 export const SORT_KEYS = ["created", "task", "reward", "turns", "tokens", "duration", "status"];

@@ -35,7 +35,12 @@ export interface RunResult {
     timed_out: boolean;
     duration_ms: number;
   } | null;
-  timings: { started_at: string; agent_ms: number | null; eval_ms: number | null; total_ms: number };
+  timings: {
+    started_at: string;
+    agent_ms: number | null;
+    eval_ms: number | null;
+    total_ms: number;
+  };
   samples: unknown[];
   policy: string;
   sandbox: string;

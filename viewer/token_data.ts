@@ -151,13 +151,27 @@ export async function sampleTokens(
     kinds += kindOf(sample, sampled, i);
     if (!sampled[i]) continue;
     while (segments && segments[segment].end <= i) segment++;
-    logprobs.push(segments && noLogprobs.has(segments[segment].turn) ? null : rounded(sample.logprobs[i]));
+    logprobs.push(
+      segments && noLogprobs.has(segments[segment].turn) ? null : rounded(sample.logprobs[i]),
+    );
   }
   const marks: TokenMark[] = [];
   for (const s of segments ?? []) {
     if (s.start < to && s.end > from) {
-      marks.push({ at: s.start, kind: "turn", turn: s.turn.id, index: s.turn.index, part: "context" });
-      marks.push({ at: s.output, kind: "turn", turn: s.turn.id, index: s.turn.index, part: "output" });
+      marks.push({
+        at: s.start,
+        kind: "turn",
+        turn: s.turn.id,
+        index: s.turn.index,
+        part: "context",
+      });
+      marks.push({
+        at: s.output,
+        kind: "turn",
+        turn: s.turn.id,
+        index: s.turn.index,
+        part: "output",
+      });
     }
     if (s.turn.drift) marks.push(await driftMark(text, s.turn, s.output));
   }

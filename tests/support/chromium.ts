@@ -11,7 +11,8 @@ export const CHROMIUM = Deno.env.get("ROLLGATE_CHROMIUM") ?? "/usr/bin/chromium"
 export const HAVE_CHROMIUM = await Deno.stat(CHROMIUM).then(() => true, () => false);
 if (!HAVE_CHROMIUM) console.warn(`SKIP browser tests: no Chromium at ${CHROMIUM} (apt chromium)`);
 
-export const SCREENSHOT_DIR = Deno.env.get("ROLLGATE_SCREENSHOT_DIR") ?? "/tmp/rollgate-screenshots";
+export const SCREENSHOT_DIR = Deno.env.get("ROLLGATE_SCREENSHOT_DIR") ??
+  "/tmp/rollgate-screenshots";
 
 const FLAGS = [
   "--headless",

@@ -73,35 +73,38 @@ async function assertTokensAre(t: TestGateway, tokens: Token[], s: Sample) {
   assert.equal(tokens.map(([, , text]) => text).join(""), await t.model.decode(s.input_ids));
 }
 
-browserTest("the runs page follows a live rollout without reloading", () =>
-  withBrowser(async (t, b) => {
-    await b.page.goto(`${t.url}/ui`);
-    await b.page.waitForSelector("text=No rollouts match.");
-    await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument = true);
-    const r = await t.rollout({ metadata: { task: "live-probe", harness: "pi" } });
-    const row = `tr[data-rollout="${r.id}"]`;
-    await b.page.waitForSelector(row);
-    assert.match(await b.page.textContent(`${row} td[data-col=turns]`) ?? "", /^0\/0/);
-    await b.screenshot("runs-live-0-created");
+browserTest(
+  "the runs page follows a live rollout without reloading",
+  () =>
+    withBrowser(async (t, b) => {
+      await b.page.goto(`${t.url}/ui`);
+      await b.page.waitForSelector("text=No rollouts match.");
+      await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument = true);
+      const r = await t.rollout({ metadata: { task: "live-probe", harness: "pi" } });
+      const row = `tr[data-rollout="${r.id}"]`;
+      await b.page.waitForSelector(row);
+      assert.match(await b.page.textContent(`${row} td[data-col=turns]`) ?? "", /^0\/0/);
+      await b.screenshot("runs-live-0-created");
 
-    const body = fixtures.pi()[0].body;
-    t.replies.push(answerText("Say hello.", "Hello."));
-    await chatTurn(t, r, body);
-    await b.page.locator(`${row} td[data-col=turns]`, { hasText: /^1\/1/ }).waitFor();
-    assert.match(await b.page.textContent(`${row} .badge`) ?? "", /active/);
-    await b.screenshot("runs-live-1-turn");
+      const body = fixtures.pi()[0].body;
+      t.replies.push(answerText("Say hello.", "Hello."));
+      await chatTurn(t, r, body);
+      await b.page.locator(`${row} td[data-col=turns]`, { hasText: /^1\/1/ }).waitFor();
+      assert.match(await b.page.textContent(`${row} .badge`) ?? "", /active/);
+      await b.screenshot("runs-live-1-turn");
 
-    await t.finish(r.id, 1);
-    await b.page.locator(`${row} .badge`, { hasText: /^finished$/ }).waitFor();
-    assert.equal((await b.page.textContent(`${row} td[data-col=reward]`))?.trim(), "1");
-    assert.equal(
-      await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument),
-      true,
-      "updated in place, not reloaded",
-    );
-    assert.match(await b.page.textContent("[data-updated]") ?? "", /^updated /);
-    await b.screenshot("runs-live-2-finished");
-  }));
+      await t.finish(r.id, 1);
+      await b.page.locator(`${row} .badge`, { hasText: /^finished$/ }).waitFor();
+      assert.equal((await b.page.textContent(`${row} td[data-col=reward]`))?.trim(), "1");
+      assert.equal(
+        await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument),
+        true,
+        "updated in place, not reloaded",
+      );
+      assert.match(await b.page.textContent("[data-updated]") ?? "", /^updated /);
+      await b.screenshot("runs-live-2-finished");
+    }),
+);
 
 browserTest("a rollout with a sub-agent and a compaction", () =>
   withBrowser(async (t, b) => {
@@ -135,82 +138,98 @@ browserTest("a rollout with a sub-agent and a compaction", () =>
     const result = b.page.locator(".msg.tool", { hasText: "user · tool_result (Agent)" });
     assert.match(await result.textContent() ?? "", new RegExp(SUB_REPORT.replace("\n", "\\n")));
     await b.page.goto(`${t.url}/ui/rollouts/${r.id}/turns/4`);
-    assert.match(await b.page.locator(".msg.tool").last().textContent() ?? "", new RegExp(CAT_OUTPUT));
+    assert.match(
+      await b.page.locator(".msg.tool").last().textContent() ?? "",
+      new RegExp(CAT_OUTPUT),
+    );
     await b.screenshot("turn-main-after-subagent", { fullPage: true });
   }));
 
-browserTest("the token view's trained ids are exactly the samples' loss masks", () =>
-  withBrowser(async (t, b) => {
-    const rollouts = [await sessionRollout(t), await driftRollout(t)];
-    for (const r of rollouts) {
-      for (const s of await t.samples(r.id)) {
-        await b.page.goto(`${t.url}/ui/rollouts/${r.id}/samples/${s.index}`);
-        await assertTokensAre(t, await readAllTokens(b.page, true), s);
+browserTest(
+  "the token view's trained ids are exactly the samples' loss masks",
+  () =>
+    withBrowser(async (t, b) => {
+      const rollouts = [await sessionRollout(t), await driftRollout(t)];
+      for (const r of rollouts) {
+        for (const s of await t.samples(r.id)) {
+          // Pages of 8,192 ids: the longest sample spans three.
+          await b.page.goto(`${t.url}/ui/rollouts/${r.id}/samples/${s.index}?size=8192`);
+          await assertTokensAre(t, await readAllTokens(b.page, true), s);
+        }
       }
-    }
-    // The drifting rollout: drift outlined at its position, both sides named, tooltips.
-    const drift = rollouts[1];
-    const tree = await t.tree(drift.id);
-    const [s] = await t.samples(drift.id);
-    const t0 = tree.turns[0], t1 = tree.turns[1];
-    const at = t0.prompt_ids.length + t0.drift!.position;
-    const from = Math.max(0, t0.prompt_ids.length - 120);
-    await b.page.goto(`${t.url}/ui/rollouts/${drift.id}/samples/0?from=${from}`);
-    assert.equal(await b.page.getAttribute(".tok span.drift", "data-i"), String(at));
-    assert.match(
-      await b.page.textContent(".drifts") ?? "",
-      /drift.*turn #0.*sampled "\\n\\n.*the template renders "\\n/s,
-    );
-    const firstTrained = s.loss_mask.indexOf(1, t1.prompt_ids.length);
-    await b.page.hover(`.tok span[data-i="${firstTrained}"]`);
-    const tip = await b.page.textContent("#tip") ?? "";
-    assert.match(tip, new RegExp(`^#${firstTrained}  id ${s.input_ids[firstTrained]} `));
-    assert.match(tip, /sampled, trained \(loss 1\)\nlogprob -?\d/);
-    await b.page.hover(`.tok span[data-i="${at}"]`);
-    assert.match(await b.page.textContent("#tip") ?? "", /sampled, loss 0/);
-    await b.screenshot("tokens-drift-masked-trained");
-  }));
+      // The drifting rollout: drift outlined at its position, both sides named, tooltips.
+      const drift = rollouts[1];
+      const tree = await t.tree(drift.id);
+      const [s] = await t.samples(drift.id);
+      const t0 = tree.turns[0], t1 = tree.turns[1];
+      const at = t0.prompt_ids.length + t0.drift!.position;
+      const from = Math.max(0, t0.prompt_ids.length - 120);
+      await b.page.goto(`${t.url}/ui/rollouts/${drift.id}/samples/0?from=${from}`);
+      assert.equal(await b.page.getAttribute(".tok span.drift", "data-i"), String(at));
+      assert.match(
+        await b.page.textContent(".drifts") ?? "",
+        /drift.*turn #0.*sampled "\\n\\n.*the template renders "\\n/s,
+      );
+      const firstTrained = s.loss_mask.indexOf(1, t1.prompt_ids.length);
+      await b.page.hover(`.tok span[data-i="${firstTrained}"]`);
+      const tip = await b.page.textContent("#tip") ?? "";
+      assert.match(tip, new RegExp(`^#${firstTrained}  id ${s.input_ids[firstTrained]} `));
+      assert.match(tip, /sampled, trained \(loss 1\)\nlogprob -?\d/);
+      await b.page.hover(`.tok span[data-i="${at}"]`);
+      assert.match(await b.page.textContent("#tip") ?? "", /sampled, loss 0/);
+      await b.screenshot("tokens-drift-masked-trained");
+      // The README's picture: every role on one screen.
+      await b.page.goto(
+        `${t.url}/ui/rollouts/${drift.id}/samples/0?from=${t0.prompt_ids.length - 40}&size=220`,
+      );
+      await b.page.mouse.move(0, 0);
+      await b.screenshot("readme-token-view", { fullPage: true });
+    }),
+);
 
-browserTest("the exported file opens offline and pages through every id", () =>
-  withBrowser(async (t, b) => {
-    const r = await sessionRollout(t);
-    const res = await fetch(`${t.url}/ui/rollouts/${r.id}/export.html`);
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-disposition") ?? "", /attachment; filename="rollgate-/);
-    const file = await Deno.makeTempFile({ prefix: "rollgate-export-", suffix: ".html" });
-    try {
-      await Deno.writeTextFile(file, await res.text());
-      const page = await b.context.newPage();
-      await b.context.setOffline(true);
-      const requests: string[] = [];
-      page.on("request", (req) => requests.push(req.url()));
-      const url = `file://${file}`;
-      await page.goto(url);
-      await page.waitForSelector("#sample-0 .tok span[data-i]");
-      assert.deepEqual(requests, [url], "the file loads nothing else");
+browserTest(
+  "the exported file opens offline and pages through every id",
+  () =>
+    withBrowser(async (t, b) => {
+      const r = await sessionRollout(t);
+      const res = await fetch(`${t.url}/ui/rollouts/${r.id}/export.html`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-disposition") ?? "", /attachment; filename="rollgate-/);
+      const file = await Deno.makeTempFile({ prefix: "rollgate-export-", suffix: ".html" });
+      try {
+        await Deno.writeTextFile(file, await res.text());
+        const page = await b.context.newPage();
+        await b.context.setOffline(true);
+        const requests: string[] = [];
+        page.on("request", (req) => requests.push(req.url()));
+        const url = `file://${file}`;
+        await page.goto(url);
+        await page.waitForSelector("#sample-0 .tok span[data-i]");
+        assert.deepEqual(requests, [url], "the file loads nothing else");
 
-      const samples = await t.samples(r.id);
-      assert.equal(await page.locator("section.tokens").count(), samples.length);
-      // Sample 1 (main) pages locally; its turns' links jump without leaving the file.
-      const main = samples.find((s) => s.branch === "main")!;
-      const section = page.locator(`#sample-${main.index}`);
-      const tokens: Token[] = [];
-      for (let pages = 0; pages < 50; pages++) {
-        tokens.push(...await tokensIn(section));
-        const next = section.locator(".pager button", { hasText: "next ›" });
-        if (await next.isDisabled()) break;
-        await next.click();
+        const samples = await t.samples(r.id);
+        assert.equal(await page.locator("section.tokens").count(), samples.length);
+        // Sample 1 (main) pages locally; its turns' links jump without leaving the file.
+        const main = samples.find((s) => s.branch === "main")!;
+        const section = page.locator(`#sample-${main.index}`);
+        const tokens: Token[] = [];
+        for (let pages = 0; pages < 50; pages++) {
+          tokens.push(...await tokensIn(section));
+          const next = section.locator(".pager button", { hasText: "next ›" });
+          if (await next.isDisabled()) break;
+          await next.click();
+        }
+        await assertTokensAre(t, tokens, main);
+        await page.locator(`a[href="#turn-3"]`).first().click();
+        assert.equal(await page.locator("#turn-3").getAttribute("open"), "");
+        assert.equal(page.url(), `${url}#turn-3`);
+        assert.deepEqual(requests, [url]);
+        await b.screenshot("export-offline", { page });
+      } finally {
+        await Deno.remove(file);
       }
-      await assertTokensAre(t, tokens, main);
-      await page.locator(`a[href="#turn-3"]`).first().click();
-      assert.equal(await page.locator("#turn-3").getAttribute("open"), "");
-      assert.equal(page.url(), `${url}#turn-3`);
-      assert.deepEqual(requests, [url]);
-      await b.screenshot("export-offline", { page });
-    } finally {
-      await Deno.remove(file);
-    }
-  }));
+    }),
+);
 
 browserTest(
   "main.ts view serves a saved tree and a runner's results (tests, diff)",
@@ -251,7 +270,11 @@ browserTest(
           const tests = `${record.tests.filter((x) => x.passed).length}/${record.tests.length}`;
           assert.equal((await b.page.textContent(`${row} .badge.pass`))?.trim(), tests);
           assert.equal(await b.page.locator(`tr[data-rollout="${r.id}"]`).count(), 1);
-          assert.equal(await b.page.locator("[data-refresh]").count(), 0, "saved files do not change");
+          assert.equal(
+            await b.page.locator("[data-refresh]").count(),
+            0,
+            "saved files do not change",
+          );
 
           await Promise.all([b.page.waitForNavigation(), b.page.click(`${row} a`)]);
           assert.equal(
@@ -264,7 +287,10 @@ browserTest(
           await b.screenshot("view-results", { fullPage: true });
           // The results file holds samples but no turns: roles come from the masks alone.
           await Promise.all([b.page.waitForNavigation(), b.page.click("table.samples a")]);
-          assert.match(await b.page.textContent("main") ?? "", /turns of this sample are not known/);
+          assert.match(
+            await b.page.textContent("main") ?? "",
+            /turns of this sample are not known/,
+          );
           await assertTokensAre(t, await readAllTokens(b.page, true), record.samples[0] as Sample);
 
           await b.page.goto(`${url}/rollouts/${r.id}`);

@@ -98,6 +98,9 @@ Deno.test("runs page: filters, sorting and the refresh fragment", async () => {
       session.id,
     ]);
     assert.deepEqual(ids((await html(`${t.url}/ui?q=probe-f`)).text), [session.id]);
+    const limited = (await html(`${t.url}/ui?limit=1`)).text;
+    assert.deepEqual(ids(limited), [drift.id]);
+    assert.match(limited, /Showing the first 1; <a href="\?limit=2">show all/);
     const fragment = await html(`${t.url}/ui?fragment=1&task=drift-probe`);
     assert.ok(!fragment.text.includes("<html"), "a fragment is only the region");
     assert.deepEqual(ids(fragment.text), [drift.id]);

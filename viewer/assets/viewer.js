@@ -108,6 +108,7 @@
       }
       box.replaceChildren(out);
       if (pager) drawPager(to);
+      performance.mark("rollgate:tokens-drawn");
     }
 
     function go(at) {

@@ -88,18 +88,18 @@ export const Messages: FC<
   const terms = termsOf(protocol);
   const names = new Map<string, string>();
   for (const m of history) {
-    if (m.role === "assistant") for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
+    if (m.role === "assistant") { for (const c of m.tool_calls ?? []) names.set(c.id, c.name); }
   }
   return (
     <div>
       {messages.map((m) =>
-        m.role === "assistant"
-          ? <Assistant m={m} terms={terms} />
-          : m.role === "tool"
+        m.role === "assistant" ? <Assistant m={m} terms={terms} /> : m.role === "tool"
           ? (
             <Block
               kind="tool"
-              role={`${terms.result}${names.has(m.tool_call_id) ? ` (${names.get(m.tool_call_id)})` : ""}`}
+              role={`${terms.result}${
+                names.has(m.tool_call_id) ? ` (${names.get(m.tool_call_id)})` : ""
+              }`}
               note={m.tool_call_id}
               text={m.content}
             />

@@ -58,7 +58,9 @@ const TurnRow: FC<
       {duration((t.timings.completed ?? Date.now()) - t.timings.received)}
     </td>
     <td>
-      {t.blackBox ? "" : place
+      {t.blackBox
+        ? ""
+        : place
         ? <a href={links.sample(id, place.sample, place.from)}>{`sample ${place.sample}`}</a>
         : <a href={links.turnTokens(id, t.index) ?? links.turn(id, t.index)}>own ids</a>}
     </td>
@@ -104,9 +106,7 @@ const ChainItem: FC<
           <th class="num">time</th>
           <th>tokens</th>
         </tr>
-        {turns.map((t) => (
-          <TurnRow t={t} id={r.id} links={links} place={places.get(t.id)?.[0]} />
-        ))}
+        {turns.map((t) => <TurnRow t={t} id={r.id} links={links} place={places.get(t.id)?.[0]} />)}
       </table>
       {(children_.get(c.id) ?? []).length
         ? (
@@ -364,7 +364,14 @@ export const RolloutPage: FC<{ v: ViewedRollout; links: Links; refresh: string |
     >
       <h1>
         {`Rollout ${v.id}`}
-        {exportUrl ? <span>{"  "}<a href={exportUrl} download>export HTML</a></span> : null}
+        {exportUrl
+          ? (
+            <span>
+              {"  "}
+              <a href={exportUrl} download>export HTML</a>
+            </span>
+          )
+          : null}
       </h1>
       {Object.keys(meta).length ? <Evidence evidence={meta} /> : null}
       {v.result ? <ResultSection x={v.result} /> : null}

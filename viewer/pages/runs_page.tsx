@@ -74,61 +74,75 @@ const Row: FC<{ r: RunRow; links: Links }> = ({ r, links }) => (
 );
 
 /** The part of the page that refreshes itself while rollouts are live. */
+/** Rows shown unless the query asks for more: a long table costs every refresh. */
+export const DEFAULT_ROW_LIMIT = 200;
+
 export const RunsTables: FC<{ rows: RunRow[]; groups: TaskGroup[]; q: RunQuery; links: Links }> = (
   { rows, groups, q, links },
-) => (
-  <div>
-    {groups.length > 0
-      ? (
-        <div>
-          <h2>Tasks</h2>
-          <table>
-            <tr>
-              <th>task</th>
-              <th class="num">rollouts</th>
-              <th class="num">errors</th>
-              <th class="num">mean reward</th>
-              <th class="num">best</th>
-            </tr>
-            {groups.map((g) => (
+) => {
+  const limit = Number(q.limit) > 0 ? Number(q.limit) : DEFAULT_ROW_LIMIT;
+  return (
+    <div>
+      {groups.length > 0
+        ? (
+          <div>
+            <h2>Tasks</h2>
+            <table>
               <tr>
-                <td>
-                  <a href={queryString(q, { task: g.task })}>{g.task}</a>
-                </td>
-                <td class="num">{g.rollouts}</td>
-                <td class="num">{g.errors}</td>
-                <td class="num">{g.mean === null ? "–" : g.mean.toFixed(3)}</td>
-                <td class="num">{reward(g.best)}</td>
+                <th>task</th>
+                <th class="num">rollouts</th>
+                <th class="num">errors</th>
+                <th class="num">mean reward</th>
+                <th class="num">best</th>
               </tr>
-            ))}
-          </table>
-        </div>
-      )
-      : null}
-    <h2>
-      Rollouts <span class="muted" data-count>{`(${rows.length})`}</span>
-    </h2>
-    <table class="runs">
-      <tr>
-        <th>rollout</th>
-        <SortHeader label="status" key_="status" q={q} />
-        <SortHeader label="task" key_="task" q={q} />
-        <th>harness</th>
-        <th>backend</th>
-        <SortHeader label="turns" key_="turns" q={q} num />
-        <SortHeader label="tokens" key_="tokens" q={q} num />
-        <SortHeader label="reward" key_="reward" q={q} num />
-        <th class="num">tests</th>
-        <th>chains</th>
-        <th>error</th>
-        <SortHeader label="started" key_="created" q={q} />
-        <SortHeader label="time" key_="duration" q={q} num />
-      </tr>
-      {rows.map((r) => <Row r={r} links={links} />)}
-    </table>
-    {rows.length === 0 ? <p class="muted">No rollouts match.</p> : null}
-  </div>
-);
+              {groups.map((g) => (
+                <tr>
+                  <td>
+                    <a href={queryString(q, { task: g.task })}>{g.task}</a>
+                  </td>
+                  <td class="num">{g.rollouts}</td>
+                  <td class="num">{g.errors}</td>
+                  <td class="num">{g.mean === null ? "–" : g.mean.toFixed(3)}</td>
+                  <td class="num">{reward(g.best)}</td>
+                </tr>
+              ))}
+            </table>
+          </div>
+        )
+        : null}
+      <h2>
+        Rollouts <span class="muted" data-count>{`(${rows.length})`}</span>
+      </h2>
+      {rows.length > limit
+        ? (
+          <p class="muted">
+            {`Showing the first ${limit}; `}
+            <a href={queryString(q, { limit: String(rows.length) })}>show all</a>
+          </p>
+        )
+        : null}
+      <table class="runs">
+        <tr>
+          <th>rollout</th>
+          <SortHeader label="status" key_="status" q={q} />
+          <SortHeader label="task" key_="task" q={q} />
+          <th>harness</th>
+          <th>backend</th>
+          <SortHeader label="turns" key_="turns" q={q} num />
+          <SortHeader label="tokens" key_="tokens" q={q} num />
+          <SortHeader label="reward" key_="reward" q={q} num />
+          <th class="num">tests</th>
+          <th>chains</th>
+          <th>error</th>
+          <SortHeader label="started" key_="created" q={q} />
+          <SortHeader label="time" key_="duration" q={q} num />
+        </tr>
+        {rows.slice(0, limit).map((r) => <Row r={r} links={links} />)}
+      </table>
+      {rows.length === 0 ? <p class="muted">No rollouts match.</p> : null}
+    </div>
+  );
+};
 
 const Select: FC<{ name: keyof RunQuery; q: RunQuery; options: string[]; all: string }> = (
   { name, q, options, all },

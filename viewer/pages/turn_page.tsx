@@ -34,7 +34,12 @@ export const TurnDetails: FC<
           <b>mount</b>
           {t.mount}
           {t.parent
-            ? <span>{" on "}<a href={links.turn(r.id, t.parent.index)}>{`#${t.parent.index}`}</a></span>
+            ? (
+              <span>
+                {" on "}
+                <a href={links.turn(r.id, t.parent.index)}>{`#${t.parent.index}`}</a>
+              </span>
+            )
             : null}
         </div>
         <div>
@@ -111,7 +116,9 @@ export const TurnDetails: FC<
       <h2>
         {all ? "History" : `New messages`}{" "}
         <span class="muted">
-          {`${t.messages.length - first} of ${t.messages.length}; the template rendered the last ${t.renderedMessages}`}
+          {`${
+            t.messages.length - first
+          } of ${t.messages.length}; the template rendered the last ${t.renderedMessages}`}
         </span>
       </h2>
       <Messages messages={t.messages.slice(first)} history={t.messages} protocol={t.protocol} />
@@ -160,14 +167,10 @@ export const TurnPage: FC<
         <span class="muted">{t.id}</span>
       </h1>
       <p>
-        {previous
-          ? <a href={links.turn(r.id, previous.index)}>{`← #${previous.index}`}</a>
-          : null}
-        {"  "}
-        {all
+        {previous ? <a href={links.turn(r.id, previous.index)}>{`← #${previous.index}`}</a> : null}
+        {"  "}{all
           ? <a href={links.turn(r.id, t.index)}>show only the new messages</a>
-          : <a href={`${links.turn(r.id, t.index)}?history=all`}>show the whole history</a>}
-        {"  "}
+          : <a href={`${links.turn(r.id, t.index)}?history=all`}>show the whole history</a>}{"  "}
         {next ? <a href={links.turn(r.id, next.index)}>{`#${next.index} →`}</a> : null}
       </p>
       <TurnDetails {...props} all={all} />
