@@ -6,11 +6,9 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../model/messages.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import type { Rollout } from "../trajectory/rollout.ts";
-import type { Turn } from "../trajectory/turn.ts";
-import { TurnRunner } from "../trajectory/turn_runner.ts";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import { type Rollout, type Turn, TurnRunner } from "../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
 
 const MAIN_TURNS = 50;

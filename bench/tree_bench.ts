@@ -10,12 +10,9 @@
  *
  * @module
  */
-import { PolicyModel } from "../model/policy_model.ts";
-import { Rollout } from "../trajectory/rollout.ts";
-import { buildSamples } from "../trajectory/samples.ts";
-import { sharedPrefixTree, turnTree } from "../trajectory/tree_export.ts";
-import { TurnTree } from "../trajectory/turn_tree.ts";
-import type { CanonicalRequest } from "../model/messages.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
+import { PolicyModel } from "../model/mod.ts";
+import { buildSamples, Rollout, sharedPrefixTree, TurnTree, turnTree } from "../trajectory/mod.ts";
 import { buildBigRollout, request, toolOutput, TOOLS } from "./big_rollout.ts";
 
 /** A roomy context: the deepest chain holds ~250k ids. */

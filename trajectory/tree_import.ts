@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Protocol } from "../model/messages.ts";
+import type { Protocol } from "../canonical/mod.ts";
 import type { BranchLabel } from "./branch_label.ts";
 import { Rollout, type RolloutSampling } from "./rollout.ts";
 import type { MountKind, Turn, TurnStatus } from "./turn.ts";

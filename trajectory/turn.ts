@@ -8,13 +8,14 @@
  * @module
  */
 import type {
+  AnswerHeader,
   AssistantMessage,
   Message,
   Protocol,
   ToolSpec,
   TurnAnswer,
-} from "../model/messages.ts";
-import type { FinishReason } from "../model/backends/backend.ts";
+} from "../canonical/mod.ts";
+import type { FinishReason } from "../generation/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
 /** How a turn's prompt was built. */
@@ -83,6 +84,8 @@ export interface Turn {
   finishReason?: FinishReason;
   weightVersion?: string | number;
   message?: AssistantMessage;
+  /** What the answer will say of itself before its first token (set once the prompt is built). */
+  header?: AnswerHeader;
   answer?: TurnAnswer;
   malformedToolCalls: number;
   status: TurnStatus;

@@ -5,11 +5,16 @@
  *
  * @module
  */
-import type { Links } from "./pages/layout.tsx";
-import { Layout } from "./pages/layout.tsx";
-import { DiffSection, ResultSection, RolloutBody } from "./pages/rollout_page.tsx";
-import { SampleHeader, TokenSection } from "./pages/tokens_page.tsx";
-import { TurnDetails } from "./pages/turn_page.tsx";
+import {
+  DiffSection,
+  Layout,
+  type Links,
+  ResultSection,
+  RolloutBody,
+  SampleHeader,
+  TokenSection,
+  TurnDetails,
+} from "./pages/mod.ts";
 import type { ViewedRollout } from "./source.ts";
 import { sampleLayout, sampleTokens } from "./token_data.ts";
 import type { TokenText } from "./token_text.ts";

@@ -14,15 +14,20 @@
  *
  * @module
  */
+import {
+  Layout,
+  RolloutBody,
+  RolloutPage,
+  RunsPage,
+  RunsTables,
+  servedLinks,
+  TokensPage,
+  TurnPage,
+} from "./pages/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Child } from "hono/jsx";
 import { exportHtml } from "./export_html.tsx";
-import { Layout, servedLinks } from "./pages/layout.tsx";
-import { RolloutBody, RolloutPage } from "./pages/rollout_page.tsx";
-import { RunsPage, RunsTables } from "./pages/runs_page.tsx";
-import { TokensPage } from "./pages/tokens_page.tsx";
-import { TurnPage } from "./pages/turn_page.tsx";
 import { type RunQuery, runRow, selectRows, taskGroups } from "./run_rows.ts";
 import type { ViewerSource } from "./source.ts";
 import { sampleLayout, sampleTokens, turnTokens } from "./token_data.ts";

@@ -8,8 +8,11 @@
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM = Deno.env.get("ROLLGATE_CHROMIUM") ?? "/usr/bin/chromium";
-export const HAVE_CHROMIUM = await Deno.stat(CHROMIUM).then(() => true, () => false);
-if (!HAVE_CHROMIUM) console.warn(`SKIP browser tests: no Chromium at ${CHROMIUM} (apt chromium)`);
+/** Why the browser tests cannot run here; undefined when they can. */
+export const CHROMIUM_MISSING = await Deno.stat(CHROMIUM).then(
+  () => undefined,
+  () => `no Chromium at ${CHROMIUM} (apt-get install chromium)`,
+);
 
 export const SCREENSHOT_DIR = Deno.env.get("ROLLGATE_SCREENSHOT_DIR") ??
   "/tmp/rollgate-screenshots";

@@ -10,9 +10,10 @@ import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
 import type { Sample } from "../../trajectory/mod.ts";
 import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
-import { HAVE_CHROMIUM, launchChromium } from "../support/chromium.ts";
+import { CHROMIUM_MISSING, launchChromium } from "../support/chromium.ts";
+import { skipGroup } from "../support/skips.ts";
 import { answerText } from "../support/scripted_policy.ts";
-import { HAVE_BWRAP, runQuiet, skipReason } from "../runner/support.ts";
+import { runQuiet, skipReason } from "../runner/support.ts";
 import { HARNESSES } from "../../harness/mod.ts";
 import { CAT_OUTPUT, SUB_PROMPT, SUB_REPORT } from "../trajectory/claude_code_session.ts";
 import { chatTurn, fixtures, startGateway, type TestGateway } from "../trajectory/harness.ts";
@@ -35,7 +36,8 @@ async function withBrowser(
   }
 }
 
-const browserTest = (name: string, fn: () => Promise<void>, ignore = !HAVE_CHROMIUM) =>
+const SKIP = skipGroup("viewer browser tests", CHROMIUM_MISSING);
+const browserTest = (name: string, fn: () => Promise<void>, ignore = SKIP) =>
   Deno.test({ name: `browser: ${name}`, ignore, fn });
 
 type Token = [position: number, role: string, text: string];
@@ -309,5 +311,5 @@ browserTest(
       await Deno.remove(dir, { recursive: true });
     }
   },
-  !HAVE_CHROMIUM || !HAVE_BWRAP || skipReason(HARNESSES.pi) !== undefined,
+  SKIP || skipGroup("viewer over a runner's results", skipReason(HARNESSES.pi)),
 );

@@ -7,7 +7,7 @@
  * @module
  */
 import type { FC } from "hono/jsx";
-import type { AssistantMessage, Message, ToolCall } from "../../model/mod.ts";
+import type { AssistantMessage, Message, ToolCall } from "../../canonical/mod.ts";
 
 interface Terms {
   system: string;
