@@ -8,7 +8,8 @@
  * - `c` prompt context (rendered by the template, or bridged);
  * - `s` tool output inside the context, under the SFT mask (`sft_mask` 1);
  * - `t` sampled by the policy and trained (`loss_mask` 1);
- * - `m` sampled, loss 0 (masked by the label policy, or in no sample);
+ * - `m` sampled, loss 0 here (masked by the label policy, trained in another sample, or in no
+ *   sample);
  * - `x` loss 1 on an id the policy did not sample: a broken sample, shown so it is seen.
  *
  * @module

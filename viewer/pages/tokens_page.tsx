@@ -22,7 +22,8 @@ export const Legend: FC = () => (
       <span class="sw k-t">abc</span>sampled and trained (loss mask 1)
     </span>
     <span>
-      <span class="sw k-m">abc</span>sampled, loss 0 (masked, or in no sample)
+      <span class="sw k-m">abc</span>sampled, loss 0 here (masked, trained elsewhere, or in no
+      sample)
     </span>
     <span>
       <span class="sw k-x">abc</span>loss 1 on an id the policy did not sample (broken)
