@@ -48,6 +48,7 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
+export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export {
   type BlackBoxAnswer,
   DEFAULT_ABANDON_GRACE_MS,

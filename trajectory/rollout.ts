@@ -34,7 +34,8 @@ export class Rollout {
   readonly chains: Chain[] = [];
   /** Sub-agent tool calls whose result has not reached the parent yet, by call id. */
   readonly openAgentCalls = new Map<string, OpenAgentCall>();
-  readonly createdAt = Date.now();
+  /** Milliseconds since the epoch (an imported rollout keeps the recorded one). */
+  createdAt = Date.now();
   /** Last agent request or trainer call about this rollout (ms since the epoch). */
   lastActivity = this.createdAt;
   status: RolloutStatus = "active";
