@@ -68,6 +68,7 @@ export {
   UnknownRolloutError,
 } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
 export {
   DEFAULT_SAMPLES_KEPT_IN_MEMORY,
   type LoggedSample,
