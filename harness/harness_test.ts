@@ -142,7 +142,7 @@ Deno.test("pi: completion ignores the exit code and reads the last assistant mes
 Deno.test("every harness: pinned install line, documented quirks, pure config files", () => {
   for (const h of Object.values(HARNESSES)) {
     assert.ok(h.install.length > 0, h.name);
-    assert.ok(h.install[0].includes(`${h.npmPackage}@${h.version}`), h.install[0]);
+    assert.ok(h.install[0].includes(`${h.package}@${h.version}`), h.install[0]);
     assert.ok(h.quirks.length >= 3, `${h.name} documents its quirks`);
     assert.deepEqual(h.configFiles(o), h.configFiles(o), "pure");
     for (const path of Object.keys(h.configFiles(o))) {

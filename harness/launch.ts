@@ -51,7 +51,7 @@ export function ensureCliScript(h: Harness): string {
     `{ echo ${shellWord(`${CLI_MISSING_MARKER} ${why}`)} >&2; exit ${CLI_MISSING_EXIT_CODE}; }`;
   const install = h.install.length
     ? `( ${h.install.join(" && ")} ) >&2 || ${
-      missing(`installing ${h.npmPackage}@${h.version} failed (no network in the sandbox?)`)
+      missing(`installing ${h.package}@${h.version} failed (no network in the sandbox?)`)
     }; `
     : "";
   return `if ! command -v ${bin} >/dev/null 2>&1; then ${install}command -v ${bin} >/dev/null ` +

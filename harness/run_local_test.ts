@@ -7,10 +7,11 @@ function shHarness(script: string, env: Record<string, string> = {}): Harness {
   return {
     name: "pi",
     protocol: "chat",
-    npmPackage: "none",
+    registry: "npm",
+    package: "none",
     version: "0",
     bin: "sh",
-    shellTool: { name: "bash", argument: "command" },
+    shell: { kind: "tool", name: "bash", argument: "command" },
     install: [],
     quirks: [],
     configFiles: () => ({ prepared: "yes" }),

@@ -39,9 +39,12 @@ export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_age
 export {
   answerText,
   FINAL_TEXT,
+  finalAnswerText,
+  hasActed,
   type ScriptedPolicyName,
   type ScriptedPolicyRun,
   scriptFor,
+  shellActionText,
   startScriptedPolicy,
   toolCallText,
 } from "./scripted_policy.ts";

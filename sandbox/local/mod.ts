@@ -6,6 +6,7 @@
  */
 export {
   AGENTS_NODE_MODULES,
+  AGENTS_VENV,
   FORWARDER_PORT,
   LocalProvider,
   type LocalProviderOptions,
