@@ -57,7 +57,6 @@ export {
   opencodeConfig,
   opencodePluginStub,
   type OpencodeWire,
-  promptWords,
 } from "./opencode.ts";
 export { QWEN_DIR_REL, qwenCode, qwenSettings } from "./qwen_code.ts";
 export * from "./run_local.ts";

@@ -2,12 +2,14 @@
  * OpenCode (`opencode-ai`): OpenAI Chat Completions through its `@ai-sdk/openai-compatible`
  * provider, configured by `~/.config/opencode/opencode.json`.
  *
- * Launch: `opencode run --format json --auto --title <rollout id> -- <prompt words>` with stdin at
+ * Launch: `opencode run --format json --auto --title <rollout id> -- <prompt>` with stdin at
  * `/dev/null`. `--title` skips the title-generation call (a tool-less side request the policy would
  * otherwise have to answer); `--auto` approves what a headless run cannot ask about (e.g. a
- * command that writes to `$TMPDIR`, outside the project). The prompt goes in as separate words:
- * `opencode run` wraps any argument containing a space in double quotes before joining them, so a
- * one-argument prompt would reach the policy quoted.
+ * command that writes to `$TMPDIR`, outside the project). `opencode run` wraps every argument that
+ * contains a space in double quotes (inner `"` escaped) before joining its arguments, so the prompt
+ * reaches the policy quoted, as it does for anyone running `opencode run "<prompt>"`. (Passing the
+ * words one by one avoids the quotes but crashes on a word that looks like a number, which the
+ * argument parser turns into one.)
  *
  * Why Chat and not the Anthropic provider (both were recorded, both replay through the gate
  * without a false branch, see `docs/agent-clients.md`): the system prompt and tools are identical
@@ -96,11 +98,6 @@ export function opencodePluginStub(): Record<string, string> {
   };
 }
 
-/** Splits a prompt at single spaces: `opencode run` joins its words with one space again. */
-export function promptWords(prompt: string): string[] {
-  return prompt.split(" ");
-}
-
 interface OpencodePart {
   type?: string;
   text?: string;
@@ -123,8 +120,8 @@ export const opencode: Harness = {
     "tool-call arguments re-serialised on echo (compact JSON); reasoning_content echoed verbatim",
     "without --title a tool-less title request (its own system prompt, reasoning_effort low) is " +
     "sent before or alongside the first turn: a side request; --title is set here",
-    "a prompt argument containing a space reaches the model wrapped in double quotes: the prompt " +
-    "is passed as separate words",
+    "a prompt argument containing a space reaches the model wrapped in double quotes (inner " +
+    "quotes escaped); a word that looks like a number crashes `run` (G.includes is not a function)",
     "retries 5xx/408/409/429 five times (2, 4, 8, 16, 30 s; Retry-After honoured), identical " +
     "bodies, not configurable; exit code 1 and an error event after the last",
     "installs @opencode-ai/plugin from npm into its config dir and fetches models.dev unless " +
@@ -173,7 +170,7 @@ export const opencode: Harness = {
       "--title",
       o.rolloutId,
       "--",
-      ...promptWords(prompt),
+      prompt,
     ];
   },
 

@@ -25,8 +25,9 @@ export const QWEN_DIR_REL = ".qwen";
 
 /**
  * `settings.json`: the OpenAI-compatible auth type, no usage statistics (they go to Alibaba RUM
- * otherwise), no telemetry, no update check; no SDK retries and no idle-stream guard (a trainer
- * may think longer than the default 240 s between two chunks; the runner's budget bounds a run).
+ * otherwise), no telemetry, no update check, no memory agents; no SDK retries and no idle-stream
+ * guard (a trainer may think longer than the default 240 s between two chunks; the runner's budget
+ * bounds a run).
  */
 export function qwenSettings(): unknown {
   return {
@@ -35,6 +36,9 @@ export function qwenSettings(): unknown {
     telemetry: { enabled: false },
     general: { enableAutoUpdate: false },
     model: { generationConfig: { maxRetries: 0, timeout: 3_600_000, streamIdleTimeoutMs: 0 } },
+    // No background memory agents: after a turn they would ask the policy, as a side request
+    // with their own system prompt, what to remember (racing the end of the run).
+    memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
   };
 }
 
@@ -71,6 +75,9 @@ export const qwenCode: Harness = {
     "retries a failed call 7 times (1.5 s doubling to ~20 s) on top of the OpenAI SDK's own " +
     "retries, which settings.json turns off; exit code 1 and result.is_error after the last",
     "sends usage statistics to Alibaba RUM unless privacy.usageStatisticsEnabled is false (set)",
+    "after a turn a managed-memory agent may ask the model what to remember (its own system " +
+    "prompt, a side request, racing the end of the run) unless memory.enableManagedAutoMemory " +
+    "is false (set)",
   ],
 
   configFiles(): Record<string, string> {
