@@ -74,6 +74,8 @@ export function sandboxLaunch(
   const argv = [h.bin, ...h.args(prompt, lo)].map(shellWord).join(" ");
   const command = [
     `mkdir -p ${shellWord(scratchTmp(home))}`,
+    // A result file left by an earlier run in this HOME is not this run's outcome.
+    ...(h.resultFile ? [`rm -f ${shellWord(`${home}/${h.resultFile}`)}`] : []),
     ensureCliScript(h),
     `cd ${shellWord(lo.workdir)}`,
     `exec ${argv} < /dev/null`,

@@ -112,6 +112,8 @@ export async function runLocal(
   const grace = options.killGraceMs ?? 2_000;
   await Deno.mkdir(o.home, { recursive: true });
   await h.prepare(o.home, o);
+  const resultPath = h.resultFile ? `${o.home}/${h.resultFile}` : undefined;
+  if (resultPath) await Deno.remove(resultPath).catch(() => {});
   const env = {
     PATH: runPath(binDir, options.nodeDir ?? findNodeDir()),
     ...h.env(o),
@@ -148,8 +150,8 @@ export async function runLocal(
   const [stdout, stderr] = await Promise.all([out, err]);
   const durationMs = Math.round(performance.now() - started);
 
-  const result = h.resultFile
-    ? await Deno.readTextFile(`${o.home}/${h.resultFile}`).catch(() => undefined)
+  const result = resultPath
+    ? await Deno.readTextFile(resultPath).catch(() => undefined)
     : undefined;
   let completion = h.completion(stdout, status.code, result);
   if (timedOut) {
