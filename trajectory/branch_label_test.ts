@@ -5,8 +5,8 @@
  * in-memory generation backend test double answers with real Qwen3 ids).
  */
 import assert from "node:assert/strict";
-import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../model/messages.ts";
-import { PolicyModel } from "../model/policy_model.ts";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../canonical/mod.ts";
+import { PolicyModel } from "../model/mod.ts";
 import { qwen3SampledText } from "../tests/invariants/conversation_generator.ts";
 import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
 import { Rollout } from "./rollout.ts";

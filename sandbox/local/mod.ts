@@ -7,14 +7,7 @@
 export {
   AGENTS_NODE_MODULES,
   AGENTS_VENV,
-  FORWARDER_PORT,
   LocalProvider,
   type LocalProviderOptions,
 } from "./bwrap_provider.ts";
 export { LOCAL_MOUNTS, LocalSandbox } from "./bwrap_sandbox.ts";
-export {
-  type RolloutSocket,
-  rolloutSocketHandler,
-  type RolloutSocketOptions,
-  serveRolloutSocket,
-} from "./gateway_socket.ts";

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { pythonJson } from "../support/python_json.ts";
+import { pythonJson } from "../../model/mod.ts";
 
 /** One recorded request, as in `../shared/captures/README.md`. */
 export interface RecordedRequest {
