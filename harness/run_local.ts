@@ -30,14 +30,14 @@ export const AGENTS_BIN_DIR = new URL("../agents/node_modules/.bin", import.meta
 /** `agents/venv/bin` of this repository, where the pinned Python CLIs are installed. */
 export const AGENTS_VENV_BIN_DIR = new URL("../agents/venv/bin", import.meta.url).pathname;
 
-/** Where this repository installs `h`'s CLI (`npm ci --prefix agents`, `agents/install_python.sh`). */
+/** Where this repository installs `h`'s CLI (`npm install --prefix agents`, `agents/install_python.sh`). */
 export function agentBinDir(h: Pick<Harness, "registry">): string {
   return h.registry === "pypi" ? AGENTS_VENV_BIN_DIR : AGENTS_BIN_DIR;
 }
 
 /** The command that installs `h`'s CLI into this repository's `agents/`. */
 export function agentInstallHint(h: Pick<Harness, "registry">): string {
-  return h.registry === "pypi" ? "sh agents/install_python.sh" : "npm ci --prefix agents";
+  return h.registry === "pypi" ? "sh agents/install_python.sh" : "npm install --prefix agents";
 }
 
 /** System directories every run's `PATH` ends with. */
