@@ -8,7 +8,9 @@
  * arguments, install commands, completion parsing. Running them is up to a runner: `run_local.ts`
  * for a plain local subprocess (`prepare` writes the config files on the host), `launch.ts` for a
  * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
- * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md`.
+ * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md` (Claude
+ * Code, Codex, pi) and this repository's `docs/agent-clients.md` (OpenCode, Qwen Code,
+ * mini-swe-agent).
  *
  * @module
  */
@@ -122,7 +124,10 @@ export interface Harness {
    * friends. `PATH` is the runner's business.
    */
   env(o: LaunchOptions): Record<string, string>;
-  /** Command-line arguments for one non-interactive run with a JSON event stream on stdout. */
+  /**
+   * Command-line arguments for one non-interactive run with a JSON event stream on stdout (or,
+   * for a harness with a {@link resultFile}, its outcome in that file).
+   */
   args(prompt: string, o: LaunchOptions): string[];
   /**
    * Success or failure, from the CLI's stdout (its JSON event stream), exit code and, for a

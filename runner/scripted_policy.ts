@@ -7,10 +7,10 @@
  *   heredoc) and runs `git apply`; once its output is in the prompt, a final answer. Expected
  *   reward: 1.
  * - `noop`: a final answer at once, nothing changed. Expected reward: 0.
+ * - `wrong` (hidden): like `gold` with a deliberately broken patch. Expected reward: 0.
  *
  * An agent without tools has no "final answer" of its own: it ends when a command's output starts
  * with its submit line, so there the final answer is that command, echoing the answer after it.
- * - `wrong` (hidden): like `gold` with a deliberately broken patch. Expected reward: 0.
  *
  * Each rollout gets its own in-process loop consuming `gate.next(…, rolloutId)`; replies are
  * written as Qwen3 text (the default policy model's format: `<think>`, `<tool_call>` JSON,

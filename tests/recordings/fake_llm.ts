@@ -43,8 +43,6 @@ export interface FakeLlmOptions {
   out: string;
   /** Faults by request number. */
   faults?: Record<number, Fault>;
-  /** Words written to the probe file by the action. */
-  probe?: string;
 }
 
 export const ACTION_COMMAND = "echo probe-ok > probe.txt && ls -a";
@@ -420,6 +418,8 @@ export function startFakeLlm(options: FakeLlmOptions): FakeLlm {
   };
 }
 
+// Standalone, for poking at a CLI by hand: `deno run -A tests/recordings/fake_llm.ts OUT.jsonl
+// ['{"1":{"status":500}}']` prints the URL and records until stopped.
 if (import.meta.main) {
   const [out, faultsJson] = Deno.args;
   const fake = startFakeLlm({ out, faults: faultsJson ? JSON.parse(faultsJson) : undefined });
