@@ -10,6 +10,24 @@ import { type GenerationBackend, SglangBackend, VllmBackend } from "../generatio
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
+import { JournalLockedError, SqliteJournal } from "../journal/mod.ts";
+
+/** Where the journal goes when `--data-dir` is not given: under the working directory. */
+export const DEFAULT_DATA_DIR = "rollgate-data";
+
+/** The journal `serve` writes to, or none with `--no-journal`. */
+function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJournal | undefined {
+  if (off) {
+    if (dir) throw new UsageError("--no-journal and --data-dir exclude each other");
+    return undefined;
+  }
+  try {
+    return new SqliteJournal(dir ?? DEFAULT_DATA_DIR);
+  } catch (e) {
+    if (e instanceof JournalLockedError) throw new UsageError(e.message);
+    throw e;
+  }
+}
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -23,6 +41,8 @@ export async function serve(args: string[]): Promise<void> {
       "model-dir": { type: "string" },
       "context-length": { type: "string" },
       ...LIMIT_FLAGS,
+      "data-dir": { type: "string" },
+      "no-journal": { type: "boolean" },
       "public-url": { type: "string" },
       "model-name": { type: "string" },
       backend: { type: "string" },
@@ -84,7 +104,9 @@ export async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
   const bounds = serveLimits(values, env);
+  const journal = openJournal(values["no-journal"], values["data-dir"] ?? env("ROLLGATE_DATA_DIR"));
   const gw = createGateway({
+    journal,
     model,
     backends,
     upstreams,

@@ -8,7 +8,8 @@ import { type GateOptions, type GenerationBackend, InterceptionGate } from "../g
 import type { PolicyModel } from "../model/mod.ts";
 import {
   DEFAULT_TURN_LIMITS,
-  MemorySampleLog,
+  type Journal,
+  JournalWriter,
   RolloutStore,
   type SampleLog,
   type SampleOptions,
@@ -76,7 +77,9 @@ export interface GatewayOptions {
   timeouts?: GatewayTimeouts;
   /** Acknowledgement timeout and leases of requests handed to trainers. */
   delivery?: GateOptions;
-  /** Where finished samples are logged for `/api/samples/stream`; default: the latest in memory. */
+  /** Where every change is journaled, to be restored after a restart; default: nowhere. */
+  journal?: Journal;
+  /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
   sampleLog?: SampleLog;
   keepAliveMs?: number;
   publicUrl?: string;
@@ -114,7 +117,11 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const store = new RolloutStore({ idleTimeoutMs: timeouts.rolloutIdleMs });
+  const store = new RolloutStore({
+    idleTimeoutMs: timeouts.rolloutIdleMs,
+    writer: new JournalWriter(options.journal),
+    sampleLog: options.sampleLog,
+  });
   const gate = new InterceptionGate(options.delivery);
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
   const defaultName = options.defaultBackend ?? "gate";
@@ -163,7 +170,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       gate,
       model: options.model,
       sampleOptions: options.sampleOptions,
-      sampleLog: options.sampleLog ?? new MemorySampleLog(),
       maxBodyBytes: limits.maxTrainerBodyBytes,
       adminToken: options.adminToken,
       publicUrl: options.publicUrl,

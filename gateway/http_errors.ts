@@ -13,6 +13,7 @@ import {
   type GenerationErrorKind,
 } from "../generation/mod.ts";
 import {
+  JournalError,
   RolloutExistsError,
   TurnError,
   type TurnErrorKind,
@@ -59,5 +60,7 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof RolloutExistsError) return 409;
   if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
+  // Nothing is answered as kept when the journal could not keep it.
+  if (e instanceof JournalError) return 503;
   return undefined;
 }

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { LoggedSample, Sample, SampleLog } from "../trajectory/mod.ts";
+import type { SampleLog } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 
 /** Samples read from the log per step of a subscriber. */
@@ -21,11 +21,9 @@ export class SampleFeed {
 
   constructor(readonly log: SampleLog) {}
 
-  /** Stores the samples in the log (before anyone is answered), then wakes the subscribers. */
-  async publish(samples: readonly Sample[]): Promise<LoggedSample[]> {
-    const cursors = await this.log.append(samples);
+  /** New samples are in the log: the subscribers read them. */
+  wake(): void {
     for (const wake of [...this.#wake]) wake();
-    return samples.map((sample, i) => ({ cursor: cursors[i], sample }));
   }
 
   /** A streaming response that stays open until the client disconnects. */

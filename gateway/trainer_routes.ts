@@ -12,7 +12,6 @@ import type { PolicyModel } from "../model/mod.ts";
 import {
   type Rollout,
   type RolloutStore,
-  type SampleLog,
   type SampleOptions,
   sharedPrefixTree,
   turnTree,
@@ -36,8 +35,6 @@ export interface TrainerRouteOptions {
   store: RolloutStore;
   gate: InterceptionGate;
   model: PolicyModel;
-  /** Where finished samples go, with their cursors (`/samples/stream`). */
-  sampleLog: SampleLog;
   maxBodyBytes: number;
   adminToken?: string;
   /** Base URL agents use to reach this gateway; default: from the request's Host header. */
@@ -90,7 +87,8 @@ function turnView(t: Rollout["turns"][number]) {
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
-  const feed = new SampleFeed(o.sampleLog);
+  const feed = new SampleFeed(o.store.sampleLog);
+  o.store.onSamples(() => feed.wake());
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
     const raw = c.req.header("content-length") === "0" || !c.req.raw.body
       ? {}
@@ -139,6 +137,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         ...(spec.sft?.tools ? { sftTools: spec.sft.tools } : {}),
       },
     });
+    await o.store.writer.durable();
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
     return c.json({
       id: r.id,
@@ -151,20 +150,19 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const r = rollout(c);
     return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
   });
-  app.delete("/rollouts/:id", (c) => {
+  app.delete("/rollouts/:id", async (c) => {
     const r = rollout(c);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was deleted`);
     o.store.delete(r.id);
+    await o.store.writer.durable();
     return c.json({ id: r.id, deleted: true });
   });
   app.post("/rollouts/:id/finish", async (c) => {
     const r = rollout(c);
     const { reward } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
-    r.finish(reward ?? null);
+    const samples = await o.store.finish(r, reward ?? null, o.sampleOptions);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
-    const samples = r.samples(o.sampleOptions);
-    await feed.publish(samples);
     return c.json({ id: r.id, reward: r.reward, samples });
   });
   app.get("/rollouts/:id/samples", (c) => {

@@ -247,6 +247,11 @@ export class SqliteJournal implements Journal {
       shared,
     );
     if (event.kind === "rollout_created") {
+      // A new rollout under the id of an expired one starts afresh.
+      this.#db.prepare("DELETE FROM events WHERE rollout = ? AND seq < ?").run(
+        event.rollout,
+        row.lastInsertRowid,
+      );
       this.#db.prepare(
         "INSERT OR REPLACE INTO rollouts (id, status, created_seq) VALUES (?, 'active', ?)",
       ).run(event.rollout, row.lastInsertRowid);

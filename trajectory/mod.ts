@@ -69,6 +69,7 @@ export {
 } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
 export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
+export { JournalError, JournalWriter } from "./journal_writer.ts";
 export {
   DEFAULT_SAMPLES_KEPT_IN_MEMORY,
   type LoggedSample,

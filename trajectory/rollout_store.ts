@@ -1,10 +1,14 @@
 /**
- * All rollouts of a gateway, by id and by per-rollout token.
+ * All rollouts of a gateway, by id and by per-rollout token; their creation, finishing (with the
+ * samples logged for `/api/samples/stream`), deletion and expiry, each journaled when the
+ * gateway has a journal.
  *
  * @module
  */
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import type { SampleOptions } from "./samples.ts";
+import type { Sample, SampleOptions } from "./samples.ts";
+import { MemorySampleLog, type SampleLog } from "./sample_log.ts";
+import { JournalWriter } from "./journal_writer.ts";
 
 export interface CreateRollout {
   id?: string;
@@ -12,6 +16,10 @@ export interface CreateRollout {
   sampling?: RolloutSampling;
   backend?: string;
   sampleOptions?: Partial<SampleOptions>;
+  /** A restored rollout keeps its token (a new one gets a random one). */
+  token?: string;
+  /** A restored rollout keeps its creation time (ms since the epoch). */
+  createdAt?: number;
 }
 
 /** A rollout id that is already taken. */
@@ -35,6 +43,10 @@ export interface RolloutStoreOptions {
   idleTimeoutMs?: number;
   /** How many expired ids are remembered for that answer. */
   rememberExpired?: number;
+  /** Where changes are journaled; default: nowhere. */
+  writer?: JournalWriter;
+  /** Where finished samples are logged; default: the journal, else the latest in memory. */
+  sampleLog?: SampleLog;
 }
 
 export const DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS = 3_600_000;
@@ -55,25 +67,71 @@ export class RolloutStore {
   readonly idleTimeoutMs: number;
   readonly #rememberExpired: number;
   #nextSweep = 0;
+  readonly writer: JournalWriter;
+  readonly sampleLog: SampleLog;
+  readonly #onSamples = new Set<() => void>();
 
   constructor(options: RolloutStoreOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS;
     this.#rememberExpired = options.rememberExpired ?? 100_000;
+    this.writer = options.writer ?? new JournalWriter();
+    this.sampleLog = options.sampleLog ?? this.writer.journal ?? new MemorySampleLog();
   }
 
+  /** A new rollout (journaled: `await writer.durable()` before answering). */
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
+    const token = spec.token ?? `rg_${randomHex(24)}`;
     const rollout = new Rollout(
       id,
-      `rg_${randomHex(24)}`,
+      token,
       spec.metadata ?? {},
       spec.sampling ?? {},
       spec.backend,
       spec.sampleOptions ?? {},
     );
+    if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
     this.add(rollout);
+    this.writer.record({
+      rollout: id,
+      kind: "rollout_created",
+      data: { ...spec, id, token, createdAt: rollout.createdAt },
+    });
     return rollout;
+  }
+
+  /**
+   * Ends a rollout with its reward and logs its samples (journaled together, before this
+   * resolves); `/api/samples/stream` subscribers are woken.
+   */
+  async finish(
+    rollout: Rollout,
+    reward: number | null,
+    defaults?: Partial<SampleOptions>,
+  ): Promise<Sample[]> {
+    rollout.finish(reward);
+    const samples = rollout.samples(defaults);
+    const event = {
+      rollout: rollout.id,
+      kind: "rollout_finished",
+      data: { reward, finishedAt: rollout.finishedAt },
+    };
+    if (this.writer.enabled && this.sampleLog === this.writer.journal) {
+      await this.writer.finish(event, samples);
+    } else {
+      this.writer.record(event);
+      await this.writer.durable();
+      await this.sampleLog.append(samples);
+    }
+    for (const wake of this.#onSamples) wake();
+    return samples;
+  }
+
+  /** Calls `wake` whenever samples were logged. */
+  onSamples(wake: () => void): () => void {
+    this.#onSamples.add(wake);
+    return () => this.#onSamples.delete(wake);
   }
 
   /** Puts an existing rollout (a restored one) in the store. */
@@ -114,7 +172,8 @@ export class RolloutStore {
       if (now - r.lastActivity > this.idleTimeoutMs && !busy(r)) expired.push(r);
     }
     for (const r of expired) {
-      this.delete(r.id);
+      this.#evict(r.id);
+      this.writer.expire(r.id);
       this.#expired.set(r.id, now);
       if (this.#expired.size > this.#rememberExpired) {
         this.#expired.delete(this.#expired.keys().next().value!);
@@ -135,7 +194,14 @@ export class RolloutStore {
     return [...this.#byId.values()];
   }
 
+  /** Drops a rollout, from the journal too (samples already logged stay). */
   delete(id: string): boolean {
+    if (!this.#evict(id)) return false;
+    this.writer.forget(id);
+    return true;
+  }
+
+  #evict(id: string): boolean {
     const r = this.#byId.get(id);
     if (!r) return false;
     this.#byId.delete(id);

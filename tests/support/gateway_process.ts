@@ -1,6 +1,8 @@
 /**
  * Starts `main.ts serve` as a real child process on a free loopback port, for tests that talk
- * to the gateway over real sockets.
+ * to the gateway over real sockets. Each gateway journals into its own temporary data directory
+ * (removed by `stop`) unless the arguments name one or turn the journal off; `kill` and
+ * `restart` let crash tests kill it (SIGKILL) and start it again on the same port and directory.
  *
  * @module
  */
@@ -11,8 +13,14 @@ export const DENO = ROOT + "node_modules/.bin/deno";
 export interface GatewayProcess {
   url: string;
   port: number;
-  /** Everything the gateway printed so far. */
+  /** The running gateway's process id. */
+  readonly pid: number;
+  /** Everything the gateway printed so far (across restarts). */
   output(): string;
+  /** Sends `signal` and waits for the process to end. */
+  kill(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+  /** Starts the gateway again with the same port, arguments and data directory. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -28,43 +36,73 @@ export async function startGateway(
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
   const port = freePort();
-  const child = new Deno.Command(DENO, {
-    args: ["run", "-A", ROOT + "main.ts", "serve", "--port", String(port), ...args],
-    cwd: ROOT,
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const ownDir = args.includes("--data-dir") || args.includes("--no-journal")
+    ? null
+    : await Deno.makeTempDir({ prefix: "rollgate-data-" });
+  const fullArgs = [
+    "run",
+    "-A",
+    ROOT + "main.ts",
+    "serve",
+    "--port",
+    String(port),
+    ...(ownDir ? ["--data-dir", ownDir] : []),
+    ...args,
+  ];
+  const url = `http://127.0.0.1:${port}`;
   let log = "";
   const pump = async (s: ReadableStream<Uint8Array>) => {
     for await (const chunk of s.pipeThrough(new TextDecoderStream())) log += chunk;
   };
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const r = await fetch(url + "/health");
-      await r.body?.cancel();
-      if (r.ok) break;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) {
-      child.kill();
-      throw new Error(`gateway did not start:\n${log}`);
+  let child!: Deno.ChildProcess;
+  let pumps!: Promise<unknown>;
+  const launch = async () => {
+    child = new Deno.Command(DENO, {
+      args: fullArgs,
+      cwd: ROOT,
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        const r = await fetch(url + "/health");
+        await r.body?.cancel();
+        if (r.ok) return;
+      } catch { /* not up yet */ }
+      if (Date.now() > deadline) {
+        try {
+          child.kill();
+        } catch { /* already gone */ }
+        throw new Error(`gateway did not start:\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  const kill = async (signal: Deno.Signal = "SIGTERM") => {
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+    const status = await child.status;
+    await pumps;
+    return status;
+  };
+  await launch();
   return {
     url,
     port,
+    get pid() {
+      return child.pid;
+    },
     output: () => log,
+    kill,
+    restart: launch,
     async stop() {
-      try {
-        child.kill();
-      } catch { /* already gone */ }
-      await child.status;
-      await pumps;
+      await kill();
+      if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
     },
   };
 }
