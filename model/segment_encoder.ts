@@ -8,11 +8,31 @@
  *
  * @module
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import { chunkText } from "./text_cuts.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 
 /** Segments longer than this are not cached (they rarely repeat and would pin memory). */
 const MAX_CACHED_LENGTH = 64 * 1024;
+
+/** Characters of long text tokenized between two collections (see `collectGarbage`). */
+const COLLECT_EVERY = 2_000_000;
+
+/**
+ * A full garbage collection. The native tokenizer's encodings (offsets and token strings, ~100
+ * bytes an id) are freed only when V8 collects their small JS wrappers, and V8 does not know
+ * they are large: megabytes of text would leave hundreds of megabytes waiting. So long text asks
+ * for a collection every few megabytes (tens of milliseconds each).
+ */
+const collectGarbage: () => void = (() => {
+  try {
+    v8.setFlagsFromString("--expose-gc");
+    return vm.runInNewContext("gc") as () => void;
+  } catch {
+    return () => {};
+  }
+})();
 
 export class SegmentEncoder {
   readonly #cache = new Map<string, number[]>();
@@ -60,10 +80,17 @@ export class SegmentEncoder {
   async #encodeLong(segment: string): Promise<number[]> {
     if (this.chunkLength <= 0) return await this.tokenizer.encode(segment);
     const ids: number[] = [];
+    let sinceCollection = 0;
     for (const piece of chunkText(segment, this.chunkLength)) {
       const part = await this.tokenizer.encode(piece);
       for (let i = 0; i < part.length; i++) ids.push(part[i]);
+      sinceCollection += piece.length;
+      if (sinceCollection >= COLLECT_EVERY) {
+        collectGarbage();
+        sinceCollection = 0;
+      }
     }
+    if (sinceCollection > 0 && segment.length >= COLLECT_EVERY) collectGarbage();
     return ids;
   }
 }
