@@ -24,7 +24,7 @@ const results: Message[] = [
 ];
 
 Deno.test("renderDelta: tool results merge into one user turn, then the generation prompt", () => {
-  const delta = renderDelta(model.template, EOT, results);
+  const delta = renderDelta(model.template!, EOT, results);
   assert.equal(
     delta,
     "\n<|im_start|>user\n<tool_response>\nprint('a')\n\n</tool_response>\n" +
@@ -38,19 +38,19 @@ Deno.test("renderDelta: equals the suffix of a full render inside a tool loop", 
   const full = await model.renderFull([...before, ...results], []);
   // `prefix` ends with the assistant's `<|im_end|>\n`; the delta starts right after `<|im_end|>`.
   assert.ok(prefix.text.endsWith(EOT + "\n"));
-  assert.equal(full.text, prefix.text.slice(0, -1) + renderDelta(model.template, EOT, results));
+  assert.equal(full.text, prefix.text.slice(0, -1) + renderDelta(model.template!, EOT, results));
 });
 
 Deno.test("renderDelta: a new user turn", () => {
   assert.equal(
-    renderDelta(model.template, EOT, [{ role: "user", content: "Next?" }]),
+    renderDelta(model.template!, EOT, [{ role: "user", content: "Next?" }]),
     "\n<|im_start|>user\nNext?<|im_end|>\n<|im_start|>assistant\n",
   );
 });
 
 Deno.test("renderDelta: a system message mid-conversation stays a system turn in place", () => {
   assert.equal(
-    renderDelta(model.template, EOT, [
+    renderDelta(model.template!, EOT, [
       { role: "system", content: "Reminder." },
       { role: "user", content: "Go on." },
     ]),
@@ -58,16 +58,16 @@ Deno.test("renderDelta: a system message mid-conversation stays a system turn in
       "<|im_start|>assistant\n",
   );
   assert.equal(
-    renderDelta(model.template, EOT, [results[0], { role: "system", content: "Two leading" }]),
+    renderDelta(model.template!, EOT, [results[0], { role: "system", content: "Two leading" }]),
     "\n<|im_start|>user\n<tool_response>\nprint('a')\n\n</tool_response><|im_end|>\n" +
       "<|im_start|>system\nTwo leading<|im_end|>\n<|im_start|>assistant\n",
   );
 });
 
 Deno.test("renderDelta: nothing new is just the generation prompt; template kwargs apply", () => {
-  assert.equal(renderDelta(model.template, EOT, []), "\n<|im_start|>assistant\n");
+  assert.equal(renderDelta(model.template!, EOT, []), "\n<|im_start|>assistant\n");
   assert.equal(
-    renderDelta(model.template, EOT, [{ role: "user", content: "x" }], { enable_thinking: false }),
+    renderDelta(model.template!, EOT, [{ role: "user", content: "x" }], { enable_thinking: false }),
     "\n<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
   );
 });
@@ -84,7 +84,7 @@ Deno.test("renderDelta: on generated tool loops, full(k) = full(k-1) + sampled(k
       const t = c.turns[k], prev = c.turns[k - 1];
       if (!t.prefixStable) continue;
       const newMessages = c.messages.slice(prev.index + 1, t.index);
-      const delta = renderDelta(model.template, EOT, newMessages);
+      const delta = renderDelta(model.template!, EOT, newMessages);
       const [a, b] = await Promise.all([
         model.renderFull(c.messages.slice(0, prev.index), c.tools),
         model.renderFull(c.messages.slice(0, t.index), c.tools),

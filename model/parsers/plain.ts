@@ -1,6 +1,8 @@
 /**
  * Fallback parser for templates without a known reasoning or tool-call format: everything the
- * model sampled (minus end-of-turn tokens) is content.
+ * model sampled (minus end-of-turn tokens) is content. Text that looks like a tool call in some
+ * family's markup (`markers`) is counted as a malformed tool call, so a policy whose calls
+ * nobody parses shows up in the turn's record and the audit instead of passing as plain answers.
  *
  * @module
  */
@@ -11,12 +13,20 @@ export class PlainParser implements OutputParser {
   constructor(
     private readonly endOfTurn: number[],
     private readonly decode: (ids: number[]) => Promise<string>,
+    /** Texts that start a tool call in some family's format (`<tool_call>`, …). */
+    private readonly markers: readonly string[] = [],
   ) {}
 
   async parse(sampled: readonly number[]): Promise<ParsedOutput> {
     let end = sampled.length;
     while (end > 0 && this.endOfTurn.includes(sampled[end - 1])) end--;
     const content = await this.decode(sampled.slice(0, end));
-    return { message: { role: "assistant", content }, malformedToolCalls: 0, reasoningTokens: 0 };
+    let malformedToolCalls = 0;
+    for (const marker of this.markers) {
+      for (let i = content.indexOf(marker); i >= 0; i = content.indexOf(marker, i + 1)) {
+        malformedToolCalls++;
+      }
+    }
+    return { message: { role: "assistant", content }, malformedToolCalls, reasoningTokens: 0 };
   }
 }
