@@ -16,7 +16,7 @@ import { tokenText } from "../model_files.ts";
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../template_input.ts";
 import { turnIds } from "./chatml_ids.ts";
 import { type ChatFormat, type FamilyContext, FamilyError, type OutputFormat } from "./family.ts";
-import { TokenizedRenderer, type TextRenderer } from "./text_renderer.ts";
+import { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
 
 /** A chat template as a `TextRenderer`. */
 export class JinjaTextRenderer implements TextRenderer {
@@ -108,11 +108,15 @@ export async function bindJinjaFormat(
   const promptOpensReasoning = prompt.lastIndexOf("<think>") > prompt.lastIndexOf("</think>");
   let dropsOldReasoning = true;
   try {
-    dropsOldReasoning = !text.render([
-      { role: "user", content: "a" },
-      { role: "assistant", content: "b", reasoning_content: PROBE },
-      { role: "user", content: "c" },
-    ], [], { addGenerationPrompt: true }).includes(PROBE);
+    dropsOldReasoning = !text.render(
+      [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b", reasoning_content: PROBE },
+        { role: "user", content: "c" },
+      ],
+      [],
+      { addGenerationPrompt: true },
+    ).includes(PROBE);
   } catch { /* a template that refuses the probe: assume the common case */ }
   const output = options.output({
     idOf: ctx.idOf,
@@ -125,6 +129,10 @@ export async function bindJinjaFormat(
     renderer: new TokenizedRenderer(text, ctx.tokenizer, eos, turnStart),
     ...output,
     ...ids,
-    quirks: { argumentRendering: options.argumentRendering, dropsOldReasoning, promptOpensReasoning },
+    quirks: {
+      argumentRendering: options.argumentRendering,
+      dropsOldReasoning,
+      promptOpensReasoning,
+    },
   };
 }

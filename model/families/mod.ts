@@ -31,17 +31,22 @@ import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
 
 export * from "./family.ts";
-export { TokenizedRenderer, type TextRenderer } from "./text_renderer.ts";
+export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
 export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
-export { turnIds, type TurnIds } from "./chatml_ids.ts";
+export { type TurnIds, turnIds } from "./chatml_ids.ts";
 export {
   type ReasoningSplit,
   splitReasoning,
-  type ThinkTagRules,
   ThinkStreamParser,
+  type ThinkTagRules,
   withoutEndOfTurn,
 } from "./think_tags.ts";
-export { JsonNumber, type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
+export {
+  JsonNumber,
+  type JsonValue,
+  parseOrderedJson,
+  tryParseOrderedJson,
+} from "./ordered_json.ts";
 export {
   isPythonSpace,
   pythonFloatRepr,

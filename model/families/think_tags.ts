@@ -8,7 +8,10 @@
  *
  * - `promptOpensReasoning` (the generation prompt ends in `<think>\n`): reasoning is everything
  *   before the first `</think>` (a leading `<think>` skipped), or everything when the output has
- *   none (cut off while reasoning). The body follows `</think>`.
+ *   none (cut off while reasoning). The body follows `</think>`. With `toolCallClosesReasoning`, a
+ *   tool-call id before any `</think>` also ends the reasoning, and the body starts with it: a
+ *   policy that calls a tool without closing its reasoning still calls the tool (instead of the
+ *   call vanishing into reasoning).
  * - Otherwise, with `open` the first `<think>` and `close` the first `</think>`: if `close ≥ 0`
  *   and (`open < 0` or `open < close`) the reasoning is between them (from the start when
  *   `open < 0`); if `open == 0` and there is no close, the output was cut off while reasoning;
@@ -51,6 +54,8 @@ export interface ThinkTagRules {
   trim: "newlines" | "whitespace";
   /** Where content stops in a stream: the text of the tool-call marker, and its id if any. */
   toolCallStart: { text: string; id?: number };
+  /** With `promptOpensReasoning`: the tool-call id ends unclosed reasoning. */
+  toolCallClosesReasoning?: boolean;
 }
 
 /** The reasoning/body split of one output, decoded. */
@@ -108,6 +113,14 @@ export async function splitReasoning(
   let from = -1, to = -1, reasoningTokens = 0;
   if (rules.promptOpensReasoning) {
     from = ids[0] === rules.thinkStart ? 1 : 0;
+    const call = rules.toolCallClosesReasoning && rules.toolCallStart.id !== undefined
+      ? ids.indexOf(rules.toolCallStart.id, from)
+      : -1;
+    if (call >= 0 && (close < 0 || call < close)) {
+      // The body starts at the tool call itself.
+      const reasoning = trimBoth(await decode(ids.slice(from, call)));
+      return { reasoning, body: await decode(ids.slice(call)), reasoningTokens: call };
+    }
     to = close >= 0 ? close : ids.length;
     reasoningTokens = close >= 0 ? close + 1 : ids.length;
   } else if (close >= 0 && (open < 0 || open < close)) {
@@ -189,6 +202,7 @@ export class ThinkStreamParser implements StreamingOutputParser {
   readonly #reasoning: Trimmer;
   readonly #content: Trimmer;
   readonly #test: (code: number) => boolean;
+  readonly #toolCallCloses: boolean;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -198,6 +212,7 @@ export class ThinkStreamParser implements StreamingOutputParser {
     this.#reasoningIds = new IncrementalDecoder(decode);
     this.#contentIds = new IncrementalDecoder(decode);
     this.#test = trimTest(rules.trim);
+    this.#toolCallCloses = rules.promptOpensReasoning && rules.toolCallClosesReasoning === true;
     this.#reasoning = new Trimmer(this.#test, null);
     this.#content = new Trimmer(this.#test, rules.toolCallStart.text);
   }
@@ -233,9 +248,10 @@ export class ThinkStreamParser implements StreamingOutputParser {
       switch (this.#mode) {
         case "reasoning":
           feed.push(...before);
-          if (id === thinkEnd) {
+          if (id === thinkEnd || (id === toolCallId && this.#toolCallCloses)) {
             out.reasoning += this.#reasoning.push(await this.#reasoningIds.push(feed, true));
-            feed = [];
+            // A tool call that ends reasoning is the body's first id (content stops there).
+            feed = id === thinkEnd ? [] : [id];
             this.#mode = "content";
           } else {
             feed.push(id);

@@ -18,7 +18,7 @@ import { turnIds } from "../chatml_ids.ts";
 import { Qwen35TextRenderer } from "./render.ts";
 import { xmlOutputFormat } from "./xml_output.ts";
 
-export { Qwen35TextRenderer, type Qwen35Options } from "./render.ts";
+export { type Qwen35Options, Qwen35TextRenderer } from "./render.ts";
 export { xmlOutputFormat, type XmlOutputIds, XmlToolCallParser } from "./xml_output.ts";
 export { splitXmlToolCalls, xmlArgumentsJson, type XmlToolCallSplit } from "./xml_tool_calls.ts";
 

@@ -9,7 +9,7 @@ import type { AssistantMessage, ToolSpec } from "../../messages.ts";
 import type { OutputParser, ParsedOutput } from "../../parsers/output_parser.ts";
 import type { StreamingOutputParser } from "../../parsers/stream_parser.ts";
 import type { OutputFormat } from "../family.ts";
-import { splitReasoning, type ThinkTagRules, ThinkStreamParser } from "../think_tags.ts";
+import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
 import { splitXmlToolCalls } from "./xml_tool_calls.ts";
 
 /** Ids the XML output needs: think tags, `<tool_call>`, end-of-turn ids. */
@@ -58,6 +58,7 @@ export function xmlOutputFormat(
     promptOpensReasoning,
     trim: "whitespace",
     toolCallStart: { text: "<tool_call>", id: ids.toolCall },
+    toolCallClosesReasoning: true,
   };
   return {
     parser: new XmlToolCallParser(rules, decode),

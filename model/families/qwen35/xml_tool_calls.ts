@@ -16,9 +16,12 @@
  * itself contain `</parameter>`, `</function>` or `</tool_call>` (a test file for this very
  * parser, a patch to a template). A parser that ends a value at the first `</parameter>` cuts
  * such arguments short. Here a value ends at a `</parameter>` after which the markup continues
- * (`<parameter=` or `</function>`), and the whole run of calls must parse to the end of the
- * output; among the ways it can, the earliest ends are taken. Only if no way parses is each call
- * read on its own (the rest stays text).
+ * (`</function>`, or `<parameter=KEY>` with a KEY the tool's schema declares and the call has
+ * not used yet), and the whole run of calls must parse to the end of the output; among the ways
+ * it can, the earliest ends are taken. If none does, the same without the schema rule; then each
+ * call is read on its own (the rest stays text). What stays ambiguous is a value holding a whole
+ * `\n</parameter>\n<parameter=KEY>\n` of a declared, unused KEY: both readings render to the same
+ * text, and the earlier end is taken.
  *
  * Values become JSON by the tool's schema: a parameter declared as a string is a JSON string
  * of the text; otherwise the text is used as JSON when it is JSON (its own spelling kept), or
@@ -74,7 +77,18 @@ function valueText(raw: string): string {
 
 class CallReader {
   budget = BUDGET;
-  constructor(readonly text: string) {}
+  /** Only declared, unused keys start a parameter (see the module doc). */
+  strict = true;
+  constructor(readonly text: string, readonly tools: readonly ToolSpec[]) {}
+
+  /** Whether `<parameter=key>` can start the next parameter of a call to `name`. */
+  #opensParameter(name: string, key: string, used: readonly [string, string][]): boolean {
+    if (!this.strict) return true;
+    if (used.some(([k]) => k === key)) return false;
+    const tool = this.tools.find((t) => t.name === name);
+    const props = (tool?.parameters as { properties?: unknown } | undefined)?.properties;
+    return typeof props !== "object" || props === null || Object.hasOwn(props, key);
+  }
 
   /** Every way a call starting at `start` (at `<tool_call>`) can end, earliest first. */
   *calls(start: number): Generator<RawCall> {
@@ -83,7 +97,7 @@ class CallReader {
     const fn = tagName(t, i, FUNCTION_OPEN);
     if (!fn) return;
     i = fn.end;
-    for (const { params, end } of this.params(i, [])) {
+    for (const { params, end } of this.params(fn.name, i, [])) {
       let j = skipSpace(t, end + FUNCTION_CLOSE.length);
       if (!t.startsWith(CALL_CLOSE, j)) continue;
       j += CALL_CLOSE.length;
@@ -91,19 +105,31 @@ class CallReader {
     }
   }
 
-  /** Parameters from `i` up to a `</function>` (its index is `end`). */
-  *params(i: number, acc: [string, string][]): Generator<{ params: [string, string][]; end: number }> {
+  /** Parameters of a call to `name` from `i` up to a `</function>` (its index is `end`). */
+  *params(
+    name: string,
+    i: number,
+    acc: [string, string][],
+  ): Generator<{ params: [string, string][]; end: number }> {
     if (--this.budget < 0) return;
     const t = this.text;
     i = skipSpace(t, i);
     if (t.startsWith(FUNCTION_CLOSE, i)) yield { params: acc, end: i };
     const p = tagName(t, i, PARAM_OPEN);
-    if (!p) return;
-    for (let close = t.indexOf(PARAM_CLOSE, p.end); close >= 0; close = t.indexOf(PARAM_CLOSE, close + 1)) {
+    if (!p || !this.#opensParameter(name, p.name, acc)) return;
+    const params: [string, string][] = [...acc, [p.name, ""]];
+    for (
+      let close = t.indexOf(PARAM_CLOSE, p.end);
+      close >= 0;
+      close = t.indexOf(PARAM_CLOSE, close + 1)
+    ) {
       const next = skipSpace(t, close + PARAM_CLOSE.length);
-      if (!t.startsWith(PARAM_OPEN, next) && !t.startsWith(FUNCTION_CLOSE, next)) continue;
-      const value = valueText(t.slice(p.end, close));
-      yield* this.params(next, [...acc, [p.name, value]]);
+      const key = tagName(t, next, PARAM_OPEN)?.name;
+      const continues = t.startsWith(FUNCTION_CLOSE, next) ||
+        (key !== undefined && this.#opensParameter(name, key, params));
+      if (!continues) continue;
+      params[params.length - 1] = [p.name, valueText(t.slice(p.end, close))];
+      yield* this.params(name, next, [...params]);
       if (this.budget < 0) return;
     }
   }
@@ -202,8 +228,13 @@ export function splitXmlToolCalls(
   newToolCallId: () => string,
 ): XmlToolCallSplit {
   const first = text.indexOf(CALL_OPEN);
-  const reader = new CallReader(text);
+  const reader = new CallReader(text, tools);
   let calls = first < 0 ? [] : reader.run(first);
+  if (!calls) {
+    reader.strict = false;
+    reader.budget = BUDGET;
+    calls = reader.run(first);
+  }
   /** Texts around the parsed calls, in order. */
   const texts: string[] = [];
   if (calls) {
@@ -213,8 +244,12 @@ export function splitXmlToolCalls(
     calls = [];
     let last = 0;
     for (let at = first; at >= 0;) {
-      reader.budget = BUDGET;
-      const call = reader.calls(at).next().value;
+      let call: RawCall | undefined;
+      for (const strict of [true, false]) {
+        reader.strict = strict;
+        reader.budget = BUDGET;
+        call ??= reader.calls(at).next().value ?? undefined;
+      }
       if (call) {
         texts.push(text.slice(last, at));
         calls.push(call);

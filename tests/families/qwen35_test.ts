@@ -1,0 +1,61 @@
+/**
+ * Qwen3.5 and Qwen3.6 (XML tool calls) on the Qwen3 vocabulary (the same added tokens), checked
+ * against `renderers` (`qwen3.5`, `qwen3.6`) over generated conversations with the format's hard
+ * cases: values holding `</parameter>`, `</function>`, `<tool_call>`, booleans, floats, nested
+ * objects, edge whitespace.
+ */
+import type { AssistantMessage } from "../../model/messages.ts";
+import { pythonStrip } from "../../model/families/mod.ts";
+import { registerFamilyChecks } from "./family_check.ts";
+
+/** XML markup a string argument may hold; none of it may end the value early. */
+export const XML_MARKUP = [
+  "v</parameter>",
+  // A key the tool does not declare (a declared, unused key here is ambiguous: see
+  // xml_tool_calls.ts).
+  "a\n</parameter>\n<parameter=not_declared>\nb",
+  "</parameter>\n</function>\n</tool_call>",
+  "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>",
+  "x </function> y",
+  "<parameter=k>",
+  "ends with </parameter>",
+];
+
+/** The Qwen3.5 template trims what it renders. */
+function trimmed(m: AssistantMessage): AssistantMessage {
+  const out: AssistantMessage = { ...m, content: pythonStrip(m.content) };
+  if (m.reasoning_content !== undefined) out.reasoning_content = pythonStrip(m.reasoning_content);
+  return out;
+}
+
+const generator = { typedArguments: true, markup: XML_MARKUP };
+
+registerFamilyChecks({
+  label: "qwen3.5",
+  model: { family: "qwen3.5" },
+  reference: { renderer: "qwen3.5", config: { enable_thinking: true } },
+  generator,
+  canonical: trimmed,
+  count: 120,
+  firstSeed: 1,
+});
+
+registerFamilyChecks({
+  label: "qwen3.6",
+  model: { family: "qwen3.6" },
+  reference: { renderer: "qwen3.6", config: { enable_thinking: true } },
+  generator,
+  canonical: trimmed,
+  count: 120,
+  firstSeed: 5001,
+});
+
+registerFamilyChecks({
+  label: "qwen3.6 preserve_thinking",
+  model: { family: "qwen3.6", templateKwargs: { preserve_thinking: true } },
+  reference: { renderer: "qwen3.6", config: { enable_thinking: true, preserve_thinking: true } },
+  generator,
+  canonical: trimmed,
+  count: 60,
+  firstSeed: 9001,
+});
