@@ -15,13 +15,14 @@
  * A value is raw text (one leading and one trailing newline belong to the markup), so it may
  * itself contain `</parameter>`, `</function>` or `</tool_call>` (a test file for this very
  * parser, a patch to a template). A parser that ends a value at the first `</parameter>` cuts
- * such arguments short. Here a value ends at a `</parameter>` after which the markup continues
- * (`</function>`, or `<parameter=KEY>` with a KEY the tool's schema declares and the call has
- * not used yet), and the whole run of calls must parse to the end of the output; among the ways
- * it can, the earliest ends are taken. If none does, the same without the schema rule; then each
- * call is read on its own (the rest stays text). What stays ambiguous is a value holding a whole
- * `\n</parameter>\n<parameter=KEY>\n` of a declared, unused KEY: both readings render to the same
- * text, and the earlier end is taken.
+ * such arguments short. Here a value ends at the first `</parameter>` after which the markup
+ * continues (`<parameter=` or `</function>`) and the rest of the output still parses as calls to
+ * its end; a value never reaches into another call (it holds no `</tool_call>` followed by
+ * `<tool_call>`, and no `<tool_call>` it does not close), so a call missing a `</parameter>` or
+ * its end cannot swallow the next one. Only if no
+ * reading parses to the end is each call read on its own (the rest stays text). What stays
+ * ambiguous is a value holding a whole `\n</parameter>\n<parameter=KEY>\n`: both readings
+ * render to the same text, and the earlier end is taken (as vLLM's parser does).
  *
  * Values become JSON by the tool's schema: a parameter declared as a string is a JSON string
  * of the text; otherwise the text is used as JSON when it is JSON (its own spelling kept), or
@@ -75,20 +76,18 @@ function valueText(raw: string): string {
   return raw.slice(a, b);
 }
 
+/** A value holding the boundary between two calls (no longer value can be one either). */
+const CALL_BOUNDARY = /<\/tool_call>\s*<tool_call>/;
+
+/** A value holding a `<tool_call>` it does not close (a longer one may close it). */
+function opensCall(raw: string): boolean {
+  const open = raw.lastIndexOf(CALL_OPEN);
+  return open >= 0 && raw.indexOf(CALL_CLOSE, open) < 0;
+}
+
 class CallReader {
   budget = BUDGET;
-  /** Only declared, unused keys start a parameter (see the module doc). */
-  strict = true;
-  constructor(readonly text: string, readonly tools: readonly ToolSpec[]) {}
-
-  /** Whether `<parameter=key>` can start the next parameter of a call to `name`. */
-  #opensParameter(name: string, key: string, used: readonly [string, string][]): boolean {
-    if (!this.strict) return true;
-    if (used.some(([k]) => k === key)) return false;
-    const tool = this.tools.find((t) => t.name === name);
-    const props = (tool?.parameters as { properties?: unknown } | undefined)?.properties;
-    return typeof props !== "object" || props === null || Object.hasOwn(props, key);
-  }
+  constructor(readonly text: string) {}
 
   /** Every way a call starting at `start` (at `<tool_call>`) can end, earliest first. */
   *calls(start: number): Generator<RawCall> {
@@ -97,7 +96,7 @@ class CallReader {
     const fn = tagName(t, i, FUNCTION_OPEN);
     if (!fn) return;
     i = fn.end;
-    for (const { params, end } of this.params(fn.name, i, [])) {
+    for (const { params, end } of this.params(i, [])) {
       let j = skipSpace(t, end + FUNCTION_CLOSE.length);
       if (!t.startsWith(CALL_CLOSE, j)) continue;
       j += CALL_CLOSE.length;
@@ -105,9 +104,8 @@ class CallReader {
     }
   }
 
-  /** Parameters of a call to `name` from `i` up to a `</function>` (its index is `end`). */
+  /** Parameters from `i` up to a `</function>` (its index is `end`), earliest ends first. */
   *params(
-    name: string,
     i: number,
     acc: [string, string][],
   ): Generator<{ params: [string, string][]; end: number }> {
@@ -116,20 +114,18 @@ class CallReader {
     i = skipSpace(t, i);
     if (t.startsWith(FUNCTION_CLOSE, i)) yield { params: acc, end: i };
     const p = tagName(t, i, PARAM_OPEN);
-    if (!p || !this.#opensParameter(name, p.name, acc)) return;
-    const params: [string, string][] = [...acc, [p.name, ""]];
+    if (!p) return;
     for (
       let close = t.indexOf(PARAM_CLOSE, p.end);
       close >= 0;
       close = t.indexOf(PARAM_CLOSE, close + 1)
     ) {
+      const raw = t.slice(p.end, close);
+      if (CALL_BOUNDARY.test(raw)) return;
+      if (opensCall(raw)) continue;
       const next = skipSpace(t, close + PARAM_CLOSE.length);
-      const key = tagName(t, next, PARAM_OPEN)?.name;
-      const continues = t.startsWith(FUNCTION_CLOSE, next) ||
-        (key !== undefined && this.#opensParameter(name, key, params));
-      if (!continues) continue;
-      params[params.length - 1] = [p.name, valueText(t.slice(p.end, close))];
-      yield* this.params(name, next, [...params]);
+      if (!t.startsWith(PARAM_OPEN, next) && !t.startsWith(FUNCTION_CLOSE, next)) continue;
+      yield* this.params(next, [...acc, [p.name, valueText(raw)]]);
       if (this.budget < 0) return;
     }
   }
@@ -228,13 +224,8 @@ export function splitXmlToolCalls(
   newToolCallId: () => string,
 ): XmlToolCallSplit {
   const first = text.indexOf(CALL_OPEN);
-  const reader = new CallReader(text, tools);
+  const reader = new CallReader(text);
   let calls = first < 0 ? [] : reader.run(first);
-  if (!calls) {
-    reader.strict = false;
-    reader.budget = BUDGET;
-    calls = reader.run(first);
-  }
   /** Texts around the parsed calls, in order. */
   const texts: string[] = [];
   if (calls) {
@@ -244,12 +235,8 @@ export function splitXmlToolCalls(
     calls = [];
     let last = 0;
     for (let at = first; at >= 0;) {
-      let call: RawCall | undefined;
-      for (const strict of [true, false]) {
-        reader.strict = strict;
-        reader.budget = BUDGET;
-        call ??= reader.calls(at).next().value ?? undefined;
-      }
+      reader.budget = BUDGET;
+      const call = reader.calls(at).next().value;
       if (call) {
         texts.push(text.slice(last, at));
         calls.push(call);
