@@ -72,6 +72,8 @@ export interface OutputContext {
   endOfTurn: readonly number[];
   /** The generation prompt opens reasoning. */
   promptOpensReasoning: boolean;
+  /** The template renders reasoning in `<think>` tags (if not, output has no reasoning). */
+  thinkTags: boolean;
 }
 
 export interface JinjaFamilyOptions {
@@ -123,6 +125,7 @@ export async function bindJinjaFormat(
     decode: (ids) => ctx.tokenizer.decode(ids),
     endOfTurn: ids.stopTokenIds,
     promptOpensReasoning,
+    thinkTags: config.chat_template.includes("<think>"),
   });
   return {
     family: options.family,

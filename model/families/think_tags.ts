@@ -44,6 +44,7 @@ import type { StreamDeltas, StreamingOutputParser } from "../parsers/stream_pars
 import { isPythonSpace } from "./python_text.ts";
 
 export interface ThinkTagRules {
+  /** `<think>` and `</think>`; -1 for both in a format without reasoning (all output is body). */
   thinkStart: number;
   thinkEnd: number;
   /** Ids that end a turn (stripped when trailing, text when more follows). */
@@ -236,7 +237,11 @@ export class ThinkStreamParser implements StreamingOutputParser {
           this.#mode = "reasoning";
           continue;
         }
-        this.#mode = this.rules.promptOpensReasoning ? "reasoning" : "undecided";
+        this.#mode = this.rules.promptOpensReasoning
+          ? "reasoning"
+          : thinkStart < 0 && thinkEnd < 0
+          ? "content"
+          : "undecided";
       }
       if (endOfTurn.includes(id)) {
         this.#pendingEndOfTurn.push(id);

@@ -7,16 +7,7 @@
 import type { AssistantMessage } from "../../model/messages.ts";
 import { pythonStrip } from "../../model/families/mod.ts";
 import { registerFamilyChecks } from "./family_check.ts";
-
-/** XML markup a string argument may hold; none of it may end the value early. */
-export const XML_MARKUP = [
-  "v</parameter>",
-  "</parameter>\n</function>\n</tool_call>",
-  "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>",
-  "x </function> y",
-  "<parameter=k>",
-  "ends with </parameter>",
-];
+import { XML_MARKUP } from "./markup.ts";
 
 /** The Qwen3.5 template trims what it renders. */
 function trimmed(m: AssistantMessage): AssistantMessage {

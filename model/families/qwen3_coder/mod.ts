@@ -5,13 +5,13 @@
  *
  * @module
  */
-import type { ModelFamily } from "../family.ts";
+import type { ModelFamily, OutputFormat } from "../family.ts";
 import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
 import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
 import { FamilyError } from "../family.ts";
 
-/** Reads XML tool calls (after `<think>` reasoning, if the model writes any). */
-export function xmlToolCallOutput(ctx: OutputContext) {
+/** Reads XML tool calls, after `<think>` reasoning when the template has it. */
+export function xmlToolCallOutput(ctx: OutputContext): OutputFormat {
   const need = (token: string) => {
     const id = ctx.idOf(token);
     if (id === undefined) throw new FamilyError(`XML tool calls need the added token ${token}`);
@@ -19,8 +19,8 @@ export function xmlToolCallOutput(ctx: OutputContext) {
   };
   return xmlOutputFormat(
     {
-      thinkStart: ctx.idOf("<think>") ?? -1,
-      thinkEnd: ctx.idOf("</think>") ?? -1,
+      thinkStart: ctx.thinkTags ? ctx.idOf("<think>") ?? -1 : -1,
+      thinkEnd: ctx.thinkTags ? ctx.idOf("</think>") ?? -1 : -1,
       toolCall: need("<tool_call>"),
       endOfTurn: ctx.endOfTurn,
     },
