@@ -3,9 +3,9 @@
  * holding `{"name": …, "arguments": {…}}`. The think and tool-call markers are single added
  * tokens, so reasoning is split on ids and tool calls on text.
  *
- * A malformed tool call (bad JSON, no name, arguments not an object) stays in the content as
- * text and is counted: the policy sees the consequence of its own mistake, the gateway never
- * crashes on it.
+ * A malformed tool call (bad JSON, no name, arguments not an object, never closed) stays in the
+ * content as text and is counted: the policy sees the consequence of its own mistake, the
+ * gateway never crashes on it, and nothing that looks like a call passes silently.
  *
  * @module
  */
@@ -19,8 +19,6 @@ export interface Qwen3TokenIds {
   /** Ids that end a turn and are not part of the message (`<|im_end|>`, `<|endoftext|>`). */
   endOfTurn: number[];
 }
-
-const TOOL_CALL = /<tool_call>([\s\S]*?)<\/tool_call>/g;
 
 function stripNewlines(s: string): string {
   return s.replace(/^\n+/, "").replace(/\n+$/, "");
@@ -53,7 +51,17 @@ function toToolCall(body: string, id: string): ToolCall | null {
   return null;
 }
 
-/** Splits decoded content (after reasoning) into text and tool calls. */
+const OPEN = "<tool_call>";
+const CLOSE = "</tool_call>";
+/** `</tool_call>`s tried as the end of one call before it counts as malformed. */
+const MAX_ENDS = 64;
+
+/**
+ * Splits decoded content (after reasoning) into text and tool calls. A call ends at the first
+ * `</tool_call>` after which its body is a valid call, so a JSON string holding `</tool_call>`
+ * does not cut it short. A block that never parses (or is never closed) stays text and counts
+ * as malformed.
+ */
 export function splitToolCalls(
   text: string,
   newToolCallId: () => string,
@@ -62,16 +70,26 @@ export function splitToolCalls(
   const texts: string[] = [];
   let malformed = 0;
   let last = 0;
-  for (const match of text.matchAll(TOOL_CALL)) {
-    const call = toToolCall(match[1], "");
+  for (let at = text.indexOf(OPEN); at >= 0;) {
+    const first = text.indexOf(CLOSE, at + OPEN.length);
+    let call: ToolCall | null = null, end = first;
+    for (let e = first, n = 0; e >= 0 && n < MAX_ENDS; e = text.indexOf(CLOSE, e + 1), n++) {
+      call = toToolCall(text.slice(at + OPEN.length, e), "");
+      if (call) {
+        end = e;
+        break;
+      }
+    }
     if (!call) {
       malformed++;
+      at = first < 0 ? -1 : text.indexOf(OPEN, first + CLOSE.length);
       continue;
     }
     call.id = newToolCallId();
     toolCalls.push(call);
-    texts.push(text.slice(last, match.index));
-    last = match.index! + match[0].length;
+    texts.push(text.slice(last, at));
+    last = end + CLOSE.length;
+    at = text.indexOf(OPEN, last);
   }
   texts.push(text.slice(last));
   if (toolCalls.length === 0) return { content: text, toolCalls, malformed };

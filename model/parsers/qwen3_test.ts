@@ -164,3 +164,24 @@ Deno.test("qwen3 parser: the JS tokenizer engine parses the same (empty bodies i
     );
   }
 });
+
+Deno.test("qwen3 parser: a JSON string holding `</tool_call>` does not cut the call short", async () => {
+  const args = '{"code": "x = \\"</tool_call>\\"", "n": 1}';
+  const next = '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>';
+  const out = await parse(
+    `<tool_call>\n{"name": "f", "arguments": ${args}}\n</tool_call>\n${next}`,
+  );
+  assert.equal(out.malformedToolCalls, 0);
+  assert.deepEqual(out.message.tool_calls, [
+    { id: "id0", name: "f", arguments: args },
+    { id: "id1", name: "g", arguments: "{}" },
+  ]);
+});
+
+Deno.test("qwen3 parser: a call never closed (cut off) is text, counted as malformed", async () => {
+  const text = 'Checking.\n<tool_call>\n{"name": "f", "arguments": {"a": ';
+  const out = await parse(text);
+  assert.equal(out.malformedToolCalls, 1);
+  assert.equal(out.message.tool_calls, undefined);
+  assert.equal(out.message.content, text);
+});
