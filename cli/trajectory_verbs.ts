@@ -90,7 +90,10 @@ export async function audit(args: string[]): Promise<number> {
               : t.extends_parent
               ? "; extends parent verbatim"
               : "; DOES NOT extend parent") +
-            (t.drift ? `; drift at output[${t.drift.position}]` : ""),
+            (t.drift ? `; drift at output[${t.drift.position}]` : "") +
+            (t.malformed_tool_calls
+              ? `; ${t.malformed_tool_calls} malformed tool calls (answered as text)`
+              : ""),
         );
       }
       console.log(report.summary);
