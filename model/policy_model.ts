@@ -6,7 +6,7 @@
  */
 import { ChatTemplate } from "./chat_template.ts";
 import { bindFamily, type ChatFormat } from "./families/mod.ts";
-import type { AssistantMessage, Message, ToolSpec } from "./messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { loadModelFiles, type ModelFiles } from "./model_files.ts";
 import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";

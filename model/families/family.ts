@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec } from "../messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import type { ModelFiles } from "../model_files.ts";
 import type { OutputParser } from "../parsers/output_parser.ts";
 import type { StreamingOutputParser } from "../parsers/stream_parser.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import { ChatTemplate } from "../chat_template.ts";
-import type { Message, ToolSpec } from "../messages.ts";
+import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { tokenText } from "../model_files.ts";
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../template_input.ts";
 import { turnIds } from "./chatml_ids.ts";

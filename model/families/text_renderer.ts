@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec } from "../messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import { SegmentEncoder } from "../segment_encoder.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import type { Rendered, Renderer } from "./family.ts";

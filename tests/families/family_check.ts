@@ -20,7 +20,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { AssistantMessage, Message } from "../../model/messages.ts";
+import type { AssistantMessage, Message } from "../../canonical/mod.ts";
 import { PolicyModel, type PolicyModelOptions } from "../../model/policy_model.ts";
 import {
   generateConversations,

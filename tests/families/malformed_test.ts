@@ -4,7 +4,7 @@
  * tree export and in the audit. Never turned silently into "no tool call".
  */
 import assert from "node:assert/strict";
-import type { CanonicalRequest, ToolSpec } from "../../model/messages.ts";
+import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
 import { auditTree } from "../../trajectory/audit.ts";
 import { Rollout } from "../../trajectory/rollout.ts";

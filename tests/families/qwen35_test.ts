@@ -4,7 +4,7 @@
  * cases: values holding `</parameter>`, `</function>`, `<tool_call>`, booleans, floats, nested
  * objects, edge whitespace.
  */
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { pythonStrip } from "../../model/families/mod.ts";
 import { registerFamilyChecks } from "./family_check.ts";
 import { XML_MARKUP } from "./markup.ts";

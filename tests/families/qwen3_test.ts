@@ -3,7 +3,7 @@
  * strings holding `</tool_call>` and whole calls, against `renderers`' `qwen3` (the transformers
  * cross-check of the same family is `tests/invariants/prefix_invariant_test.ts`).
  */
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { registerFamilyChecks } from "./family_check.ts";
 import { HERMES_MARKUP } from "./markup.ts";
 

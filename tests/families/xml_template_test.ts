@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { pythonStrip } from "../../model/families/mod.ts";
-import type { AssistantMessage, Message, ToolSpec } from "../../model/messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import { loadModelFiles } from "../../model/model_files.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
 import { toTemplateMessages, toTemplateTools } from "../../model/template_input.ts";

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../../model/messages.ts";
+import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { toTemplateMessages, toTemplateTools } from "../../model/template_input.ts";
 import { runReferenceScript } from "./python_env.ts";
 

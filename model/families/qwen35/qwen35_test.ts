@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage, Message, ToolSpec } from "../../messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
 import { PolicyModel } from "../../policy_model.ts";
 
 const model = await PolicyModel.load({ family: "qwen3.5" });

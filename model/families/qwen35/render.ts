@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { Message, ToolCall, ToolSpec } from "../../messages.ts";
+import type { Message, ToolCall, ToolSpec } from "../../../canonical/mod.ts";
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../../template_input.ts";
 import { type JsonValue, tryParseOrderedJson } from "../ordered_json.ts";
 import { pythonJsonDumps, pythonScalarStr, pythonStrip } from "../python_text.ts";

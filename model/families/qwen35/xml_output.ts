@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AssistantMessage, ToolSpec } from "../../messages.ts";
+import type { AssistantMessage, ToolSpec } from "../../../canonical/mod.ts";
 import type { OutputParser, ParsedOutput } from "../../parsers/output_parser.ts";
 import type { StreamingOutputParser } from "../../parsers/stream_parser.ts";
 import type { OutputFormat } from "../family.ts";

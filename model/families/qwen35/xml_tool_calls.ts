@@ -34,7 +34,7 @@
  *
  * @module
  */
-import type { ToolCall, ToolSpec } from "../../messages.ts";
+import type { ToolCall, ToolSpec } from "../../../canonical/mod.ts";
 import { tryParseOrderedJson } from "../ordered_json.ts";
 import { isPythonSpace, pythonStrip } from "../python_text.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ToolSpec } from "../../messages.ts";
+import type { ToolSpec } from "../../../canonical/mod.ts";
 import { splitXmlToolCalls } from "./xml_tool_calls.ts";
 
 const tools: ToolSpec[] = [
