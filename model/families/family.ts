@@ -9,8 +9,7 @@
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import type { ModelFiles } from "../model_files.ts";
-import type { OutputParser } from "../parsers/output_parser.ts";
-import type { StreamingOutputParser } from "../parsers/stream_parser.ts";
+import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 
 /** A render: its text and the ids the tokenizer gives it. */

@@ -41,21 +41,15 @@ export {
   type ThinkTagRules,
   withoutEndOfTurn,
 } from "./think_tags.ts";
-export {
-  JsonNumber,
-  type JsonValue,
-  parseOrderedJson,
-  tryParseOrderedJson,
-} from "./ordered_json.ts";
-export {
-  isPythonSpace,
-  pythonFloatRepr,
-  pythonJsonDumps,
-  pythonScalarStr,
-  pythonStrip,
-} from "./python_text.ts";
+export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
 export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
-export { hermesOutputFormat } from "./qwen3/mod.ts";
+export {
+  hermesOutputFormat,
+  HermesParser,
+  qwen3SampledText,
+  rawMember,
+  splitToolCalls,
+} from "./qwen3/mod.ts";
 export {
   hasXmlToolCalls,
   Qwen35TextRenderer,

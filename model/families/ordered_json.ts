@@ -10,20 +10,14 @@
  * @module
  */
 
-/** A JSON number with its source text. */
-export class JsonNumber {
-  constructor(readonly text: string) {}
-  /** Python's `json.loads` makes an int of a number without fraction or exponent. */
-  get isInteger(): boolean {
-    return !/[.eE]/.test(this.text);
-  }
-}
+import { Num } from "../python_json.ts";
 
+/** A JSON value as Python's `json.loads` sees it: ordered objects, numbers with their text. */
 export type JsonValue =
   | string
   | boolean
   | null
-  | JsonNumber
+  | Num
   | JsonValue[]
   | Map<string, JsonValue>;
 
@@ -61,7 +55,7 @@ class Parser {
     const m = NUMBER.exec(this.s);
     if (!m) this.fail("unexpected character");
     this.i += m[0].length;
-    return new JsonNumber(m[0]);
+    return new Num(m[0]);
   }
 
   string(): string {

@@ -39,9 +39,12 @@
  *
  * @module
  */
-import { IncrementalDecoder } from "../parsers/stream_parser.ts";
-import type { StreamDeltas, StreamingOutputParser } from "../parsers/stream_parser.ts";
-import { isPythonSpace } from "./python_text.ts";
+import {
+  IncrementalDecoder,
+  type StreamDeltas,
+  type StreamingOutputParser,
+} from "../parsers/mod.ts";
+import { isPythonSpace } from "../python_json.ts";
 
 export interface ThinkTagRules {
   /** `<think>` and `</think>`; -1 for both in a format without reasoning (all output is body). */
@@ -97,8 +100,19 @@ export function withoutEndOfTurn(ids: readonly number[], endOfTurn: readonly num
  *
  * @example
  * ```ts
- * const split = await splitReasoning(ids, rules, (ids) => tokenizer.decode(ids));
- * console.log(split.reasoning, split.body);
+ * import { splitReasoning, type ThinkTagRules } from "./think_tags.ts";
+ * declare const decode: (ids: number[]) => Promise<string>;
+ *
+ * const rules: ThinkTagRules = {
+ *   thinkStart: 151667,
+ *   thinkEnd: 151668,
+ *   endOfTurn: [151645],
+ *   promptOpensReasoning: true,
+ *   trim: "whitespace",
+ *   toolCallStart: { text: "<tool_call>", id: 151657 },
+ * };
+ * const split = await splitReasoning([40, 151668, 9707, 151645], rules, decode);
+ * // split.reasoning: the text of [40]; split.body: of [9707]
  * ```
  */
 export async function splitReasoning(

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { PlainParser } from "../parsers/plain.ts";
-import { PlainStreamParser } from "../parsers/stream_parser.ts";
+import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import type { OutputFormat } from "./family.ts";
 import type { OutputContext } from "./jinja_format.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";

@@ -2,6 +2,12 @@
  * The contract for turning a model family's sampled ids into an assistant message, whole
  * (`OutputParser`) or while they are sampled (`StreamingOutputParser`).
  *
+ * A streaming parser is fed the sampled ids in chunks of any size and answers with the new
+ * reasoning and content text. It is conservative: it only emits what the complete parser is sure
+ * to give for the final ids, so at every point the concatenated deltas are a prefix of the final
+ * `reasoning_content` and `content` (the streaming prefix guarantee). Tool calls are never
+ * streamed; what was held back is sent from the complete parse at the end.
+ *
  * @module
  */
 import type { AssistantMessage, ToolSpec } from "../../canonical/mod.ts";

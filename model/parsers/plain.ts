@@ -6,7 +6,13 @@
  *
  * @module
  */
-import type { OutputParser, ParsedOutput } from "./output_parser.ts";
+import { IncrementalDecoder } from "./incremental_decoder.ts";
+import type {
+  OutputParser,
+  ParsedOutput,
+  StreamDeltas,
+  StreamingOutputParser,
+} from "./output_parser.ts";
 
 export class PlainParser implements OutputParser {
   readonly name = "plain";
@@ -28,5 +34,38 @@ export class PlainParser implements OutputParser {
       }
     }
     return { message: { role: "assistant", content }, malformedToolCalls, reasoningTokens: 0 };
+  }
+}
+
+/** Streams `PlainParser` output: all text, end-of-turn ids held until more text follows. */
+export class PlainStreamParser implements StreamingOutputParser {
+  readonly #decoder: IncrementalDecoder;
+  #pendingEndOfTurn: number[] = [];
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly endOfTurn: number[],
+    decode: (ids: number[]) => Promise<string>,
+  ) {
+    this.#decoder = new IncrementalDecoder(decode);
+  }
+
+  push(ids: number[]): Promise<StreamDeltas> {
+    const run = this.#queue.then(() => this.#push(ids));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #push(ids: number[]): Promise<StreamDeltas> {
+    const feed: number[] = [];
+    for (const id of ids) {
+      if (this.endOfTurn.includes(id)) {
+        this.#pendingEndOfTurn.push(id);
+        continue;
+      }
+      feed.push(...this.#pendingEndOfTurn, id);
+      this.#pendingEndOfTurn = [];
+    }
+    return { reasoning: "", text: await this.#decoder.push(feed) };
   }
 }

@@ -32,12 +32,8 @@ import {
   type DrivenConversation,
   firstDifference,
 } from "../invariants/drive.ts";
-import {
-  referencePython,
-  renderRequest,
-  type RenderResult,
-  withRenderers,
-} from "../reference/renderers_env.ts";
+import { renderRequest, type RenderResult, withRenderers } from "../reference/renderers_env.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 
 export interface FamilyCheckOptions {
   /** Test-name prefix, e.g. `qwen3.5`. */
@@ -63,7 +59,6 @@ interface Suite {
   finals: { text: string; ids: number[] }[];
 }
 
-const NO_VENV = referencePython() === null;
 const SHARED = { sanitizeOps: false, sanitizeResources: false };
 
 function where(c: DrivenConversation, k?: number): string {
@@ -222,68 +217,71 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
     },
   });
 
-  Deno.test({
-    name: name(
-      `full renders equal renderers ${o.reference?.renderer ?? "(none)"}${
-        NO_VENV ? " (SKIPPED: no .venv; see tests/reference/requirements.txt)" : ""
-      }`,
-    ),
-    ignore: NO_VENV || o.reference === null,
-    ...SHARED,
-    async fn() {
-      const s = await getSuite();
-      const requests = [];
-      const ours: { label: string; rendered: { text: string; ids: number[] }; mid: boolean }[] = [];
-      for (const [i, c] of s.conversations.entries()) {
-        const g = c.conversation;
-        const midSystem = (ms: readonly Message[]) =>
-          ms.some((m, j) => m.role === "system" && ms.slice(0, j).some((x) => x.role !== "system"));
-        for (const [k, d] of g.turns.entries()) {
-          const history = s.canonical[i].slice(0, d.index);
-          requests.push(renderRequest(history, g.tools, true));
-          ours.push({ label: where(c, k), rendered: s.fulls[i][k], mid: midSystem(history) });
+  if (o.reference !== null) {
+    Deno.test({
+      name: name(`full renders equal renderers ${o.reference.renderer}`),
+      ignore: skipGroup(`renderers cross-check (${o.label})`, referenceMissing()),
+      ...SHARED,
+      async fn() {
+        const s = await getSuite();
+        const requests = [];
+        const ours: { label: string; rendered: { text: string; ids: number[] }; mid: boolean }[] =
+          [];
+        for (const [i, c] of s.conversations.entries()) {
+          const g = c.conversation;
+          const midSystem = (ms: readonly Message[]) =>
+            ms.some((m, j) =>
+              m.role === "system" && ms.slice(0, j).some((x) => x.role !== "system")
+            );
+          for (const [k, d] of g.turns.entries()) {
+            const history = s.canonical[i].slice(0, d.index);
+            requests.push(renderRequest(history, g.tools, true));
+            ours.push({ label: where(c, k), rendered: s.fulls[i][k], mid: midSystem(history) });
+          }
+          requests.push(renderRequest(s.canonical[i], g.tools, false));
+          ours.push({
+            label: `${where(c)}, whole`,
+            rendered: s.finals[i],
+            mid: midSystem(s.canonical[i]),
+          });
         }
-        requests.push(renderRequest(s.canonical[i], g.tools, false));
-        ours.push({
-          label: `${where(c)}, whole`,
-          rendered: s.finals[i],
-          mid: midSystem(s.canonical[i]),
-        });
-      }
-      const results = await withRenderers(
-        s.model.files.dir,
-        o.reference!.renderer,
-        o.reference!.config ?? {},
-        requests,
-      ) as RenderResult[];
-      let exact = 0, split = 0, refused = 0;
-      for (const [n, ref] of results.entries()) {
-        const { label, rendered, mid } = ours[n];
-        if (ref.error !== undefined) {
-          // The model's template refuses a system message after the first message; rollgate
-          // renders it in place (documented deviation).
-          assert.ok(
-            mid && /System message must be at the beginning/.test(ref.error),
-            `${label}: ${ref.error}`,
-          );
-          refused++;
-          continue;
+        const results = await withRenderers(
+          s.model.files.dir,
+          o.reference!.renderer,
+          o.reference!.config ?? {},
+          requests,
+        ) as RenderResult[];
+        let exact = 0, split = 0, refused = 0;
+        for (const [n, ref] of results.entries()) {
+          const { label, rendered, mid } = ours[n];
+          if (ref.error !== undefined) {
+            // The model's template refuses a system message after the first message; rollgate
+            // renders it in place (documented deviation).
+            assert.ok(
+              mid && /System message must be at the beginning/.test(ref.error),
+              `${label}: ${ref.error}`,
+            );
+            refused++;
+            continue;
+          }
+          assert.equal(rendered.text.normalize("NFC"), ref.text, label);
+          const at = firstDifference(rendered.ids, ref.encoded_ids!);
+          assert.equal(at, -1, `${label}: ids differ from the encoded reference text at ${at}`);
+          if (firstDifference(ref.ids!, ref.encoded_ids!) === -1) exact++;
+          else split++;
         }
-        assert.equal(rendered.text.normalize("NFC"), ref.text, label);
-        const at = firstDifference(rendered.ids, ref.encoded_ids!);
-        assert.equal(at, -1, `${label}: ids differ from the encoded reference text at ${at}`);
-        if (firstDifference(ref.ids!, ref.encoded_ids!) === -1) exact++;
-        else split++;
-      }
-      console.log(
-        `${o.label}: ${exact} renders identical to renderers ${o.reference!.renderer} id for id; ` +
-          `${split} identical in text where renderers' own ids split a text span (its ids are not ` +
-          `the template's tokenization there); ${refused} refused by the reference ` +
-          "(system message after the first)",
-      );
-      assert.ok(exact > results.length / 4, `only ${exact} exact`);
-    },
-  });
+        console.log(
+          `${o.label}: ${exact} renders identical to renderers ${
+            o.reference!.renderer
+          } id for id; ` +
+            `${split} identical in text where renderers' own ids split a text span (its ids are not ` +
+            `the template's tokenization there); ${refused} refused by the reference ` +
+            "(system message after the first)",
+        );
+        assert.ok(exact > results.length / 4, `only ${exact} exact`);
+      },
+    });
+  }
 
   Deno.test({
     name: name("streamed reasoning and text are prefixes of the final parse (random chunks)"),

@@ -5,7 +5,7 @@
  * objects, edge whitespace.
  */
 import type { AssistantMessage } from "../../canonical/mod.ts";
-import { pythonStrip } from "../../model/families/mod.ts";
+import { pythonStrip } from "../../model/mod.ts";
 import { registerFamilyChecks } from "./family_check.ts";
 import { XML_MARKUP } from "./markup.ts";
 

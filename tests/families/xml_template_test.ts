@@ -6,13 +6,14 @@
  * vocabulary; renders are checked against `transformers.apply_chat_template` on the same files.
  */
 import assert from "node:assert/strict";
-import { pythonStrip } from "../../model/families/mod.ts";
+import { pythonStrip } from "../../model/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import { loadModelFiles } from "../../model/model_files.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
 import { toTemplateMessages, toTemplateTools } from "../../model/template_input.ts";
 import { generateConversations } from "../invariants/conversation_generator.ts";
-import { referencePython, renderWithTransformers } from "../reference/python_env.ts";
+import { renderWithTransformers } from "../reference/python_env.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 import { registerFamilyChecks } from "./family_check.ts";
 import { XML_MARKUP } from "./markup.ts";
 
@@ -99,10 +100,8 @@ Deno.test("xml template: detected as qwen3-coder; generic + --tool-parser qwen3_
 });
 
 Deno.test({
-  name: `xml template: renders equal transformers apply_chat_template${
-    referencePython() === null ? " (SKIPPED: no .venv)" : ""
-  }`,
-  ignore: referencePython() === null,
+  name: "xml template: renders equal transformers apply_chat_template",
+  ignore: skipGroup("transformers cross-check (XML template)", referenceMissing()),
   sanitizeResources: false,
   async fn() {
     const model = await PolicyModel.load({ dir: DIR });

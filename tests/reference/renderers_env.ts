@@ -5,6 +5,9 @@
  *
  * @example
  * ```ts
+ * import { withRenderers } from "./renderers_env.ts";
+ * declare const QWEN3_DIR: string; // a local model directory
+ *
  * const [r] = await withRenderers(QWEN3_DIR, "qwen3.5", {}, [
  *   { op: "render", messages: [{ role: "user", content: "hi" }], add_generation_prompt: true },
  * ]);

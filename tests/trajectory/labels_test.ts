@@ -516,7 +516,10 @@ Deno.test("drift: a non-canonical separator is recorded with its position and ma
         new RegExp(`^${t0.id} \\[main\\].*; drift at output\\[${position}\\]$`),
       );
       assert.match(records[1], /; extends parent verbatim$/);
-      assert.match(records.at(-1)!, /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\)$/);
+      assert.match(
+        records.at(-1)!,
+        /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\)$/,
+      );
     } finally {
       await Deno.remove(file);
     }

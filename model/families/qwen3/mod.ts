@@ -6,23 +6,33 @@
  *
  * @module
  */
-import { Qwen3Parser } from "../../parsers/qwen3.ts";
-import { Qwen3StreamParser } from "../../parsers/qwen3_stream.ts";
 import type { ModelFiles } from "../../model_files.ts";
 import type { ModelFamily, OutputFormat } from "../family.ts";
 import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
 import { hasXmlToolCalls } from "../qwen35/mod.ts";
+import { ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
+import { HermesParser } from "./hermes_parser.ts";
 
-/** Reads hermes JSON tool calls after optional `<think>` reasoning. */
+export { HermesParser, splitToolCalls } from "./hermes_parser.ts";
+export { rawMember } from "./json_member.ts";
+export { qwen3SampledText } from "./sampled_text.ts";
+
+/**
+ * Reads hermes JSON tool calls after optional `<think>` reasoning (Qwen3's rules: newlines
+ * trimmed; without think tokens in the vocabulary, as Qwen2.5's, nothing is reasoning).
+ */
 export function hermesOutputFormat(ctx: OutputContext): OutputFormat {
-  // Without think tokens in the vocabulary (Qwen2.5) nothing is reasoning.
-  const thinkStart = ctx.idOf("<think>") ?? -1, thinkEnd = ctx.idOf("</think>") ?? -1;
-  const decode = ctx.decode;
-  const ids = { thinkStart, thinkEnd, endOfTurn: [...ctx.endOfTurn] };
+  const rules: ThinkTagRules = {
+    thinkStart: ctx.idOf("<think>") ?? -1,
+    thinkEnd: ctx.idOf("</think>") ?? -1,
+    endOfTurn: ctx.endOfTurn,
+    promptOpensReasoning: ctx.promptOpensReasoning,
+    trim: "newlines",
+    toolCallStart: { text: "<tool_call>", id: ctx.idOf("<tool_call>") },
+  };
   return {
-    parser: new Qwen3Parser(ids, decode),
-    streamingParser: () =>
-      new Qwen3StreamParser({ ...ids, toolCall: ctx.idOf("<tool_call>") }, decode),
+    parser: new HermesParser(rules, ctx.decode),
+    streamingParser: () => new ThinkStreamParser(rules, ctx.decode),
   };
 }
 

@@ -26,7 +26,7 @@
 import type { Message, ToolCall, ToolSpec } from "../../../canonical/mod.ts";
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../../template_input.ts";
 import { type JsonValue, tryParseOrderedJson } from "../ordered_json.ts";
-import { pythonJsonDumps, pythonScalarStr, pythonStrip } from "../python_text.ts";
+import { pythonJsonDumps, pythonScalarStr, pythonStrip } from "../../python_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 
 export interface Qwen35Options {

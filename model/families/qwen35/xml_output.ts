@@ -6,8 +6,7 @@
  * @module
  */
 import type { AssistantMessage, ToolSpec } from "../../../canonical/mod.ts";
-import type { OutputParser, ParsedOutput } from "../../parsers/output_parser.ts";
-import type { StreamingOutputParser } from "../../parsers/stream_parser.ts";
+import type { OutputParser, ParsedOutput, StreamingOutputParser } from "../../parsers/mod.ts";
 import type { OutputFormat } from "../family.ts";
 import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
 import { splitXmlToolCalls } from "./xml_tool_calls.ts";

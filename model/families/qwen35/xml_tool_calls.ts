@@ -36,7 +36,7 @@
  */
 import type { ToolCall, ToolSpec } from "../../../canonical/mod.ts";
 import { tryParseOrderedJson } from "../ordered_json.ts";
-import { isPythonSpace, pythonStrip } from "../python_text.ts";
+import { isPythonSpace, pythonStrip } from "../../python_json.ts";
 
 const CALL_OPEN = "<tool_call>";
 const CALL_CLOSE = "</tool_call>";

@@ -1,7 +1,7 @@
 /**
- * Qwen3 output: `<think>…</think>` reasoning, then content, then `<tool_call>` blocks each
- * holding `{"name": …, "arguments": {…}}`. The think and tool-call markers are single added
- * tokens, so reasoning is split on ids and tool calls on text.
+ * Hermes output (Qwen3, Qwen2.5, Hermes): `<think>…</think>` reasoning (split on ids by the
+ * family's `ThinkTagRules`), then content, then `<tool_call>` blocks each holding
+ * `{"name": …, "arguments": {…}}` (split on text). Arguments keep the model's own JSON text.
  *
  * A malformed tool call (bad JSON, no name, arguments not an object, never closed) stays in the
  * content as text and is counted: the policy sees the consequence of its own mistake, the
@@ -9,20 +9,10 @@
  *
  * @module
  */
-import type { AssistantMessage, ToolCall } from "../../canonical/mod.ts";
-import type { OutputParser, ParsedOutput } from "./output_parser.ts";
+import type { AssistantMessage, ToolCall } from "../../../canonical/mod.ts";
+import type { OutputParser, ParsedOutput } from "../../parsers/mod.ts";
+import { splitReasoning, type ThinkTagRules } from "../think_tags.ts";
 import { rawMember } from "./json_member.ts";
-
-export interface Qwen3TokenIds {
-  thinkStart: number;
-  thinkEnd: number;
-  /** Ids that end a turn and are not part of the message (`<|im_end|>`, `<|endoftext|>`). */
-  endOfTurn: number[];
-}
-
-function stripNewlines(s: string): string {
-  return s.replace(/^\n+/, "").replace(/\n+$/, "");
-}
 
 function toToolCall(body: string, id: string): ToolCall | null {
   const text = body.trim();
@@ -100,37 +90,19 @@ export function splitToolCalls(
   return { content, toolCalls, malformed };
 }
 
-export class Qwen3Parser implements OutputParser {
-  readonly name = "qwen3";
+export class HermesParser implements OutputParser {
+  readonly name = "hermes";
   constructor(
-    private readonly ids: Qwen3TokenIds,
+    readonly rules: ThinkTagRules,
     private readonly decode: (ids: number[]) => Promise<string>,
   ) {}
 
   async parse(sampled: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {
-    let end = sampled.length;
-    while (end > 0 && this.ids.endOfTurn.includes(sampled[end - 1])) end--;
-    const ids = sampled.slice(0, end);
-    let reasoning: string | undefined;
-    let reasoningTokens = 0;
-    let body = ids;
-    const close = ids.indexOf(this.ids.thinkEnd);
-    const open = ids.indexOf(this.ids.thinkStart);
-    if (close >= 0 && (open < 0 || open < close)) {
-      reasoning = stripNewlines(await this.decode(ids.slice(open < 0 ? 0 : open + 1, close)));
-      reasoningTokens = close + 1;
-      body = ids.slice(close + 1);
-    } else if (open === 0) {
-      // Cut off while thinking.
-      reasoning = stripNewlines(await this.decode(ids.slice(1)));
-      reasoningTokens = ids.length;
-      body = [];
-    }
-    const text = (await this.decode(body)).replace(/^\n+/, "");
-    const { content, toolCalls, malformed } = splitToolCalls(text, newToolCallId);
+    const split = await splitReasoning(sampled, this.rules, this.decode);
+    const { content, toolCalls, malformed } = splitToolCalls(split.body, newToolCallId);
     const message: AssistantMessage = { role: "assistant", content };
-    if (reasoning !== undefined) message.reasoning_content = reasoning;
+    if (split.reasoning !== undefined) message.reasoning_content = split.reasoning;
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    return { message, malformedToolCalls: malformed, reasoningTokens };
+    return { message, malformedToolCalls: malformed, reasoningTokens: split.reasoningTokens };
   }
 }

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
-import { JsonNumber, parseOrderedJson } from "./ordered_json.ts";
-import { pythonFloatRepr, pythonJsonDumps, pythonScalarStr, pythonStrip } from "./python_text.ts";
+import { parseOrderedJson } from "./families/ordered_json.ts";
+import {
+  Num,
+  pythonFloatRepr,
+  pythonJson,
+  pythonJsonDumps,
+  pythonScalarStr,
+  pythonStrip,
+} from "./python_json.ts";
 
 Deno.test("pythonFloatRepr: Python's repr(float) (values checked with CPython 3.11)", () => {
   const cases: [number, string][] = [
@@ -38,15 +45,15 @@ Deno.test("pythonJsonDumps: separators, key order, ints vs floats as written", (
     pythonJsonDumps({ a: 1, b: 0.5, c: [], d: {} }),
     '{"a": 1, "b": 0.5, "c": [], "d": {}}',
   );
-  assert.equal(pythonJsonDumps(new JsonNumber("1e400")), "Infinity");
+  assert.equal(pythonJsonDumps(new Num("1e400")), "Infinity");
 });
 
 Deno.test("pythonScalarStr: str() of scalars; containers as json.dumps", () => {
   assert.equal(pythonScalarStr(true), "True");
   assert.equal(pythonScalarStr(null), "None");
-  assert.equal(pythonScalarStr(new JsonNumber("3")), "3");
-  assert.equal(pythonScalarStr(new JsonNumber("3.0")), "3.0");
-  assert.equal(pythonScalarStr(new JsonNumber("1e400")), "inf");
+  assert.equal(pythonScalarStr(new Num("3")), "3");
+  assert.equal(pythonScalarStr(new Num("3.0")), "3.0");
+  assert.equal(pythonScalarStr(new Num("1e400")), "inf");
   assert.equal(pythonScalarStr("x"), "x");
   assert.equal(pythonScalarStr(parseOrderedJson('{"a": [false]}')), '{"a": [false]}');
 });
@@ -58,4 +65,10 @@ Deno.test("pythonStrip: Python's whitespace, not JavaScript's", () => {
   assert.equal(pythonStrip("\ufeffx\ufeff"), "\ufeffx\ufeff");
   assert.equal("\ufeffx".trim(), "x");
   assert.equal(pythonStrip(""), "");
+});
+
+Deno.test("pythonJson: numbers as spelled, ensure_ascii on or off", () => {
+  assert.equal(pythonJson({ a: new Num("1.0"), b: [2, "é"] }), '{"a": 1.0, "b": [2, "é"]}');
+  assert.equal(pythonJson({ s: "é😀" }, true), '{"s": "\\u00e9\\ud83d\\ude00"}');
+  assert.equal(pythonJson(new Map([["2", 1], ["a", null]])), '{"2": 1, "a": null}');
 });
