@@ -4,17 +4,9 @@
  * cases: values holding `</parameter>`, `</function>`, `<tool_call>`, booleans, floats, nested
  * objects, edge whitespace.
  */
-import type { AssistantMessage } from "../../canonical/mod.ts";
-import { pythonStrip } from "../../model/mod.ts";
 import { registerFamilyChecks } from "./family_check.ts";
+import { trimmed } from "./canonical_forms.ts";
 import { XML_MARKUP } from "./markup.ts";
-
-/** The Qwen3.5 template trims what it renders. */
-function trimmed(m: AssistantMessage): AssistantMessage {
-  const out: AssistantMessage = { ...m, content: pythonStrip(m.content) };
-  if (m.reasoning_content !== undefined) out.reasoning_content = pythonStrip(m.reasoning_content);
-  return out;
-}
 
 const generator = { typedArguments: true, markup: XML_MARKUP };
 
