@@ -110,6 +110,15 @@ export async function loadModelFiles(
   return { dir: base, tokenizerPath, config, sha256 };
 }
 
+/** The ids of the config's added tokens (`<|im_end|>`, `<think>`, …) by their text. */
+export function addedTokenIds(config: TokenizerConfig): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
+    ids.set(t.content, Number(id));
+  }
+  return ids;
+}
+
 /** The text of a special token that a config may give as a string or an AddedToken object. */
 export function tokenText(token: string | { content: string } | null | undefined): string | null {
   if (token == null) return null;

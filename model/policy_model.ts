@@ -7,7 +7,7 @@
 import { ChatTemplate } from "./chat_template.ts";
 import { bindFamily, type ChatFormat } from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
-import { loadModelFiles, type ModelFiles } from "./model_files.ts";
+import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
 import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
 
@@ -31,7 +31,7 @@ export class PolicyModel {
   /** One past the largest id the tokenizer knows (added tokens included). */
   readonly vocabSize: number;
   readonly contextLength: number;
-  readonly #addedTokens = new Map<string, number>();
+  readonly #addedTokens: Map<string, number>;
 
   private constructor(
     readonly files: ModelFiles,
@@ -42,9 +42,7 @@ export class PolicyModel {
     contextLength: number | undefined,
   ) {
     const config = files.config;
-    for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
-      this.#addedTokens.set(t.content, Number(id));
-    }
+    this.#addedTokens = addedTokenIds(config);
     this.template = typeof config.chat_template === "string"
       ? new ChatTemplate(config.chat_template, config)
       : null;

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { ModelFiles } from "../model_files.ts";
+import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { generic } from "./generic/mod.ts";
@@ -114,10 +114,7 @@ export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
       `--tool-parser is for the generic family; ${family.name} reads its own output format`,
     );
   }
-  const added = new Map<string, number>();
-  for (const [id, t] of Object.entries(options.files.config.added_tokens_decoder ?? {})) {
-    added.set(t.content, Number(id));
-  }
+  const added = addedTokenIds(options.files.config);
   return await family.bind({
     files: options.files,
     tokenizer: options.tokenizer,

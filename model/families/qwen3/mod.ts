@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModelFiles } from "../../model_files.ts";
+import { addedTokenIds } from "../../model_files.ts";
 import type { ModelFamily, OutputFormat } from "../family.ts";
 import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
 import { hasXmlToolCalls } from "../qwen35/mod.ts";
@@ -36,17 +36,14 @@ export function hermesOutputFormat(ctx: OutputContext): OutputFormat {
   };
 }
 
-function addedToken(files: ModelFiles, token: string): boolean {
-  return Object.values(files.config.added_tokens_decoder ?? {}).some((t) => t.content === token);
-}
-
 export const qwen3: ModelFamily = {
   name: "qwen3",
   summary: "Qwen3: <think> reasoning, hermes JSON tool calls, the model's own chat template",
   detect: (files) => {
     const t = files.config.chat_template ?? "";
-    return t.includes("<tool_call>") && !hasXmlToolCalls(t) && addedToken(files, "<think>") &&
-      addedToken(files, "</think>");
+    const added = addedTokenIds(files.config);
+    return t.includes("<tool_call>") && !hasXmlToolCalls(t) && added.has("<think>") &&
+      added.has("</think>");
   },
   bind: (ctx) =>
     bindJinjaFormat(ctx, {
