@@ -9,6 +9,7 @@ import { createGateway, serveHttp, upstreamsFromFlags } from "../gateway/mod.ts"
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
 import { JournalLockedError, SqliteJournal } from "../journal/mod.ts";
 
@@ -38,7 +39,7 @@ export async function serve(args: string[]): Promise<void> {
     options: {
       port: { type: "string" },
       host: { type: "string" },
-      "model-dir": { type: "string" },
+      ...MODEL_FLAGS,
       "context-length": { type: "string" },
       ...LIMIT_FLAGS,
       "data-dir": { type: "string" },
@@ -66,7 +67,7 @@ export async function serve(args: string[]): Promise<void> {
   const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", POSITIVE) ?? 7860;
   const hostname = values.host ?? env("ROLLGATE_HOST") ?? "127.0.0.1";
   const model = await PolicyModel.load({
-    dir: values["model-dir"] ?? env("ROLLGATE_MODEL_DIR"),
+    ...modelOptions(values),
     contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
   });
   const engine = {
@@ -120,6 +121,8 @@ export async function serve(args: string[]): Promise<void> {
   });
   const server = await serveHttp(gw.app.fetch, { hostname, port, timeouts: bounds.http });
   console.log(
-    `rollgate listening on http://${hostname}:${server.addr.port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
+    `rollgate listening on http://${hostname}:${server.addr.port} (model ${model.files.dir}, family ` +
+      `${model.family}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
   );
+  for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

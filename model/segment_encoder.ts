@@ -10,11 +10,14 @@
  */
 import v8 from "node:v8";
 import vm from "node:vm";
-import { chunkText } from "./text_cuts.ts";
+import { chunkText, cutsAreSafe } from "./text_cuts.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 
 /** Segments longer than this are not cached (they rarely repeat and would pin memory). */
 const MAX_CACHED_LENGTH = 64 * 1024;
+
+/** Characters per piece when a long segment is tokenized piece by piece (`text_cuts.ts`). */
+const PIECE_LENGTH = 16 * 1024;
 
 /** Characters of long text tokenized between two collections (see `collectGarbage`). */
 const COLLECT_EVERY = 2_000_000;
@@ -37,11 +40,8 @@ const collectGarbage: () => void = (() => {
 export class SegmentEncoder {
   readonly #cache = new Map<string, number[]>();
   readonly #splitter: RegExp;
-  /**
-   * Segments longer than this many characters are tokenized in pieces cut at token-safe places
-   * (`text_cuts.ts`), one at a time; 0 never cuts. Set once the tokenizer passed the check.
-   */
-  chunkLength = 0;
+  /** Whether this tokenizer may be cut at the safe places (checked on the first long text). */
+  #cutsSafe?: Promise<boolean>;
 
   constructor(
     private readonly tokenizer: TextTokenizer,
@@ -78,10 +78,11 @@ export class SegmentEncoder {
 
   /** A long segment, piece by piece when allowed, so only one piece's encoding is alive at once. */
   async #encodeLong(segment: string): Promise<number[]> {
-    if (this.chunkLength <= 0) return await this.tokenizer.encode(segment);
+    this.#cutsSafe ??= cutsAreSafe((text) => this.tokenizer.encode(text));
+    if (!await this.#cutsSafe) return await this.tokenizer.encode(segment);
     const ids: number[] = [];
     let sinceCollection = 0;
-    for (const piece of chunkText(segment, this.chunkLength)) {
+    for (const piece of chunkText(segment, PIECE_LENGTH)) {
       const part = await this.tokenizer.encode(piece);
       for (let i = 0; i < part.length; i++) ids.push(part[i]);
       sinceCollection += piece.length;
