@@ -119,6 +119,16 @@ export async function serve(args: string[]): Promise<void> {
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
   });
+  const restored = await gw.restore();
+  if (restored) {
+    console.log(
+      `rollgate: journal ${
+        journal!.path
+      }: restored ${restored.rollouts} rollout(s), ${restored.turns} turn(s), ${restored.requeued} request(s) back in the queue, ${restored.interrupted} interrupted, ${restored.expired} expired, in ${
+        restored.ms.toFixed(0)
+      } ms`,
+    );
+  }
   const server = await serveHttp(gw.app.fetch, { hostname, port, timeouts: bounds.http });
   console.log(
     `rollgate listening on http://${hostname}:${server.addr.port} (model ${model.files.dir}, family ` +

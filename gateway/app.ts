@@ -10,6 +10,8 @@ import {
   DEFAULT_TURN_LIMITS,
   type Journal,
   JournalWriter,
+  restore,
+  type RestoreReport,
   RolloutStore,
   type SampleLog,
   type SampleOptions,
@@ -102,6 +104,11 @@ export interface Gateway {
   runner: TurnRunner;
   model: PolicyModel;
   limits: GatewayLimits;
+  /**
+   * Rebuilds the journaled rollouts and re-queues their unanswered requests; call once, before
+   * serving. `null` without a journal.
+   */
+  restore(): Promise<RestoreReport | null>;
 }
 
 /**
@@ -117,9 +124,10 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
+  const writer = new JournalWriter(options.journal);
   const store = new RolloutStore({
     idleTimeoutMs: timeouts.rolloutIdleMs,
-    writer: new JournalWriter(options.journal),
+    writer,
     sampleLog: options.sampleLog,
   });
   const gate = new InterceptionGate(options.delivery);
@@ -138,6 +146,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       turnTimeoutMs: timeouts.turnMs,
       abandonGraceMs: timeouts.abandonGraceMs,
       limits,
+      writer,
     },
   );
   const app = new Hono();
@@ -168,6 +177,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     trainerRoutes({
       store,
       gate,
+      runner,
       model: options.model,
       sampleOptions: options.sampleOptions,
       maxBodyBytes: limits.maxTrainerBodyBytes,
@@ -209,5 +219,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
     }, 404)
   );
-  return { app, store, gate, runner, model: options.model, limits };
+  return {
+    app,
+    store,
+    gate,
+    runner,
+    model: options.model,
+    limits,
+    restore: () =>
+      options.journal ? restore(options.journal, store, runner) : Promise.resolve(null),
+  };
 }

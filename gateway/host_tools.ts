@@ -85,8 +85,11 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
         }
         const result = await tool(rollout, input);
         const bytes = argsBytes + jsonBytes(result);
+        const call = { tool: name, args: input, result, at: Date.now(), bytes };
         rollout.hostCallBytes += bytes;
-        rollout.hostCalls.push({ tool: name, args: input, result, at: Date.now(), bytes });
+        rollout.hostCalls.push(call);
+        o.store.writer.record({ rollout: rollout.id, kind: "host_call", data: { ...call } });
+        await o.store.writer.durable();
         return c.json({ result });
       } catch (e) {
         return jsonError(c, e);
@@ -101,6 +104,8 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
           reason: typeof body.reason === "string" ? body.reason : null,
           at: Date.now(),
         };
+        o.store.writer.record({ rollout: rollout.id, kind: "agent_exit", data: rollout.agentExit });
+        await o.store.writer.durable();
         return c.json({ ok: true });
       } catch (e) {
         return jsonError(c, e);

@@ -14,6 +14,7 @@ import {
   type RolloutStore,
   type SampleOptions,
   sharedPrefixTree,
+  type TurnRunner,
   turnTree,
 } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
@@ -34,6 +35,8 @@ import {
 export interface TrainerRouteOptions {
   store: RolloutStore;
   gate: InterceptionGate;
+  /** Its turns are recorded (and journaled) before a completion is answered. */
+  runner: TurnRunner;
   model: PolicyModel;
   maxBodyBytes: number;
   adminToken?: string;
@@ -249,12 +252,20 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     checkVocab(completion.output_ids, "completion");
-    o.gate.complete(c.req.param("rid"), completion);
-    return c.json({ request_id: c.req.param("rid"), completed: true });
+    const rid = c.req.param("rid");
+    const turn = o.runner.turnOfRequest(rid);
+    o.gate.complete(rid, completion);
+    // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
+    await turn?.result.catch(() => {});
+    await o.store.writer.durable();
+    return c.json({ request_id: rid, completed: true });
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
+    const turn = o.runner.turnOfRequest(c.req.param("rid"));
     o.gate.fail(c.req.param("rid"), error, status);
+    await turn?.result.catch(() => {});
+    await o.store.writer.durable();
     return c.json({ request_id: c.req.param("rid"), failed: true });
   });
   return app;

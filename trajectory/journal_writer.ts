@@ -26,6 +26,8 @@ export class JournalError extends Error {
 export class JournalWriter {
   readonly #pending = new Set<Promise<void>>();
   #failure: JournalError | null = null;
+  /** While the journal is replayed, what the replay does is not written again. */
+  #replaying = false;
 
   constructor(readonly journal?: Journal) {}
 
@@ -33,9 +35,19 @@ export class JournalWriter {
     return this.journal !== undefined;
   }
 
+  /** Runs `replay` with recording off (restoring from the journal itself). */
+  async replaying(replay: () => Promise<void>): Promise<void> {
+    this.#replaying = true;
+    try {
+      await replay();
+    } finally {
+      this.#replaying = false;
+    }
+  }
+
   /** Records a change now; `durable()` waits for it. */
   record(event: JournalEvent): void {
-    if (!this.journal) return;
+    if (!this.journal || this.#replaying) return;
     this.#track(this.journal.record(event));
   }
 

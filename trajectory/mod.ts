@@ -70,6 +70,7 @@ export {
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
 export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
 export { JournalError, JournalWriter } from "./journal_writer.ts";
+export { JournalReplayError, restore, type RestoreReport } from "./restore.ts";
 export {
   DEFAULT_SAMPLES_KEPT_IN_MEMORY,
   type LoggedSample,

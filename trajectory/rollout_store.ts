@@ -160,6 +160,14 @@ export class RolloutStore {
     throw new UnknownRolloutError(false, `unknown rollout ${id}`);
   }
 
+  /** Remembers that rollout `id` expired at `at` (a restore leaves it in the journal). */
+  markExpired(id: string, at: number): void {
+    this.#expired.set(id, at);
+    if (this.#expired.size > this.#rememberExpired) {
+      this.#expired.delete(this.#expired.keys().next().value!);
+    }
+  }
+
   /**
    * Drops rollouts idle for longer than the idle timeout (at most once per tenth of it; the
    * gateway calls this on its way). `busy` keeps a rollout whose turns still wait.
@@ -174,10 +182,7 @@ export class RolloutStore {
     for (const r of expired) {
       this.#evict(r.id);
       this.writer.expire(r.id);
-      this.#expired.set(r.id, now);
-      if (this.#expired.size > this.#rememberExpired) {
-        this.#expired.delete(this.#expired.keys().next().value!);
-      }
+      this.markExpired(r.id, now);
     }
     return expired;
   }

@@ -7,7 +7,12 @@
  *
  * @module
  */
-import { type GenerationBackend, GenerationError, PauseGate } from "../generation/mod.ts";
+import {
+  type GenerationBackend,
+  GenerationError,
+  PauseGate,
+  type SamplingRequest,
+} from "../generation/mod.ts";
 import type {
   AssistantMessage,
   CanonicalRequest,
@@ -18,12 +23,14 @@ import type {
 import type { PolicyModel } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { answerId, promptIds, type Turn } from "./turn.ts";
-import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
-import { openAgentCalls, registerTurn } from "./assign_chain.ts";
+import { type Mount, TurnTree } from "./turn_tree.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 import { LiveAnswer } from "./live_answer.ts";
-import { TurnError, type TurnErrorKind } from "./turn_error.ts";
+import { TurnError } from "./turn_error.ts";
+import { fail, type OpenOptions, type OpenTurn, openTurn, record, refuse } from "./turn_record.ts";
+import { turnPlanned, turnRetried } from "./journal_events.ts";
+import { JournalWriter } from "./journal_writer.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -91,6 +98,8 @@ export interface TurnRunnerOptions {
    */
   abandonGraceMs?: number;
   limits?: Partial<TurnLimits>;
+  /** Where turns are journaled (the store's writer); default: nowhere. */
+  writer?: JournalWriter;
 }
 
 export class TurnRunner {
@@ -98,6 +107,9 @@ export class TurnRunner {
   readonly turnTimeoutMs: number;
   readonly abandonGraceMs: number;
   readonly limits: TurnLimits;
+  readonly writer: JournalWriter;
+  /** Pending turns by the request id their backend got. */
+  readonly #byRequest = new Map<string, Turn>();
   /** Turns waiting for their answer, per rollout id and in all. */
   readonly #pending = new Map<string, number>();
   #pendingTotal = 0;
@@ -116,6 +128,12 @@ export class TurnRunner {
     this.turnTimeoutMs = options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
     this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
     this.limits = { ...DEFAULT_TURN_LIMITS, ...options.limits };
+    this.writer = options.writer ?? new JournalWriter();
+  }
+
+  /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
+  turnOfRequest(requestId: string): Turn | undefined {
+    return this.#byRequest.get(requestId);
   }
 
   /** Turns waiting for their answer (of one rollout, or of all). */
@@ -170,10 +188,11 @@ export class TurnRunner {
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     if (mount.retryOf) {
       mount.retryOf.retries++;
+      this.writer.record(turnRetried(mount.retryOf));
       return mount.retryOf;
     }
     this.#admit(rollout);
-    const open = this.#open(rollout, req, mount, randomId(4));
+    const open = this.#open(rollout, req, mount, { idSuffix: randomId(4), toolCallIdPrefix });
     const { turn } = open;
     turn.live = new LiveAnswer();
 
@@ -205,7 +224,32 @@ export class TurnRunner {
       inputTokens: turn.promptLength,
       cachedTokens: turn.promptLength - plan.bridgeIds.length - plan.deltaIds.length,
     };
+    const sampling: SamplingRequest = {
+      max_tokens: turn.maxTokens,
+      temperature: req.sampling.temperature ?? rollout.sampling.temperature,
+      top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      stop_token_ids: this.model.stopTokenIds,
+    };
+    const requestId = `req_${randomId()}`;
+    this.writer.record(turnPlanned(turn, plan, requestId, sampling));
+    this.launch(open, requestId, sampling, toolCallIdPrefix);
+    return turn;
+  }
 
+  /**
+   * Generates a registered, planned turn and records the answer (or the failure), in the
+   * background, under the turn timeout. A restored pending turn starts here again, with its
+   * request id.
+   */
+  launch(
+    open: OpenTurn,
+    requestId: string,
+    sampling: SamplingRequest,
+    toolCallIdPrefix: string,
+  ): void {
+    const { rollout, turn } = open;
+    turn.live ??= new LiveAnswer();
+    this.#byRequest.set(requestId, turn);
     const controller = new AbortController();
     this.#aborts.set(turn, { controller, waiters: 0 });
     const seconds = this.turnTimeoutMs / 1000;
@@ -217,14 +261,14 @@ export class TurnRunner {
         ),
       );
     }, this.turnTimeoutMs);
-    this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
+    this.#generate(rollout, turn, requestId, sampling, toolCallIdPrefix, controller.signal)
       .then((answer) => record(open, answer))
       .catch((e) => fail(open, e))
       .finally(() => {
         clearTimeout(deadline);
         clearTimeout(this.#aborts.get(turn)?.grace);
+        turn.result.finally(() => this.#byRequest.delete(requestId)).catch(() => {});
       });
-    return turn;
   }
 
   #requireHistoryLimit(req: CanonicalRequest): void {
@@ -255,8 +299,18 @@ export class TurnRunner {
   }
 
   /** Registers a turn and counts it pending until it settles. */
-  #open(rollout: Rollout, req: CanonicalRequest, mount: Mount, idSuffix: string): OpenTurn {
-    const open = openTurn(rollout, req, mount, idSuffix);
+  #open(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    mount: Mount,
+    o: OpenOptions,
+  ): OpenTurn {
+    return this.countPending(openTurn(rollout, req, mount, this.writer, o));
+  }
+
+  /** Counts a registered turn pending until it settles (the admission limits). */
+  countPending(open: OpenTurn): OpenTurn {
+    const { rollout } = open;
     this.#pending.set(rollout.id, this.pendingTurns(rollout.id) + 1);
     this.#pendingTotal++;
     const settled = () => {
@@ -284,9 +338,12 @@ export class TurnRunner {
     this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
     this.#admit(rollout);
-    const open = this.#open(rollout, req, mount, "bb");
+    const open = this.#open(rollout, req, mount, {
+      idSuffix: "bb",
+      toolCallIdPrefix: "",
+      blackBox: true,
+    });
     const { turn } = open;
-    turn.blackBox = true;
     turn.renderedMessages = req.messages.length - mount.baseDepth;
     turn.maxTokens = req.sampling.max_tokens ?? 0;
     ask().then(({ message, usage }) => {
@@ -355,10 +412,13 @@ export class TurnRunner {
   async #generate(
     rollout: Rollout,
     turn: Turn,
-    req: CanonicalRequest,
+    requestId: string,
+    sampling: SamplingRequest,
     toolCallIdPrefix: string,
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
+    // Nothing reaches a backend before the journal has the turn and its prompt.
+    await this.writer.durable();
     const release = await this.pause.enter(signal);
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
@@ -372,16 +432,11 @@ export class TurnRunner {
       }).catch(() => {});
     };
     const completion = await this.backendFor(rollout).generate({
-      requestId: `req_${randomId()}`,
+      requestId,
       rolloutId: rollout.id,
       turnId: turn.id,
       promptIds: promptIds(turn),
-      sampling: {
-        max_tokens: turn.maxTokens,
-        temperature: req.sampling.temperature ?? rollout.sampling.temperature,
-        top_p: req.sampling.top_p ?? rollout.sampling.top_p,
-        stop_token_ids: this.model.stopTokenIds,
-      },
+      sampling,
       routingKey: rollout.id,
       onTokens,
       signal,
@@ -390,7 +445,7 @@ export class TurnRunner {
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
-      req.tools,
+      turn.tools,
     );
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;
@@ -429,14 +484,6 @@ export class TurnRunner {
   }
 }
 
-/** A registered turn and how to settle it. */
-interface OpenTurn {
-  rollout: Rollout;
-  turn: Turn;
-  promptNode: MessageNode;
-  settle: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
-}
-
 function requireActive(rollout: Rollout): void {
   if (rollout.status !== "active") {
     throw new TurnError(
@@ -444,50 +491,4 @@ function requireActive(rollout: Rollout): void {
       `rollout ${rollout.id} is finished and takes no more turns`,
     );
   }
-}
-
-/** Registers a pending turn for a request mounted at `mount` (synchronously). */
-function openTurn(
-  rollout: Rollout,
-  req: CanonicalRequest,
-  mount: Mount,
-  idSuffix: string,
-): OpenTurn {
-  let settle!: OpenTurn["settle"];
-  const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
-  result.catch(() => {}); // nobody may be listening any more (client gone)
-  const { turn, promptNode } = registerTurn(rollout, req, mount, result, idSuffix);
-  return { rollout, turn, promptNode, settle };
-}
-
-/**
- * The one way a turn is recorded, for every backend: its answer hangs in the message tree, its
- * sub-agent calls open, and its waiters get the answer.
- */
-function record({ rollout, turn, promptNode, settle }: OpenTurn, answer: TurnAnswer): void {
-  turn.message = answer.message;
-  turn.answer = answer;
-  turn.status = "done";
-  turn.timings.completed = Date.now();
-  rollout.touch();
-  rollout.tree.recordAnswer(promptNode, turn);
-  openAgentCalls(rollout, turn, answer.message);
-  turn.live?.close();
-  settle.resolve(answer);
-}
-
-/** Fails a turn; `error` is also what its waiters get. */
-function fail({ turn, settle }: OpenTurn, error: unknown): void {
-  turn.live?.close();
-  turn.status = "failed";
-  turn.error = (error as Error)?.message ?? String(error);
-  turn.timings.completed = Date.now();
-  settle.reject(error);
-}
-
-/** Fails a turn that cannot be generated, with the error its request gets too. */
-function refuse(open: OpenTurn, kind: TurnErrorKind, message: string): TurnError {
-  const error = new TurnError(kind, message);
-  fail(open, error);
-  return error;
 }
