@@ -1,5 +1,5 @@
 /**
- * The whole gateway as one Hono app: agent endpoints, trainer API, health.
+ * The whole gateway as one Hono app: agent endpoints, trainer API, health, readiness, metrics.
  *
  * @module
  */
@@ -16,6 +16,15 @@ import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+import { presentedToken } from "./auth.ts";
+import { browserGuard, sameToken } from "./security/mod.ts";
+import {
+  accessLog,
+  GatewayMetrics,
+  httpMetrics,
+  operationsRoutes,
+  Readiness,
+} from "./operations/mod.ts";
 
 export interface GatewayOptions {
   model: PolicyModel;
@@ -40,6 +49,17 @@ export interface GatewayOptions {
   hostTools?: Record<string, HostTool>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
+  /**
+   * The server listens on loopback only: a `Host` other than a loopback name (or the public URL's)
+   * is refused, which defeats DNS rebinding from a web page.
+   */
+  loopbackOnly?: boolean;
+  /** Where one access-log line per request goes; unset: no access log. */
+  accessLog?: (line: string) => void;
+  /** What `/metrics` reports; default: a fresh set. */
+  metrics?: GatewayMetrics;
+  /** What `/ready` checks; default: nothing (always ready). */
+  readiness?: Readiness;
 }
 
 export interface Gateway {
@@ -48,6 +68,7 @@ export interface Gateway {
   gate: InterceptionGate;
   runner: TurnRunner;
   model: PolicyModel;
+  metrics: GatewayMetrics;
 }
 
 /**
@@ -73,8 +94,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     backends,
   );
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const metrics = options.metrics ?? new GatewayMetrics();
+  metrics.watch({
+    pendingRequests: () => gate.pendingCount(),
+    activeRollouts: () => store.list().filter((r) => r.status === "active").length,
+  });
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true }));
+  if (options.accessLog) app.use("*", accessLog(options.accessLog));
+  app.use("*", httpMetrics(metrics));
+  app.use("*", browserGuard({ loopbackOnly: options.loopbackOnly, publicUrl: options.publicUrl }));
+  app.route(
+    "/",
+    operationsRoutes({
+      readiness: options.readiness ?? new Readiness(),
+      metrics,
+      mayReadMetrics: (headers) =>
+        !options.adminToken || sameToken(presentedToken(headers), options.adminToken),
+    }),
+  );
   app.route(
     "/api",
     trainerRoutes({
@@ -120,5 +157,5 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
     }, 404)
   );
-  return { app, store, gate, runner, model: options.model };
+  return { app, store, gate, runner, model: options.model, metrics };
 }

@@ -28,7 +28,9 @@ export interface AccessRecord {
  * ```
  */
 export function accessLine(r: AccessRecord): string {
-  return `${r.time.toISOString()} ${r.remote} ${r.method} ${r.path} ${r.status} ${r.ms.toFixed(1)}ms`;
+  return `${r.time.toISOString()} ${r.remote} ${r.method} ${r.path} ${r.status} ${
+    r.ms.toFixed(1)
+  }ms`;
 }
 
 /** The peer's address from Deno's serve info (`c.env`), when the server gave one. */

@@ -12,5 +12,16 @@ export {
   type SettledTurn,
 } from "./gateway_metrics.ts";
 export { httpMetrics, type OperationsOptions, operationsRoutes } from "./operations_routes.ts";
-export { Counter, Gauge, Histogram, MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "./prometheus.ts";
-export { type CheckReport, type CheckResult, type ReadinessReport, Readiness } from "./readiness.ts";
+export {
+  Counter,
+  Gauge,
+  Histogram,
+  MetricsRegistry,
+  PROMETHEUS_CONTENT_TYPE,
+} from "./prometheus.ts";
+export {
+  type CheckReport,
+  type CheckResult,
+  Readiness,
+  type ReadinessReport,
+} from "./readiness.ts";
