@@ -6,7 +6,9 @@
  */
 const port = Deno.env.get("ROLLGATE_PORT") || "7860";
 try {
-  const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(4_000) });
+  const res = await fetch(`http://127.0.0.1:${port}/health`, {
+    signal: AbortSignal.timeout(4_000),
+  });
   await res.body?.cancel();
   Deno.exit(res.ok ? 0 : 1);
 } catch (e) {
