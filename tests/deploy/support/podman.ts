@@ -23,19 +23,20 @@ export interface Output {
   stderr: string;
 }
 
-export async function run(
-  cmd: string,
-  args: string[],
-  env?: Record<string, string>,
-): Promise<Output> {
-  const out = await new Deno.Command(cmd, { args, env, stdin: "null" }).output();
+/** Runs a command to its end, killed after `timeoutMs` (then the exit code is the signal's). */
+export async function run(cmd: string, args: string[], timeoutMs = 120_000): Promise<Output> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    stdin: "null",
+    signal: AbortSignal.timeout(timeoutMs),
+  }).output();
   const text = new TextDecoder();
   return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
 
 /** Like `run`, but a non-zero exit is an error carrying the output. */
-export async function must(cmd: string, args: string[]): Promise<string> {
-  const out = await run(cmd, args);
+export async function must(cmd: string, args: string[], timeoutMs?: number): Promise<string> {
+  const out = await run(cmd, args, timeoutMs);
   if (out.code !== 0) {
     throw new Error(`${cmd} ${args.join(" ")} exited ${out.code}:\n${out.stderr}${out.stdout}`);
   }
@@ -65,7 +66,7 @@ export async function podmanUnavailable(): Promise<string | null> {
 
 /** The base images from `deploy/local_base.sh` (made once per machine, then reused). */
 export async function localBases(): Promise<{ base: string; build: string }> {
-  const out = await must("bash", [ROOT + "deploy/local_base.sh"]);
+  const out = await must("bash", [ROOT + "deploy/local_base.sh"], 600_000);
   const value = (k: string) => new RegExp(`^${k}=(.+)$`, "m").exec(out)?.[1];
   const base = value("BASE_IMAGE"), build = value("BUILD_IMAGE");
   if (!base || !build) throw new Error(`local_base.sh printed no image names:\n${out}`);
@@ -90,7 +91,7 @@ export async function buildImage(
     "--tag",
     tag,
     ROOT,
-  ]);
+  ], 900_000);
   return (performance.now() - started) / 1000;
 }
 
