@@ -64,6 +64,8 @@ class JsTextTokenizer implements TextTokenizer {
  *
  * @example
  * ```ts
+ * import { loadModelFiles, loadTokenizer } from "./mod.ts";
+ *
  * const tok = await loadTokenizer(await loadModelFiles());
  * await tok.encode("Hello, world!"); // [9707, 11, 1879, 0]
  * ```

@@ -8,10 +8,12 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn } from "./turn.ts";
 
-export type BranchLabel = "main" | "subagent" | "compaction" | "side";
+/** What a chain can be. */
+export const BRANCH_LABELS = ["main", "subagent", "compaction", "side"] as const;
+export type BranchLabel = typeof BRANCH_LABELS[number];
 
 export interface Chain {
   id: number;
