@@ -13,8 +13,7 @@ import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
-import { presentedToken } from "./auth.ts";
-import { browserGuard, sameToken } from "./security/mod.ts";
+import { browserGuard } from "./security/mod.ts";
 import {
   accessLog,
   GatewayMetrics,
@@ -88,13 +87,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     const known = [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})].join(", ");
     throw new Error(`default backend ${defaultName} is not one of: ${known}`);
   }
+  const metrics = options.metrics ?? new GatewayMetrics();
   const runner = new TurnRunner(
     options.model,
     options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
     backends,
+    undefined,
+    metrics,
   );
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const metrics = options.metrics ?? new GatewayMetrics();
   metrics.watch({
     pendingRequests: () => gate.pendingCount(),
     activeRollouts: () => store.list().filter((r) => r.status === "active").length,
@@ -108,8 +109,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     operationsRoutes({
       readiness: options.readiness ?? new Readiness(),
       metrics,
-      mayReadMetrics: (headers) =>
-        !options.adminToken || sameToken(presentedToken(headers), options.adminToken),
+      adminToken: options.adminToken,
     }),
   );
   app.route(

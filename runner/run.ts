@@ -16,7 +16,12 @@
  *
  * @module
  */
-import { createGateway, type Gateway } from "../gateway/mod.ts";
+import {
+  createGateway,
+  type Gateway,
+  isLoopbackHost,
+  requireTokenForPublicBind,
+} from "../gateway/mod.ts";
 import { binaryInstalled, type Harness, harness as harnessNamed } from "../harness/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import {
@@ -199,9 +204,21 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
     return finish(o, tasks, [], skipped, "", print);
   }
 
-  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
   const adminToken = Deno.env.get("ROLLGATE_ADMIN_TOKEN") || undefined;
-  const gw = createGateway({ model, modelName: o.model, adminToken, publicUrl: o.publicUrl });
+  const hostname = o.gatewayHost ?? "127.0.0.1";
+  try {
+    requireTokenForPublicBind(hostname, adminToken);
+  } catch (err) {
+    throw new RunnerError((err as Error).message);
+  }
+  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
+  const gw = createGateway({
+    model,
+    modelName: o.model,
+    adminToken,
+    publicUrl: o.publicUrl,
+    loopbackOnly: isLoopbackHost(hostname),
+  });
   const { server, url } = listen(gw, o);
   const writer = await ResultsWriter.open(o.out).catch(async (err) => {
     await stop(server);

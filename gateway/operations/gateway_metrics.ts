@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { GenerationError } from "../../generation/mod.ts";
+import { type EndedTurn, TurnError, type TurnObserver } from "../../trajectory/mod.ts";
 import { Counter, Gauge, Histogram, type Labels, MetricsRegistry } from "./prometheus.ts";
 
 /** Upper bounds (seconds) of the added-latency buckets: rendering and parsing take milliseconds. */
@@ -21,18 +23,15 @@ export const ADDED_LATENCY_BUCKETS = [
   2.5,
 ] as const;
 
-/** A turn that ended, as the metrics count it. */
-export interface SettledTurn {
-  backend: string;
-  outcome: "done" | "failed";
-  /** Prompt length in policy tokens (0 for a message-level black-box turn). */
-  tokensIn: number;
-  /** Sampled tokens. */
-  tokensOut: number;
-  /** Time the gateway spent on the turn outside the backend, in ms (rendering, parsing, recording). */
-  addedMs?: number;
-  /** For a failed turn: what kind of failure (`render`, `context_length`, `backend`, …). */
-  errorKind?: string;
+/**
+ * The `kind` label of a failed turn: the domain's own kind (`render_failed`, `context_exceeded`,
+ * `engine_timeout`, `trainer_failed`, `client_gone`, `shutting_down`, …), `upstream_failed` for a
+ * hosted API's error, else `internal`.
+ */
+export function failureKind(ended: EndedTurn): string {
+  const e = ended.error;
+  if (e instanceof TurnError || e instanceof GenerationError) return e.kind;
+  return ended.turn.blackBox ? "upstream_failed" : "internal";
 }
 
 /** Live values read at scrape time. */
@@ -45,7 +44,7 @@ export interface MetricSources {
 
 const startedAt = Date.now() / 1000;
 
-export class GatewayMetrics {
+export class GatewayMetrics implements TurnObserver {
   readonly registry = new MetricsRegistry();
   #sources: MetricSources | undefined;
   #httpInFlight = 0;
@@ -141,14 +140,19 @@ export class GatewayMetrics {
     this.#turnsInFlight.set(backend, (this.#turnsInFlight.get(backend) ?? 0) + 1);
   }
 
-  turnSettled(t: SettledTurn): void {
-    const backend = { backend: t.backend };
-    this.#turnsInFlight.set(t.backend, Math.max(0, (this.#turnsInFlight.get(t.backend) ?? 0) - 1));
-    this.turns.inc({ ...backend, outcome: t.outcome });
-    if (t.tokensIn) this.tokensIn.inc(backend, t.tokensIn);
-    if (t.tokensOut) this.tokensOut.inc(backend, t.tokensOut);
-    if (t.addedMs !== undefined) this.addedLatency.observe(backend, t.addedMs / 1000);
-    if (t.outcome === "failed") this.errors.inc({ ...backend, kind: t.errorKind ?? "unknown" });
+  turnEnded(ended: EndedTurn): void {
+    const backend = { backend: ended.backend };
+    const { turn } = ended;
+    this.#turnsInFlight.set(ended.backend, (this.#turnsInFlight.get(ended.backend) ?? 1) - 1);
+    if (ended.error !== undefined) {
+      this.turns.inc({ ...backend, outcome: "failed" });
+      this.errors.inc({ ...backend, kind: failureKind(ended) });
+      return;
+    }
+    this.turns.inc({ ...backend, outcome: "done" });
+    this.tokensIn.inc(backend, turn.promptLength);
+    this.tokensOut.inc(backend, turn.outputIds.length);
+    this.addedLatency.observe(backend, ended.addedMs / 1000);
   }
 
   httpStarted(): void {

@@ -7,9 +7,9 @@
 export { accessLine, accessLog, type AccessRecord } from "./access_log.ts";
 export {
   ADDED_LATENCY_BUCKETS,
+  failureKind,
   GatewayMetrics,
   type MetricSources,
-  type SettledTurn,
 } from "./gateway_metrics.ts";
 export { httpMetrics, type OperationsOptions, operationsRoutes } from "./operations_routes.ts";
 export {

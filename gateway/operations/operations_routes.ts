@@ -6,6 +6,8 @@
  * @module
  */
 import { Hono, type MiddlewareHandler } from "hono";
+import { presentedToken } from "../auth.ts";
+import { sameToken } from "../security/mod.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "./prometheus.ts";
 import type { Readiness } from "./readiness.ts";
@@ -13,19 +15,15 @@ import type { Readiness } from "./readiness.ts";
 export interface OperationsOptions {
   readiness: Readiness;
   metrics: GatewayMetrics;
-  /** Whether a request may read `/metrics` (the admin token check). */
-  mayReadMetrics: (headers: Headers) => boolean;
+  /** When set, `/metrics` needs it (`Authorization: Bearer …` or `x-api-key`). */
+  adminToken?: string;
 }
 
 /**
  * @example
  * ```ts
  * import { GatewayMetrics, Readiness } from "./mod.ts";
- * const app = operationsRoutes({
- *   readiness: new Readiness(),
- *   metrics: new GatewayMetrics(),
- *   mayReadMetrics: () => true,
- * });
+ * const app = operationsRoutes({ readiness: new Readiness(), metrics: new GatewayMetrics() });
  * (await app.request("/health")).status; // 200
  * ```
  */
@@ -37,7 +35,7 @@ export function operationsRoutes(o: OperationsOptions): Hono {
     return c.json(report, report.ready ? 200 : 503);
   });
   app.get("/metrics", (c) => {
-    if (!o.mayReadMetrics(c.req.raw.headers)) {
+    if (o.adminToken && !sameToken(presentedToken(c.req.raw.headers), o.adminToken)) {
       return c.json({
         error: { type: "unauthorized", message: "/metrics requires the admin token" },
       }, 401);

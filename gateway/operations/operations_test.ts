@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
+import { GenerationError } from "../../generation/mod.ts";
+import { type Turn, TurnError } from "../../trajectory/mod.ts";
 import {
   accessLine,
   accessLog,
   Counter,
+  failureKind,
   GatewayMetrics,
   Gauge,
   Histogram,
@@ -51,13 +54,14 @@ Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend",
   m.turnStarted("gate");
   m.turnStarted("gate");
   m.turnStarted("vllm");
-  m.turnSettled({ backend: "gate", outcome: "done", tokensIn: 100, tokensOut: 7, addedMs: 3 });
-  m.turnSettled({
+  const turn = (promptLength: number, outputIds: number[], blackBox?: true) =>
+    ({ promptLength, outputIds, blackBox }) as unknown as Turn;
+  m.turnEnded({ backend: "gate", turn: turn(100, [9707, 11, 1879, 0, 1, 2, 151645]), addedMs: 3 });
+  m.turnEnded({
     backend: "vllm",
-    outcome: "failed",
-    tokensIn: 0,
-    tokensOut: 0,
-    errorKind: "backend",
+    turn: turn(50, []),
+    addedMs: 1,
+    error: new GenerationError("engine_timeout", "vLLM did not answer in 600 s"),
   });
   const text = m.render();
   const line = (prefix: string) => text.split("\n").find((l) => l.startsWith(prefix));
@@ -72,7 +76,8 @@ Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend",
   assert.match(line('rollgate_tokens_out_total{backend="gate"}')!, / 7$/);
   assert.match(line('rollgate_added_latency_seconds_bucket{backend="gate",le="0.0025"}')!, / 0$/);
   assert.match(line('rollgate_added_latency_seconds_bucket{backend="gate",le="0.005"}')!, / 1$/);
-  assert.match(line('rollgate_errors_total{backend="vllm",kind="backend"}')!, / 1$/);
+  assert.match(line('rollgate_errors_total{backend="vllm",kind="engine_timeout"}')!, / 1$/);
+  assert.equal(line('rollgate_tokens_in_total{backend="vllm"}'), undefined, "failed: no tokens");
   assert.match(line("rollgate_pending_requests")!, / 4$/);
   assert.match(line("rollgate_active_rollouts")!, / 2$/);
   assert.match(line("rollgate_draining")!, / 0$/);
@@ -107,7 +112,7 @@ Deno.test("operations routes: /health, /ready 200/503, /metrics behind the admin
   const app = operationsRoutes({
     readiness: new Readiness().add("model", () => ready),
     metrics,
-    mayReadMetrics: (h) => h.get("authorization") === "Bearer ok",
+    adminToken: "ok-0123456789abcdef",
   });
   assert.deepEqual(await (await app.request("/health")).json(), { ok: true });
   const notReady = await app.request("/ready");
@@ -116,7 +121,9 @@ Deno.test("operations routes: /health, /ready 200/503, /metrics behind the admin
   ready = true;
   assert.equal((await app.request("/ready")).status, 200);
   assert.equal((await app.request("/metrics")).status, 401);
-  const scraped = await app.request("/metrics", { headers: { authorization: "Bearer ok" } });
+  const scraped = await app.request("/metrics", {
+    headers: { authorization: "Bearer ok-0123456789abcdef" },
+  });
   assert.equal(scraped.status, 200);
   assert.match(scraped.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
   assert.match(await scraped.text(), /# TYPE rollgate_turns_total counter/);
@@ -158,4 +165,15 @@ Deno.test("accessLine format", () => {
     }),
     "2026-01-02T03:04:05.006Z 10.0.0.7 GET /ready 503 0.0ms",
   );
+});
+
+Deno.test("failureKind: the domain's kind, upstream_failed for hosted APIs, else internal", () => {
+  const turn = (blackBox?: true) => ({ blackBox }) as unknown as Turn;
+  const kind = (error: unknown, blackBox?: true) =>
+    failureKind({ backend: "x", turn: turn(blackBox), addedMs: 0, error });
+  assert.equal(kind(new TurnError("context_exceeded", "too long")), "context_exceeded");
+  assert.equal(kind(new TurnError("shutting_down", "bye")), "shutting_down");
+  assert.equal(kind(new GenerationError("trainer_failed", "oom")), "trainer_failed");
+  assert.equal(kind(new Error("429 rate limited"), true), "upstream_failed");
+  assert.equal(kind(new TypeError("x is undefined")), "internal");
 });

@@ -25,7 +25,6 @@ if (UNAVAILABLE) console.log(`container tests ignored: ${UNAVAILABLE}`);
 const ADMIN_TOKEN = `rg-admin-${crypto.randomUUID()}`;
 // Qwen3 ids of "Hello<|im_end|>" and "Hi<|im_end|>", as the Python driver sends them.
 const HELLO = [9707, 151645];
-const HI = [13048, 151645];
 
 async function drive(...args: string[]): Promise<Record<string, unknown>> {
   const python = Deno.statSync(ROOT + ".venv/bin/python3").isFile
