@@ -3,7 +3,8 @@
  * (debootstrap + `podman import`, no image registry), run as a user would run it, and driven from
  * the host with the Python client: a rollout through the gate with samples back, the health check,
  * `/metrics` counting the turn, a non-root process, the public-bind refusal, and SIGTERM draining
- * an in-flight turn before exiting 0. Ignored, with the reason printed, where Podman cannot run.
+ * an in-flight turn before exiting 0. Skipped (and listed in `npm test`'s last line, with the
+ * reason) where Podman cannot run.
  */
 import assert from "node:assert/strict";
 import {
@@ -16,11 +17,11 @@ import {
   RUN_FLAGS,
   waitFor200,
 } from "./support/podman.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const DRIVER = new URL("./drive_gateway.py", import.meta.url).pathname;
-const UNAVAILABLE = await podmanUnavailable();
-if (UNAVAILABLE) console.log(`container tests ignored: ${UNAVAILABLE}`);
+const ignore = skipGroup("container image (podman)", (await podmanUnavailable()) ?? undefined);
 
 const ADMIN_TOKEN = `rg-admin-${crypto.randomUUID()}`;
 // Qwen3 ids of "Hello<|im_end|>" and "Hi<|im_end|>", as the Python driver sends them.
@@ -45,7 +46,7 @@ function metricValue(text: string, series: string): number {
 
 Deno.test({
   name: "container: built from a local Debian base, driven from the host, drained by SIGTERM",
-  ignore: UNAVAILABLE !== null,
+  ignore,
   sanitizeResources: false,
   sanitizeOps: false,
 }, async (t) => {

@@ -53,7 +53,7 @@ function onPath(name: string): boolean {
   });
 }
 
-/** Why containers cannot run here, or null when they can. */
+/** Why containers cannot run here, in a few words, or null when they can. */
 export async function podmanUnavailable(): Promise<string | null> {
   for (const tool of ["podman", "runc", "debootstrap"]) {
     if (!onPath(tool)) return `${tool} is not installed (apt-get install podman runc debootstrap)`;
