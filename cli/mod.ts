@@ -1,6 +1,8 @@
 /**
  * Every command-line verb: `serve` (the gateway), `rollout` (agents on tasks), `inspect` and
- * `audit` (a rollout's tree), behind one dispatcher that `main.ts` calls.
+ * `audit` (a rollout's tree), behind one dispatcher that `main.ts` calls. The dispatcher loads a
+ * verb's module only when it is named, so this surface re-exports none of them: importing it
+ * must not load the whole program (tests import a verb's file directly).
  *
  * @example
  * ```ts
@@ -12,11 +14,6 @@
  * @module
  */
 export { runCommandLine } from "./command_line.ts";
-export { serve } from "./serve.ts";
-export { parseRolloutArgs, ROLLOUT_USAGE, rolloutCommand } from "./rollout.ts";
-export { inspect } from "./inspect.ts";
-export { audit } from "./audit.ts";
-export { loadSource, type Source } from "./tree_source.ts";
 export { COUNT, integerFlag, type IntegerKind, PORT, POSITIVE } from "./flags.ts";
 export { UsageError } from "./usage_error.ts";
 export { USAGE } from "./usage.ts";
