@@ -114,7 +114,7 @@ export async function serve(args: string[]): Promise<void> {
   );
 
   // Listen first: liveness at once, readiness once the model is loaded.
-  let gw: Gateway | undefined;
+  let gw: Gateway | undefined = undefined;
   let draining = false;
   const metrics = new GatewayMetrics();
   const readiness = new Readiness()
