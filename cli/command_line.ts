@@ -8,7 +8,7 @@ import { USAGE } from "./usage.ts";
 
 /**
  * Runs one command line. Returns the exit status, or `undefined` when the process should stay
- * up (`serve`) or end by itself once its work is done (`inspect`).
+ * up (`serve`, `view`) or end by itself once its work is done (`inspect`).
  */
 export async function runCommandLine(args: readonly string[]): Promise<number | undefined> {
   const [verb = "serve", ...rest] = args;
@@ -26,6 +26,8 @@ export async function runCommandLine(args: readonly string[]): Promise<number | 
         return await (await import("./audit.ts")).audit(rest);
       case "rollout":
         return await (await import("./rollout.ts")).rolloutCommand(rest);
+      case "view":
+        return await (await import("./view.ts")).view(rest);
       case "help":
       case "--help":
         console.log(USAGE);

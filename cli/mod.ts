@@ -1,8 +1,9 @@
 /**
  * Every command-line verb: `serve` (the gateway), `rollout` (agents on tasks), `inspect` and
- * `audit` (a rollout's tree), behind one dispatcher that `main.ts` calls. The dispatcher loads a
- * verb's module only when it is named, so this surface re-exports none of them: importing it
- * must not load the whole program (tests import a verb's file directly).
+ * `audit` (a rollout's tree), `view` (the viewer over saved files), behind one dispatcher that
+ * `main.ts` calls. The dispatcher loads a verb's module only when it is named, so this surface
+ * re-exports none of them: importing it must not load the whole program (tests import a verb's
+ * file directly).
  *
  * @example
  * ```ts

@@ -1,5 +1,6 @@
 /**
- * The whole gateway as one Hono app: agent endpoints, trainer API, health, readiness, metrics.
+ * The whole gateway as one Hono app: agent endpoints, trainer API, the viewer (`/ui`), health,
+ * readiness, metrics.
  *
  * @module
  */
@@ -21,6 +22,8 @@ import {
   operationsRoutes,
   Readiness,
 } from "./operations/mod.ts";
+import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
+import { uiAuth } from "./ui_auth.ts";
 
 export interface GatewayOptions {
   model: PolicyModel;
@@ -56,6 +59,8 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics;
   /** What `/ready` checks; default: nothing (always ready). */
   readiness?: Readiness;
+  /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
+  runResults?: () => readonly RunResult[];
 }
 
 export interface Gateway {
@@ -110,6 +115,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       readiness: options.readiness ?? new Readiness(),
       metrics,
       adminToken: options.adminToken,
+    }),
+  );
+  // The viewer reads the store; it never holds a turn up.
+  app.use("/ui", uiAuth(options.adminToken, "/ui"));
+  app.use("/ui/*", uiAuth(options.adminToken, "/ui"));
+  app.route(
+    "/ui",
+    viewerRoutes({
+      source: liveSource({
+        store,
+        sampleOptions: options.sampleOptions,
+        results: options.runResults,
+      }),
+      decode: (ids) => options.model.decode(ids),
     }),
   );
   app.route(

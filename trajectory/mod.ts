@@ -48,6 +48,7 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
+export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
