@@ -23,7 +23,7 @@ RUN npm install --no-audit --no-fund \
 COPY . .
 # Load every module once now (transpiled and V8 code caches), so a cold start reads the caches.
 ENV DENO_DIR=/deno-dir
-RUN deno cache main.ts deploy/healthcheck.ts && deno run -A main.ts --help >/dev/null
+RUN deno cache main.ts deploy/healthcheck.ts && deno run -A main.ts serve --help >/dev/null
 
 # --- runtime: Deno, the source, the production node_modules (with the Qwen3 model files) ---------
 FROM ${BASE_IMAGE}
