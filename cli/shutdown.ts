@@ -14,8 +14,8 @@ export const DEFAULT_DRAIN_GRACE_S = 30;
 /** How long answers and open responses get to be written after the turns settled, in ms. */
 const FLUSH_MS = 2_000;
 
-function sleep(ms: number): Promise<"timeout"> {
-  return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms));
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function turns(n: number): string {
