@@ -5,7 +5,7 @@
  * @module
  */
 import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
-import { AGENT_TOOL_NAMES, classifyChain } from "./branch_label.ts";
+import { AGENT_TOOL_NAMES, classifyChain, demoteToSide } from "./branch_label.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";
 import type { MessageNode, Mount } from "./turn_tree.ts";
@@ -82,12 +82,13 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     chain.latest = turn;
     return;
   }
-  const label = classifyChain(
+  const { demote, ...label } = classifyChain(
     { messages: turn.messages, tools: turn.tools, matched: mount.matched },
     rollout.chains,
     [...rollout.openAgentCalls.values()],
   );
   turn.chain = rollout.chains.length;
+  if (demote !== undefined) demoteToSide(rollout.chains[demote], turn.chain);
   rollout.chains.push({ id: turn.chain, root: turn, latest: turn, ...label });
 }
 
