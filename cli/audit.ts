@@ -6,12 +6,13 @@
  */
 import { PolicyModel } from "../model/mod.ts";
 import { auditTree } from "../trajectory/mod.ts";
+import { modelOptions } from "./model_flags.ts";
 import { loadSource, treeVerbArgs } from "./tree_source.ts";
 
 /** Exit status 1 when any turn does not extend its parent verbatim. */
 export async function audit(args: string[]): Promise<number> {
   const { values, positionals, gateway } = treeVerbArgs(args);
-  const model = await PolicyModel.load({ dir: values["model-dir"] });
+  const model = await PolicyModel.load(modelOptions(values));
   let status = 0;
   for (const target of positionals) {
     const report = await auditTree(model, (await loadSource(target, gateway)).tree);
@@ -31,7 +32,10 @@ export async function audit(args: string[]): Promise<number> {
               : t.extends_parent
               ? "; extends parent verbatim"
               : "; DOES NOT extend parent") +
-            (t.drift ? `; drift at output[${t.drift.position}]` : ""),
+            (t.drift ? `; drift at output[${t.drift.position}]` : "") +
+            (t.malformed_tool_calls
+              ? `; ${t.malformed_tool_calls} malformed tool calls (answered as text)`
+              : ""),
         );
       }
       console.log(report.summary);

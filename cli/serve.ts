@@ -23,6 +23,7 @@ import { type GenerationBackend, SglangBackend, VllmBackend } from "../generatio
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
+import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -38,7 +39,7 @@ export async function serve(args: string[]): Promise<void> {
     options: {
       port: { type: "string" },
       host: { type: "string" },
-      "model-dir": { type: "string" },
+      ...MODEL_FLAGS,
       "context-length": { type: "string" },
       "max-body-bytes": { type: "string" },
       "public-url": { type: "string" },
@@ -72,7 +73,10 @@ export async function serve(args: string[]): Promise<void> {
     "--drain-grace",
     COUNT,
   ) ?? DEFAULT_DRAIN_GRACE_S;
-  const contextLength = integerFlag(values["context-length"], "--context-length", POSITIVE);
+  const modelLoad = {
+    ...modelOptions(values),
+    contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
+  };
   const engine = {
     timeoutMs: integerFlag(values["engine-timeout-ms"], "--engine-timeout-ms", POSITIVE),
     retries: integerFlag(values["engine-retries"], "--engine-retries", COUNT),
@@ -137,10 +141,7 @@ export async function serve(args: string[]): Promise<void> {
     if (gw) await drainGateway(gw, server, drainGrace);
   });
 
-  const model = await PolicyModel.load({
-    dir: values["model-dir"] ?? env("ROLLGATE_MODEL_DIR"),
-    contextLength,
-  }).catch(async (e) => {
+  const model = await PolicyModel.load(modelLoad).catch(async (e) => {
     await server.shutdown();
     throw e;
   });
@@ -161,7 +162,10 @@ export async function serve(args: string[]): Promise<void> {
     readiness,
   });
   console.log(
-    `rollgate ready (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, ` +
-      `backend ${defaultBackend}${adminToken ? ", admin token set" : ""})`,
+    `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +
+      `${model.tokenizer.engine}, backend ${defaultBackend}${
+        adminToken ? ", admin token set" : ""
+      })`,
   );
+  for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

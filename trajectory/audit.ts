@@ -26,6 +26,8 @@ export interface TurnAudit {
   /** prompt = parent prompt + parent output (+ bridge) + delta, id for id (null for chain roots). */
   extends_parent: boolean | null;
   drift: TurnRecord["drift"];
+  /** Tool calls in the policy's output that did not parse (answered to the agent as text). */
+  malformed_tool_calls: number;
 }
 
 export interface RolloutAudit {
@@ -74,6 +76,7 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
       equals_full_render: diff < 0,
       extends_parent: null,
       drift: t.drift,
+      malformed_tool_calls: t.malformed_tool_calls ?? 0,
     };
     if (diff >= 0) {
       const around = (xs: number[]) => model.decode(xs.slice(Math.max(0, diff - 8), diff + 8));
@@ -106,6 +109,8 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
     summary: `${id}: ${audits.length} turns; ${equal} equal a full render, ${retained} differ ` +
       `only where sampled ids are kept, ${audits.length - equal - retained} differ elsewhere; ` +
       `${extended} extend their parent verbatim, ${broken} do not; ` +
-      `${count((a) => a.drift !== null)} with drift`,
+      `${count((a) => a.drift !== null)} with drift; ` +
+      `${audits.reduce((n, a) => n + a.malformed_tool_calls, 0)} malformed tool calls ` +
+      `(in ${count((a) => a.malformed_tool_calls > 0)} turns, answered as text)`,
   };
 }

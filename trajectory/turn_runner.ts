@@ -268,7 +268,7 @@ export class TurnRunner {
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids } = await this.model.renderDeltaIds(newMessages);
+    const { ids } = await this.model.renderDeltaIds(newMessages, req.tools);
     const eot = this.model.endOfTurnId;
     const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
     return {
@@ -339,6 +339,7 @@ export class TurnRunner {
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
+      req.tools,
     );
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;

@@ -516,7 +516,10 @@ Deno.test("drift: a non-canonical separator is recorded with its position and ma
         new RegExp(`^${t0.id} \\[main\\].*; drift at output\\[${position}\\]$`),
       );
       assert.match(records[1], /; extends parent verbatim$/);
-      assert.match(records.at(-1)!, /; 1 extend their parent verbatim, 0 do not; 1 with drift$/);
+      assert.match(
+        records.at(-1)!,
+        /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\)$/,
+      );
     } finally {
       await Deno.remove(file);
     }
@@ -807,7 +810,8 @@ Deno.test("main.ts inspect and audit read an exported tree", async () => {
       assert.equal(
         records.at(-1),
         `cc-cli: 7 turns; 4 equal a full render, 3 differ only where sampled ids are kept, ` +
-          `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift`,
+          `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift; ` +
+          "0 malformed tool calls (in 0 turns, answered as text)",
       );
 
       // A tampered export fails the audit.

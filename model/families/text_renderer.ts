@@ -1,0 +1,103 @@
+/**
+ * A `Renderer` for families whose prompt is plain text with added tokens in it (every family
+ * whose template is ChatML-like): the family writes text, this turns it into ids, deltas and
+ * answers.
+ *
+ * - Ids: the text is cut before every turn-start token and each segment is encoded (and
+ *   cached) on its own; a cut at an added token is token-safe (`segment_encoder.ts`).
+ * - Delta: render a small synthetic conversation `[user, assistant(SENTINEL), ...newMessages]`
+ *   with the generation prompt and no tools, find the sentinel, and take everything after the
+ *   end-of-turn text that closes that assistant message: what a full render appends after the
+ *   recorded turn. Cost follows the new messages (tools only shape the first turn in ChatML
+ *   templates, so they are left out).
+ * - Answer: render `[user, message, tool]`, cut off the generation prompt of `[user]` in front
+ *   and everything after the message's end-of-turn text.
+ *
+ * @module
+ */
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
+import { SegmentEncoder } from "../segment_encoder.ts";
+import type { TextTokenizer } from "../tokenizer.ts";
+import type { Rendered, Renderer } from "./family.ts";
+
+/** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
+export interface TextRenderer {
+  render(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    options: { addGenerationPrompt: boolean },
+  ): string;
+}
+
+const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
+
+export class TokenizedRenderer implements Renderer {
+  readonly #segments: SegmentEncoder;
+
+  /**
+   * @param endOfTurn text that closes an assistant turn (`<|im_end|>`)
+   * @param turnStart text that starts every turn (`<|im_start|>`): where ids are cut and cached
+   */
+  constructor(
+    readonly text: TextRenderer,
+    tokenizer: TextTokenizer,
+    readonly endOfTurn: string,
+    turnStart: string,
+  ) {
+    this.#segments = new SegmentEncoder(tokenizer, turnStart);
+  }
+
+  /** Ids of rendered text (segment-cached). */
+  encode(text: string): Promise<number[]> {
+    return this.#segments.encode(text);
+  }
+
+  async renderFull(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    addGenerationPrompt = true,
+  ): Promise<Rendered> {
+    const text = this.text.render(messages, tools, { addGenerationPrompt });
+    return { text, ids: await this.encode(text) };
+  }
+
+  async renderDelta(newMessages: readonly Message[]): Promise<Rendered> {
+    const text = this.deltaText(newMessages);
+    return { text, ids: await this.encode(text) };
+  }
+
+  /** The delta as text, starting right after the previous turn's end-of-turn text. */
+  deltaText(newMessages: readonly Message[]): string {
+    const synthetic: Message[] = [
+      { role: "user", content: "." },
+      { role: "assistant", content: SENTINEL },
+      ...newMessages,
+    ];
+    const text = this.text.render(synthetic, [], { addGenerationPrompt: true });
+    const anchor = text.indexOf(SENTINEL);
+    const end = anchor < 0 ? -1 : text.indexOf(this.endOfTurn, anchor + SENTINEL.length);
+    if (end < 0) {
+      throw new Error("chat template does not close an assistant turn with " + this.endOfTurn);
+    }
+    return text.slice(end + this.endOfTurn.length);
+  }
+
+  async renderAnswer(message: AssistantMessage): Promise<number[]> {
+    const text = this.answerText(message);
+    return text === null ? [] : await this.encode(text);
+  }
+
+  /** What the template has the policy write for `message`, end-of-turn text included, or null. */
+  answerText(message: AssistantMessage): string | null {
+    const user: Message = { role: "user", content: "." };
+    const prefix = this.text.render([user], [], { addGenerationPrompt: true });
+    const text = this.text.render(
+      [user, message, { role: "tool", content: ".", tool_call_id: "_" }],
+      [],
+      { addGenerationPrompt: false },
+    );
+    const end = text.indexOf(this.endOfTurn, prefix.length);
+    if (!text.startsWith(prefix) || end < 0) return null;
+    return text.slice(prefix.length, end + this.endOfTurn.length);
+  }
+}
