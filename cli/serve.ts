@@ -2,16 +2,35 @@
  * The `serve` verb (the default): the gateway on a TCP port, with the generation backends and
  * black-box upstreams its flags and environment name.
  *
+ * It opens its journal (`--data-dir`, default `./rollgate-data`; `--no-journal` for none) and
+ * listens before the model files are loaded: `/health` answers at once, `/ready` once the model is
+ * loaded and the journal restored (503 with the failing check before, while a shutdown drains, and
+ * when the journal cannot be written). A non-loopback address needs `ROLLGATE_ADMIN_TOKEN`.
+ * SIGTERM drains (see `shutdown.ts`).
+ *
  * @module
  */
 import { parseArgs } from "node:util";
-import { createGateway, serveHttp, upstreamsFromFlags } from "../gateway/mod.ts";
+import {
+  createGateway,
+  type Gateway,
+  GatewayMetrics,
+  isLoopbackHost,
+  operationsRoutes,
+  Readiness,
+  requireTokenForPublicBind,
+  serveHttp,
+  upstreamsFromFlags,
+} from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
 import { JournalLockedError, SqliteJournal } from "../journal/mod.ts";
+import { USAGE } from "./usage.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** Where the journal goes when `--data-dir` is not given: under the working directory. */
 export const DEFAULT_DATA_DIR = "rollgate-data";
@@ -29,8 +48,11 @@ function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJ
     throw e;
   }
 }
-import { USAGE } from "./usage.ts";
-import { UsageError } from "./usage_error.ts";
+
+/** `1`, `true`, `yes`, `on` (any case) turn a boolean environment setting on. */
+function envFlag(value: string | undefined): boolean {
+  return /^(1|true|yes|on)$/i.test(value ?? "");
+}
 
 /** Runs `main.ts serve <args>`: loads the model and serves until the process ends. */
 export async function serve(args: string[]): Promise<void> {
@@ -56,6 +78,8 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "access-log": { type: "boolean" },
+      "drain-grace": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -66,10 +90,17 @@ export async function serve(args: string[]): Promise<void> {
   const env = (k: string) => Deno.env.get(k) || undefined;
   const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", POSITIVE) ?? 7860;
   const hostname = values.host ?? env("ROLLGATE_HOST") ?? "127.0.0.1";
-  const model = await PolicyModel.load({
+  const adminToken = env("ROLLGATE_ADMIN_TOKEN");
+  requireTokenForPublicBind(hostname, adminToken);
+  const drainGrace = integerFlag(
+    values["drain-grace"] ?? env("ROLLGATE_DRAIN_GRACE"),
+    "--drain-grace",
+    COUNT,
+  ) ?? DEFAULT_DRAIN_GRACE_S;
+  const modelLoad = {
     ...modelOptions(values),
     contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
-  });
+  };
   const engine = {
     timeoutMs: integerFlag(values["engine-timeout-ms"], "--engine-timeout-ms", POSITIVE),
     retries: integerFlag(values["engine-retries"], "--engine-retries", COUNT),
@@ -106,20 +137,67 @@ export async function serve(args: string[]): Promise<void> {
   }
   const bounds = serveLimits(values, env);
   const journal = openJournal(values["no-journal"], values["data-dir"] ?? env("ROLLGATE_DATA_DIR"));
-  const gw = createGateway({
+
+  // Listen first: liveness at once, readiness once the model is loaded and the journal restored.
+  let gw: Gateway | undefined = undefined;
+  let starting = "loading the model files";
+  let draining = false;
+  const metrics = new GatewayMetrics();
+  const readiness = new Readiness()
+    .add("model", () => gw !== undefined || starting)
+    .add("accepting turns", () => !draining || "draining: shutting down, no new turns");
+  if (journal) {
+    readiness.add("journal", () => {
+      const failure = gw?.runner.writer.failure;
+      return failure ? `${journal.path}: ${failure.message}` : true;
+    });
+  }
+  const startingApp = operationsRoutes({ readiness, metrics, adminToken });
+  startingApp.all(
+    "*",
+    (c) =>
+      c.json({ error: { type: "unavailable", message: `rollgate is starting: ${starting}` } }, 503),
+  );
+  const server = await serveHttp(
+    (req, info) => (gw?.app ?? startingApp).fetch(req, info),
+    { hostname, port, timeouts: bounds.http },
+  );
+  console.log(
+    `rollgate listening on http://${hostname}:${server.addr.port}; loading the model files`,
+  );
+  onShutdownSignal(async () => {
+    draining = true;
+    metrics.setDraining(true);
+    if (gw) await drainGateway(gw, server, drainGrace);
+    await gw?.runner.writer.durable().catch(() => {});
+    journal?.close();
+  });
+
+  const model = await PolicyModel.load(modelLoad).catch(async (e) => {
+    await server.shutdown();
+    throw e;
+  });
+  const created = createGateway({
     journal,
     model,
     backends,
     upstreams,
     defaultBackend,
-    adminToken: env("ROLLGATE_ADMIN_TOKEN"),
+    adminToken,
     limits: bounds.limits,
     timeouts: bounds.timeouts,
     delivery: bounds.delivery,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
+    loopbackOnly: isLoopbackHost(hostname),
+    accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
+      ? (line) => console.log(line)
+      : undefined,
+    metrics,
+    readiness,
   });
-  const restored = await gw.restore();
+  starting = "restoring the journal";
+  const restored = await created.restore();
   if (restored) {
     console.log(
       `rollgate: journal ${
@@ -129,10 +207,12 @@ export async function serve(args: string[]): Promise<void> {
       } ms`,
     );
   }
-  const server = await serveHttp(gw.app.fetch, { hostname, port, timeouts: bounds.http });
+  gw = created;
   console.log(
-    `rollgate listening on http://${hostname}:${server.addr.port} (model ${model.files.dir}, family ` +
-      `${model.family}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
+    `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +
+      `${model.tokenizer.engine}, backend ${defaultBackend}${
+        adminToken ? ", admin token set" : ""
+      }${journal ? `, journal ${journal.path}` : ", no journal"})`,
   );
   for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

@@ -29,6 +29,8 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   rollout_finished: 409,
   history_too_large: 413,
   too_many_pending: 429,
+  // Retryable: Claude Code retries a 503 (overloaded), and a restarted gateway takes the turn.
+  shutting_down: 503,
 };
 
 const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {

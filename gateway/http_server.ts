@@ -50,7 +50,12 @@ export interface HttpServer {
   shutdown(): Promise<void>;
 }
 
-type FetchHandler = (request: Request) => Response | Promise<Response>;
+/** What the handler learns about the connection besides the request (as `Deno.serve` gives). */
+export interface ServeInfo {
+  remoteAddr: Deno.NetAddr;
+}
+
+type FetchHandler = (request: Request, info: ServeInfo) => Response | Promise<Response>;
 
 interface Connection {
   /** Requests whose response has not ended. */
@@ -128,7 +133,14 @@ async function respond(
   });
   let response: Response;
   try {
-    response = await handler(toRequest(req, res, hostname, bodyIdleMs, gone.signal));
+    const remoteAddr: Deno.NetAddr = {
+      transport: "tcp",
+      hostname: req.socket.remoteAddress ?? "",
+      port: req.socket.remotePort ?? 0,
+    };
+    response = await handler(toRequest(req, res, hostname, bodyIdleMs, gone.signal), {
+      remoteAddr,
+    });
   } catch (e) {
     console.error("rollgate: unhandled error serving a request:", e);
     response = Response.json({ error: { type: "server_error", message: String(e) } }, {

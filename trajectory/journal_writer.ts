@@ -35,6 +35,11 @@ export class JournalWriter {
     return this.journal !== undefined;
   }
 
+  /** Why the journal stopped keeping changes, once a write failed (readiness reports it). */
+  get failure(): JournalError | null {
+    return this.#failure;
+  }
+
   /** Runs `replay` with recording off (restoring from the journal itself). */
   async replaying(replay: () => Promise<void>): Promise<void> {
     this.#replaying = true;

@@ -58,6 +58,7 @@ export {
   TurnRunner,
   type TurnRunnerOptions,
 } from "./turn_runner.ts";
+export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { type HostCall, Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export {
   type CreateRollout,

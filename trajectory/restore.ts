@@ -133,7 +133,7 @@ function apply(
         tools: event.shared?.tools ?? [],
       } as CanonicalRequest;
       const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
-      const open = runner.countPending(openTurn(rollout, req, mount, store.writer, {
+      const open = runner.track(openTurn(rollout, req, mount, store.writer, {
         idSuffix: d.id.slice(d.id.lastIndexOf(".") + 1),
         toolCallIdPrefix: d.toolCallIdPrefix,
         blackBox: d.blackBox,

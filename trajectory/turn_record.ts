@@ -22,6 +22,10 @@ export interface OpenTurn {
   promptNode: MessageNode;
   writer: JournalWriter;
   settle: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
+  /** `performance.now()` when the turn was registered. */
+  startedAt: number;
+  /** Milliseconds spent waiting for the backend (a pause hold included) so far. */
+  backendMs: number;
 }
 
 export interface OpenOptions {
@@ -46,7 +50,7 @@ export function openTurn(
   const { turn, promptNode } = registerTurn(rollout, req, mount, result, o.idSuffix);
   if (o.blackBox) turn.blackBox = true;
   writer.record(turnRegistered(turn, mount, req, o.toolCallIdPrefix, o.blackBox ?? false));
-  return { rollout, turn, promptNode, writer, settle };
+  return { rollout, turn, promptNode, writer, settle, startedAt: performance.now(), backendMs: 0 };
 }
 
 /**
@@ -55,6 +59,8 @@ export function openTurn(
  */
 export function record(open: OpenTurn, answer: TurnAnswer): void {
   const { rollout, turn, promptNode } = open;
+  // A turn failed meanwhile (abandoned at shutdown) stays failed.
+  if (turn.status !== "pending") return;
   turn.message = answer.message;
   turn.answer = answer;
   turn.status = "done";
@@ -70,6 +76,7 @@ export function record(open: OpenTurn, answer: TurnAnswer): void {
 /** Fails a turn; `error` is also what its waiters get. */
 export function fail(open: OpenTurn, error: unknown): void {
   const { turn } = open;
+  if (turn.status !== "pending") return;
   turn.live?.close();
   turn.status = "failed";
   turn.error = (error as Error)?.message ?? String(error);

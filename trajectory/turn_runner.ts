@@ -3,7 +3,8 @@
  * (the mounted turn's exact ids + the rendered delta, or a full render for a new chain), have the
  * backend generate, parse, record. A client retry of a recorded (or still pending) turn gets that
  * same turn back instead of a second one. Black-box turns (a hosted API answered) are registered
- * and recorded by the same code, at the message level.
+ * and recorded by the same code, at the message level. The runner knows the turns in flight, so a
+ * shutdown can stop taking new ones and wait for those (`close`, `whenIdle`).
  *
  * @module
  */
@@ -31,6 +32,7 @@ import { TurnError } from "./turn_error.ts";
 import { fail, type OpenOptions, type OpenTurn, openTurn, record, refuse } from "./turn_record.ts";
 import { turnPlanned, turnRetried } from "./journal_events.ts";
 import { JournalWriter } from "./journal_writer.ts";
+import type { TurnObserver } from "./turn_observer.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -100,6 +102,8 @@ export interface TurnRunnerOptions {
   limits?: Partial<TurnLimits>;
   /** Where turns are journaled (the store's writer); default: nowhere. */
   writer?: JournalWriter;
+  /** Told when each turn starts and ends (metrics). */
+  observer?: TurnObserver;
 }
 
 export class TurnRunner {
@@ -108,11 +112,16 @@ export class TurnRunner {
   readonly abandonGraceMs: number;
   readonly limits: TurnLimits;
   readonly writer: JournalWriter;
+  readonly observer?: TurnObserver;
   /** Pending turns by the request id their backend got. */
   readonly #byRequest = new Map<string, Turn>();
-  /** Turns waiting for their answer, per rollout id and in all. */
+  /** Turns registered and not yet settled (recorded or failed, and durable). */
+  readonly #inFlight = new Set<OpenTurn>();
+  /** Turns in flight, per rollout id. */
   readonly #pending = new Map<string, number>();
-  #pendingTotal = 0;
+  #idle: (() => void)[] = [];
+  /** Set by `close`: why new turns are refused. */
+  #closed: string | undefined;
 
   /**
    * @param backend the default generation backend
@@ -129,6 +138,7 @@ export class TurnRunner {
     this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
     this.limits = { ...DEFAULT_TURN_LIMITS, ...options.limits };
     this.writer = options.writer ?? new JournalWriter();
+    this.observer = options.observer;
   }
 
   /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
@@ -138,7 +148,38 @@ export class TurnRunner {
 
   /** Turns waiting for their answer (of one rollout, or of all). */
   pendingTurns(rolloutId?: string): number {
-    return rolloutId === undefined ? this.#pendingTotal : this.#pending.get(rolloutId) ?? 0;
+    return rolloutId === undefined ? this.#inFlight.size : this.#pending.get(rolloutId) ?? 0;
+  }
+
+  /** How many turns are in flight (registered, not yet recorded or failed). */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /**
+   * Takes no new turns from now on: each is refused with a `shutting_down` {@link TurnError}
+   * carrying `reason`. Turns in flight go on, and a client's retry still reaches its turn.
+   */
+  close(reason: string): void {
+    this.#closed = reason;
+  }
+
+  /** Resolves once no turn is in flight. */
+  whenIdle(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Fails every turn still in flight with `reason` (a shutdown whose grace period ran out). */
+  abandon(reason: string): void {
+    for (const open of [...this.#inFlight]) {
+      this.#aborts.get(open.turn)?.controller.abort();
+      fail(open, new TurnError("shutting_down", reason));
+    }
+  }
+
+  #refuseWhenClosed(open: OpenTurn): void {
+    if (this.#closed !== undefined) throw refuse(open, "shutting_down", this.#closed);
   }
 
   /** The backend serving a rollout. */
@@ -193,6 +234,7 @@ export class TurnRunner {
     }
     this.#admit(rollout);
     const open = this.#open(rollout, req, mount, { idSuffix: randomId(4), toolCallIdPrefix });
+    this.#refuseWhenClosed(open);
     const { turn } = open;
     turn.live = new LiveAnswer();
 
@@ -247,7 +289,7 @@ export class TurnRunner {
     sampling: SamplingRequest,
     toolCallIdPrefix: string,
   ): void {
-    const { rollout, turn } = open;
+    const { turn } = open;
     turn.live ??= new LiveAnswer();
     this.#byRequest.set(requestId, turn);
     const controller = new AbortController();
@@ -261,7 +303,7 @@ export class TurnRunner {
         ),
       );
     }, this.turnTimeoutMs);
-    this.#generate(rollout, turn, requestId, sampling, toolCallIdPrefix, controller.signal)
+    this.#generate(open, requestId, sampling, toolCallIdPrefix, controller.signal)
       .then((answer) => record(open, answer))
       .catch((e) => fail(open, e))
       .finally(() => {
@@ -290,7 +332,7 @@ export class TurnRunner {
         `rollout ${rollout.id} already has ${maxPendingPerRollout} turns waiting for an answer (--max-pending-per-rollout); retry later`,
       );
     }
-    if (this.#pendingTotal >= maxPending) {
+    if (this.#inFlight.size >= maxPending) {
       throw new TurnError(
         "too_many_pending",
         `the gateway already has ${maxPending} turns waiting for an answer (--max-pending); retry later`,
@@ -298,28 +340,43 @@ export class TurnRunner {
     }
   }
 
-  /** Registers a turn and counts it pending until it settles. */
+  /** Registers a turn and tracks it in flight until it settles. */
   #open(
     rollout: Rollout,
     req: CanonicalRequest,
     mount: Mount,
     o: OpenOptions,
   ): OpenTurn {
-    return this.countPending(openTurn(rollout, req, mount, this.writer, o));
+    const backend = o.blackBox ? rollout.backend ?? "black-box" : this.backendFor(rollout).name;
+    return this.track(openTurn(rollout, req, mount, this.writer, o), backend);
   }
 
-  /** Counts a registered turn pending until it settles (the admission limits). */
-  countPending(open: OpenTurn): OpenTurn {
+  /**
+   * Counts a registered turn in flight until it settles (its waiters answered): the admission
+   * limits and a shutdown's drain see it, and the observer too when `backend` is named (a turn
+   * replayed from the journal is not served again by this process).
+   */
+  track(open: OpenTurn, backend?: string): OpenTurn {
     const { rollout } = open;
     this.#pending.set(rollout.id, this.pendingTurns(rollout.id) + 1);
-    this.#pendingTotal++;
-    const settled = () => {
-      this.#pendingTotal--;
+    this.#inFlight.add(open);
+    if (backend !== undefined) this.observer?.turnStarted(backend);
+    const settled = (error?: unknown) => {
+      this.#inFlight.delete(open);
       const n = this.pendingTurns(rollout.id) - 1;
       if (n > 0) this.#pending.set(rollout.id, n);
       else this.#pending.delete(rollout.id);
+      if (backend !== undefined) {
+        this.observer?.turnEnded({
+          backend,
+          turn: open.turn,
+          addedMs: performance.now() - open.startedAt - open.backendMs,
+          ...(error === undefined ? {} : { error }),
+        });
+      }
+      if (this.#inFlight.size === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
     };
-    open.turn.result.then(settled, settled);
+    open.turn.result.then(() => settled(), settled);
     return open;
   }
 
@@ -343,10 +400,12 @@ export class TurnRunner {
       toolCallIdPrefix: "",
       blackBox: true,
     });
+    this.#refuseWhenClosed(open);
     const { turn } = open;
     turn.renderedMessages = req.messages.length - mount.baseDepth;
     turn.maxTokens = req.sampling.max_tokens ?? 0;
-    ask().then(({ message, usage }) => {
+    const asked = performance.now();
+    ask().finally(() => open.backendMs = performance.now() - asked).then(({ message, usage }) => {
       turn.promptLength = usage.input_tokens;
       turn.timings.rendered = turn.timings.received;
       record(open, {
@@ -410,16 +469,19 @@ export class TurnRunner {
   }
 
   async #generate(
-    rollout: Rollout,
-    turn: Turn,
+    open: OpenTurn,
     requestId: string,
     sampling: SamplingRequest,
     toolCallIdPrefix: string,
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
+    const { rollout, turn } = open;
     // Nothing reaches a backend before the journal has the turn and its prompt.
     await this.writer.durable();
-    const release = await this.pause.enter(signal);
+    const asked = performance.now();
+    const release = await this.pause.enter(signal).finally(() =>
+      open.backendMs = performance.now() - asked
+    );
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
     const stream = this.model.streamingParser();
@@ -440,8 +502,13 @@ export class TurnRunner {
       routingKey: rollout.id,
       onTokens,
       signal,
-    }).finally(release);
+    }).finally(() => {
+      release();
+      open.backendMs = performance.now() - asked;
+    });
     await parsing;
+    // Abandoned meanwhile (a shutdown's grace period ran out): a late answer is not recorded.
+    if (turn.status !== "pending") throw new TurnError("shutting_down", turn.error ?? "abandoned");
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),

@@ -17,8 +17,13 @@ export interface GatewayProcess {
   readonly pid: number;
   /** Everything the gateway printed so far (across restarts). */
   output(): string;
-  /** Sends `signal` and waits for the process to end. */
+  /**
+   * Sends `signal` (default SIGTERM: a drain) and resolves once the process ended, its output
+   * fully read.
+   */
   kill(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+  /** How the running process ends, once it has (its output fully read by then). */
+  readonly exited: Promise<Deno.CommandStatus>;
   /** Starts the gateway again with the same port, arguments and data directory. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -55,7 +60,7 @@ export async function startGateway(
     for await (const chunk of s.pipeThrough(new TextDecoderStream())) log += chunk;
   };
   let child!: Deno.ChildProcess;
-  let pumps!: Promise<unknown>;
+  let exited!: Promise<Deno.CommandStatus>;
   const launch = async () => {
     child = new Deno.Command(DENO, {
       args: fullArgs,
@@ -65,11 +70,12 @@ export async function startGateway(
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    exited = Promise.all([child.status, pumps]).then(([status]) => status);
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
-        const r = await fetch(url + "/health");
+        const r = await fetch(url + "/ready");
         await r.body?.cancel();
         if (r.ok) return;
       } catch { /* not up yet */ }
@@ -86,9 +92,7 @@ export async function startGateway(
     try {
       child.kill(signal);
     } catch { /* already gone */ }
-    const status = await child.status;
-    await pumps;
-    return status;
+    return await exited;
   };
   await launch();
   return {
@@ -99,9 +103,12 @@ export async function startGateway(
     },
     output: () => log,
     kill,
+    get exited() {
+      return exited;
+    },
     restart: launch,
     async stop() {
-      await kill();
+      await kill("SIGKILL"); // the journal survives it; a drain would wait for open turns
       if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
     },
   };

@@ -131,8 +131,9 @@ def require_deno() -> None:
 def start_gateway(
     env: dict[str, str] | None = None, timeout: float = 60.0, args: list[str] | None = None
 ) -> GatewayProcess:
-    """Starts ``main.ts serve [args]`` on a free port and waits for ``/health``. It journals into
-    a temporary data directory of its own unless ``args`` name one or turn the journal off."""
+    """Starts ``main.ts serve [args]`` on a free port and waits for ``/ready`` (the model loaded,
+    the journal restored). It journals into a temporary data directory of its own unless
+    ``args`` name one or turn the journal off."""
     require_deno()
     port = free_port()
     args = list(args or [])
@@ -168,7 +169,7 @@ def start_gateway(
             gw.stop()
             raise RuntimeError(f"the gateway exited with {proc.returncode}:\n{out}")
         try:
-            with urllib.request.urlopen(gw.url + "/health", timeout=1) as r:
+            with urllib.request.urlopen(gw.url + "/ready", timeout=1) as r:
                 if r.status == 200:
                     return gw
         except OSError:
