@@ -45,7 +45,11 @@ function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJ
     return new SqliteJournal(dir ?? DEFAULT_DATA_DIR);
   } catch (e) {
     if (e instanceof JournalLockedError) throw new UsageError(e.message);
-    throw e;
+    throw new UsageError(
+      `cannot open the journal in ${dir ?? DEFAULT_DATA_DIR}: ${
+        (e as Error).message
+      } (name a writable --data-dir, or run with --no-journal)`,
+    );
   }
 }
 

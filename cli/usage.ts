@@ -34,9 +34,20 @@ export const USAGE = `usage: main.ts serve [options]
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --data-dir DIR        the journal: what a restart restores (env ROLLGATE_DATA_DIR,
+                        default ./rollgate-data; one gateway per directory)
+  --no-journal          keep nothing on disk (a throwaway gateway)
   --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)
+
+  limits (counts, bytes) and timeouts (seconds; README "Limits and timeouts"):
+  --max-trainer-body-bytes N (16 MiB)   --max-tool-body-bytes N (4 MiB)
+  --max-tool-bytes-per-rollout N (32 MiB)   --max-history-messages N (20000)
+  --max-pending-per-rollout N (64)   --max-pending N (4096)
+  --turn-timeout S (600)   --abandon-grace S (10)   --rollout-idle-timeout S (3600)
+  --ack-timeout S (10)   --lease S (60)   --max-lease S (3600)
+  --header-timeout S (30)   --body-timeout S (30)   --idle-timeout S (120)
 
   --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)

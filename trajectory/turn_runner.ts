@@ -173,7 +173,8 @@ export class TurnRunner {
   /** Fails every turn still in flight with `reason` (a shutdown whose grace period ran out). */
   abandon(reason: string): void {
     for (const open of [...this.#inFlight]) {
-      this.#aborts.get(open.turn)?.controller.abort();
+      // The trainer's request is withdrawn with the reason; the agent gets a retryable 503.
+      this.#aborts.get(open.turn)?.controller.abort(new GenerationError("cancelled", reason));
       fail(open, new TurnError("shutting_down", reason));
     }
   }

@@ -301,7 +301,11 @@ Deno.test("TurnRunner: abandon fails what is still in flight; a late completion 
   await assert.rejects(t1.result, { name: "TurnError", kind: "shutting_down" });
   await runner.whenIdle();
   assert.equal(t1.status, "failed");
-  gate.complete(pending!.request_id, { output_ids: [9707, 151645], finish_reason: "stop" });
+  // The abandoned request was withdrawn: the trainer's late answer is refused (410 over HTTP).
+  assert.throws(
+    () => gate.complete(pending!.request_id, { output_ids: [9707, 151645], finish_reason: "stop" }),
+    { name: "GateError", message: /withdrawn/ },
+  );
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(t1.status, "failed", "not revived by the trainer's late answer");
   assert.deepEqual(t1.outputIds, []);

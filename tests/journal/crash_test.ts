@@ -19,7 +19,10 @@ const HELLO = [9707, 151645]; // "Hello<|im_end|>"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One HTTP call; `null` when the connection failed (the gateway is down or was killed). */
+/**
+ * One HTTP call; `null` when the connection failed (the gateway is down or was killed) or the
+ * gateway is still starting.
+ */
 async function attempt(
   url: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
@@ -32,7 +35,10 @@ async function attempt(
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
+    const json = text ? JSON.parse(text) : null;
+    // A restarted gateway listens before it has restored its journal: like down, try again.
+    if (res.status === 503 && json?.error?.type === "unavailable") return null;
+    return { status: res.status, json };
   } catch {
     return null;
   }
@@ -111,6 +117,10 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
           const res = await fetch(`${gw.url}/api/samples/stream?after=${cursor}`, {
             signal: stop.signal,
           });
+          if (!res.ok) { // still starting after a restart
+            await res.body?.cancel();
+            throw new Error(`stream: ${res.status}`);
+          }
           let pending = "";
           for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
             pending += chunk;
