@@ -11,11 +11,15 @@
  */
 import assert from "node:assert/strict";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { within } from "../support/within.ts";
 
 const ROLLOUTS = 200;
 const TURNS = 10;
 const KILLS = 3;
 const HELLO = [9707, 151645]; // "Hello<|im_end|>"
+/** Every wait ends: one HTTP call (a chat turn waits for a trainer worker), and the whole run. */
+const CALL_MS = 30_000;
+const RUN_MS = 8 * 60_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,6 +37,7 @@ async function attempt(
       method: init.method ?? "GET",
       headers: { "content-type": "application/json", ...init.headers },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: AbortSignal.timeout(CALL_MS),
     });
     const text = await res.text();
     const json = text ? JSON.parse(text) : null;
@@ -50,6 +55,15 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
   let answered = 0;
   let finished = 0;
   let kills = 0;
+  const deadline = Date.now() + RUN_MS;
+  /** Every retry loop asks this: past the run's deadline it stops, and the test fails. */
+  const inTime = (what: string) => {
+    if (Date.now() > deadline) throw new Error(`${what}: still going after ${RUN_MS} ms`);
+  };
+  const progress = () =>
+    `${answered} answered, ${finished} finished, ${kills} kills; gateway said:\n${
+      gw.output().slice(-2000)
+    }`;
   try {
     const rollouts: { id: string; token: string }[] = [];
     for (let i = 0; i < ROLLOUTS; i++) {
@@ -64,6 +78,7 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
       for (let k = 0; k < TURNS; k++) {
         messages.push({ role: "user", content: `rollout ${id} step ${k}` });
         for (;;) {
+          inTime(`${id} step ${k}`);
           const r = await attempt(`${gw.url}/rollout/${id}/v1/chat/completions`, {
             method: "POST",
             headers: { authorization: `Bearer ${token}` },
@@ -79,6 +94,7 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
         }
       }
       for (;;) {
+        inTime(`finish ${id}`);
         const r = await attempt(`${gw.url}/api/rollouts/${id}/finish`, {
           method: "POST",
           body: { reward: n },
@@ -114,6 +130,7 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
       let cursor = 0;
       while (!stop.signal.aborted) {
         try {
+          // Bounded by `stop` (aborted at the end, or when the run fails) and by each crash.
           const res = await fetch(`${gw.url}/api/samples/stream?after=${cursor}`, {
             signal: stop.signal,
           });
@@ -145,7 +162,10 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
     const killer = async () => {
       const marks = [0.2, 0.45, 0.7].map((f) => f * ROLLOUTS * TURNS);
       for (const mark of marks) {
-        while (answered < mark && finished < ROLLOUTS) await sleep(20);
+        while (answered < mark && finished < ROLLOUTS) {
+          inTime("the killer's wait");
+          await sleep(20);
+        }
         if (finished === ROLLOUTS) break;
         await sleep(Math.random() * 700);
         await gw.kill("SIGKILL");
@@ -153,7 +173,10 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
         await gw.restart();
       }
       // One more while rollouts are finishing (their samples being written).
-      while (finished < ROLLOUTS / 2) await sleep(20);
+      while (finished < ROLLOUTS / 2) {
+        inTime("the killer's last wait");
+        await sleep(20);
+      }
       if (finished < ROLLOUTS) {
         await gw.kill("SIGKILL");
         kills++;
@@ -164,12 +187,21 @@ Deno.test("kill -9: 200 rollouts × 10 turns across ≥3 crashes: nothing lost, 
     const workers = Array.from({ length: 6 }, worker);
     const streaming = reader();
     const killing = killer();
-    await Promise.all(rollouts.map((r, n) => agent(r, n)));
-    await killing;
+    await within(
+      "200 rollouts × 10 turns with kill -9",
+      RUN_MS + CALL_MS,
+      Promise.all([...rollouts.map((r, n) => agent(r, n)), killing]),
+      progress,
+    );
     for (let i = 0; i < 600 && streamed.length < ROLLOUTS; i++) await sleep(100);
     await sleep(500); // a duplicate would arrive now
     stop.abort();
-    await Promise.all([...workers, streaming]);
+    await within(
+      "trainer workers and the stream reader stop",
+      CALL_MS + 5_000,
+      Promise.all([...workers, streaming]),
+      progress,
+    );
 
     assert.ok(kills >= KILLS, `killed ${kills} times`);
     assert.equal(answered, ROLLOUTS * TURNS, "every agent got every answer");

@@ -75,7 +75,7 @@ export async function startGateway(
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
-        const r = await fetch(url + "/ready");
+        const r = await fetch(url + "/ready", { signal: AbortSignal.timeout(5_000) });
         await r.body?.cancel();
         if (r.ok) return;
       } catch { /* not up yet */ }
