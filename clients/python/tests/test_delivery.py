@@ -132,7 +132,7 @@ class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
         sock = socket.create_connection(("127.0.0.1", self.gw.port))
         body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
         sock.sendall(
-            f"POST /rollout/{r.id}/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            f"POST /rollout/{r.id}/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{self.gw.port}\r\n"
             f"Authorization: Bearer {r.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n".encode() + body
         )
@@ -147,7 +147,7 @@ class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
         sock = socket.create_connection(("127.0.0.1", self.gw.port))
         body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "again"}]}).encode()
         sock.sendall(
-            f"POST /rollout/{r.id}/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            f"POST /rollout/{r.id}/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{self.gw.port}\r\n"
             f"Authorization: Bearer {r.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n".encode() + body
         )
