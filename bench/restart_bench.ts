@@ -5,8 +5,8 @@
  * rollout's 20th turn still waiting for its answer, as after a crash. Then it is restored:
  *
  * 1. in process: open the journal, `createGateway`, `restore()`;
- * 2. as a real `main.ts serve --data-dir` process: from spawn to `/health` answering, against the
- *    same start with an empty data directory.
+ * 2. as a real `main.ts serve --data-dir` process: from spawn to `/ready` answering 200 (model
+ *    loaded, journal restored), against the same start with an empty data directory.
  *
  * Run: `deno run -A bench/restart_bench.ts [rollouts] [turns]` (default 1000 × 20).
  *
@@ -104,7 +104,7 @@ try {
     const ms = performance.now() - started;
     const line = gw.output().split("\n").find((l) => l.includes("restored")) ?? "";
     console.log(
-      `process start to /health, ${label}: ${ms.toFixed(0)} ms  (${
+      `process start to /ready, ${label}: ${ms.toFixed(0)} ms  (${
         line.replace(/^.*restored/, "restored")
       })`,
     );
@@ -114,3 +114,5 @@ try {
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
+// The restored in-process gateways keep their rollouts' idle-expiry timers: the bench is over.
+Deno.exit(0);
