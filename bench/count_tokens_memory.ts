@@ -42,8 +42,13 @@ console.log("| ---- | ---- | --------------- | -------------- | ----- | --------
 for (const mb of sizes) {
   const gw = await startGateway(["--no-journal"]);
   try {
-    const create = await fetch(`${gw.url}/api/rollouts`, { method: "POST", body: "{}" });
+    const create = await fetch(`${gw.url}/api/rollouts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" }, // the trainer API takes JSON only
+      body: "{}",
+    });
     const r = await create.json();
+    if (!create.ok) throw new Error(JSON.stringify(r));
     const body = JSON.stringify({
       model: "m",
       messages: [{ role: "user", content: text(mb * 1_000_000) }],

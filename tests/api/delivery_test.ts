@@ -13,6 +13,7 @@ import {
   startGateway,
   type TestGateway,
 } from "./harness.ts";
+import { until } from "../support/until.ts";
 
 async function withGateway(
   options: GatewayTestOptions,
@@ -36,14 +37,6 @@ async function take(gw: TestGateway, rollout: string) {
   const next = await gw.api("GET", `/requests/next?wait=5&rollout=${rollout}`);
   assert.equal(next.status, 200, JSON.stringify(next.json));
   return next.json as { request_id: string; sampling: { max_tokens: number } };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const HELLO = [9707, 151645];
@@ -114,6 +107,7 @@ Deno.test("trainer never answers: the turn times out with a retryable 503, the r
       method: "POST",
       headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
       body: JSON.stringify({ ...ask("streamed"), max_tokens: 16, stream: true }),
+      signal: AbortSignal.timeout(30_000), // the gateway's 0.4 s turn timeout should end it first
     });
     const first = await take(gw, r.id);
     await gw.api("POST", `/requests/${first.request_id}/ack`);
@@ -159,7 +153,7 @@ Deno.test("agent gone: the request is withdrawn after the grace; a retry within 
         method: "POST",
         headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
         body,
-        signal,
+        signal: signal ?? AbortSignal.timeout(30_000),
       });
 
     // Leaves, then retries within the grace: the same request, one turn.

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { agentCall, type GatewayTestOptions, startGateway, type TestGateway } from "./harness.ts";
+import { until } from "../support/until.ts";
 
 async function withGateway(
   options: GatewayTestOptions,
@@ -25,14 +26,6 @@ const anthropic = (content: string) => ({
   max_tokens: 16,
   messages: [{ role: "user", content }],
 });
-
-async function until(check: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 Deno.test("admission: pending turns per rollout and in all are bounded with a 429 the agent retries", async () => {
   await withGateway({ limits: { maxPendingPerRollout: 2, maxPending: 3 } }, async (gw) => {

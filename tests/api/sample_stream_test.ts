@@ -16,7 +16,10 @@ interface Line {
 /** Reads `n` lines of the stream (from `after`), then drops the connection. */
 async function readSome(gw: TestGateway, after: number | null, n: number) {
   const query = after === null ? "" : `?after=${after}`;
-  const res = await fetch(`${gw.url}/api/samples/stream${query}`);
+  // Every read ends: a stream that stops delivering fails the test instead of hanging it.
+  const res = await fetch(`${gw.url}/api/samples/stream${query}`, {
+    signal: AbortSignal.timeout(30_000),
+  });
   assert.equal(res.status, 200);
   const start = Number(res.headers.get("x-rollgate-cursor"));
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -50,7 +53,7 @@ Deno.test("sample stream: reconnecting with the last cursor misses nothing and r
   try {
     gw.policy(plainAnswer);
     // A subscriber from the start: it learns where the stream begins from the header.
-    const first = fetch(`${gw.url}/api/samples/stream`);
+    const first = fetch(`${gw.url}/api/samples/stream`, { signal: AbortSignal.timeout(30_000) });
     const producing = (async () => {
       for (let i = 0; i < 60; i++) await finishOne(gw, i);
     })();
@@ -58,7 +61,8 @@ Deno.test("sample stream: reconnecting with the last cursor misses nothing and r
     let cursor = Number(res.headers.get("x-rollgate-cursor"));
     await res.body!.cancel(); // dropped before reading anything
     const seen: Line[] = [];
-    while (seen.length < 60) {
+    for (let reconnects = 0; seen.length < 60; reconnects++) {
+      assert.ok(reconnects < 60, `stuck at ${seen.length} of 60 samples`);
       // Read a few, drop the connection, reconnect where we left off.
       const { lines } = await readSome(gw, cursor, Math.min(7, 60 - seen.length));
       seen.push(...lines);

@@ -113,12 +113,3 @@ export async function startRig(o: {
     },
   };
 }
-
-/** Polls `check` until it holds; no timing is asserted, the deadline only stops a hung test. */
-export async function until(check: () => boolean | Promise<boolean>, what: string) {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -4,7 +4,8 @@
  * `POST /api/resume` lets the held turns through.
  */
 import assert from "node:assert/strict";
-import { type Rig, startRig, until } from "./harness.ts";
+import { until } from "../support/until.ts";
+import { type Rig, startRig } from "./harness.ts";
 
 const ASK = {
   model: "policy",

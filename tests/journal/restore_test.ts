@@ -185,7 +185,9 @@ Deno.test("restore: the sample stream keeps its cursors; deleted rollouts are go
     const second = await journaled(dir, { timeouts: { rolloutIdleMs: 3_600_000 } });
     await second.t.gw.restore();
     assert.equal((await second.t.api("GET", "/rollouts/gone")).status, 404);
-    const stream = await fetch(`${second.t.url}/api/samples/stream?after=1`);
+    const stream = await fetch(`${second.t.url}/api/samples/stream?after=1`, {
+      signal: AbortSignal.timeout(30_000), // the read below ends even if nothing comes
+    });
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     const { value } = await reader.read();
     await reader.cancel();
