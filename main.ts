@@ -32,6 +32,8 @@ const USAGE = `usage: main.ts serve [options]
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --split-special-tokens  tokenize special-token text in message content as plain text
+                        (rollouts may override with split_special_tokens; default off)
 
   --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)
@@ -88,6 +90,7 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "split-special-tokens": { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -148,6 +151,7 @@ export async function serve(args: string[]): Promise<void> {
     ),
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
+    splitSpecialTokens: values["split-special-tokens"],
   });
   Deno.serve({
     port,

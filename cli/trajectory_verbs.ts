@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { PolicyModel } from "../model/mod.ts";
-import { auditTree } from "../trajectory/audit.ts";
+import { auditTree, formatAudit } from "../trajectory/audit.ts";
 import { formatTree } from "../trajectory/inspect.ts";
 import type { Sample } from "../trajectory/samples.ts";
 import type { TurnTreeExport } from "../trajectory/tree_export.ts";
@@ -75,26 +75,7 @@ export async function audit(args: string[]): Promise<number> {
   for (const target of positionals) {
     const report = await auditTree(model, (await loadSource(target, gateway)).tree);
     if (values.json) console.log(JSON.stringify(report));
-    else {
-      for (const t of report.turns) {
-        const diff = t.first_difference;
-        console.log(
-          `${t.turn} [${t.branch}] prompt ${t.prompt_length}: ` +
-            (t.equals_full_render ? "equals full render" : `differs at ${diff!.position}` +
-              (diff!.inside_sampled_output ? " (inside kept sampled ids)" : "") +
-              `\n    gateway:     ${JSON.stringify(diff!.gateway)}\n    full render: ${
-                JSON.stringify(diff!.full_render)
-              }`) +
-            (t.extends_parent === null
-              ? ""
-              : t.extends_parent
-              ? "; extends parent verbatim"
-              : "; DOES NOT extend parent") +
-            (t.drift ? `; drift at output[${t.drift.position}]` : ""),
-        );
-      }
-      console.log(report.summary);
-    }
+    else console.log(formatAudit(report));
     if (report.turns.some((t) => t.extends_parent === false)) status = 1;
   }
   return status;

@@ -20,6 +20,7 @@ import type { TurnRunner } from "../trajectory/turn_runner.ts";
 import type { Upstream } from "../model/backends/upstream.ts";
 import { serveBlackBox } from "./black_box_route.ts";
 import { answerEvents } from "./answer_events.ts";
+import { clientSession } from "./client_session.ts";
 
 export interface AgentRouteOptions {
   store: RolloutStore;
@@ -59,7 +60,10 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
       if (upstream) return await serveBlackBox(c, adapter, rollout, upstream, body, o.keepAliveMs);
-      const req = adapter.parseRequest(body);
+      const req = {
+        ...adapter.parseRequest(body),
+        session: clientSession(c.req.raw.headers, body),
+      };
       const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
       o.runner.watch(t, c.req.raw.signal);
       if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
@@ -79,7 +83,11 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
   const countTokens = async (c: Context) => {
     try {
       const rollout = rolloutOf(c);
-      const req = toCanonicalCountTokensRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
+      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      const req = {
+        ...toCanonicalCountTokensRequest(body),
+        session: clientSession(c.req.raw.headers, body),
+      };
       return c.json({ input_tokens: await o.runner.countTokens(rollout, req) });
     } catch (e) {
       return errorResponse(c, anthropicAdapter, e);

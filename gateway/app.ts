@@ -40,6 +40,8 @@ export interface GatewayOptions {
   hostTools?: Record<string, HostTool>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
+  /** Rollouts tokenize special-token text in content as plain text unless they say otherwise. */
+  splitSpecialTokens?: boolean;
 }
 
 export interface Gateway {
@@ -82,6 +84,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       gate,
       model: options.model,
       sampleOptions: options.sampleOptions,
+      splitSpecialTokens: options.splitSpecialTokens,
       maxBodyBytes,
       adminToken: options.adminToken,
       publicUrl: options.publicUrl,

@@ -8,6 +8,7 @@
 import type { Context } from "hono";
 import type { Upstream } from "../model/backends/upstream.ts";
 import { recordBlackBoxTurn } from "../trajectory/black_box.ts";
+import { clientSession } from "./client_session.ts";
 import type { Rollout } from "../trajectory/rollout.ts";
 import { GatewayError } from "./gateway_error.ts";
 import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
@@ -51,7 +52,7 @@ export async function serveBlackBox(
     );
   }
   if (rollout.status !== "active") throw new GatewayError(409, `rollout ${rollout.id} is finished`);
-  const req = adapter.parseRequest(body);
+  const req = { ...adapter.parseRequest(body), session: clientSession(c.req.raw.headers, body) };
   const received = Date.now();
   const record = (final: unknown) => {
     const { message, usage } = upstreamAnswer(adapter.name, final);

@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "zod";
+import { POLICY_LABELS } from "../trajectory/mod.ts";
 
 export const SamplingSchema = z.object({
   max_tokens: z.number().int().positive().optional(),
@@ -21,13 +22,15 @@ export const CreateRolloutSchema = z.object({
   sampling: SamplingSchema.optional(),
   /** Per-label action for this rollout's samples, e.g. `{ "side": "mask" }`. */
   labels: z.partialRecord(
-    z.enum(["main", "subagent", "compaction", "side", "drift"]),
+    z.enum(POLICY_LABELS),
     z.enum(["train", "mask", "drop"]),
   ).optional(),
   reward_mode: z.enum(["full", "split"]).optional(),
   sft: z.object({ weight: z.number().min(0), tools: z.array(z.string()).optional() }).optional(),
   /** A backend name the gateway was started with (`gate`, `vllm`, …). */
   backend: z.string().min(1).optional(),
+  /** Special-token text in content is tokenized as plain text (default: the gateway's flag). */
+  split_special_tokens: z.boolean().optional(),
 });
 
 export const CompleteSchema = z.object({

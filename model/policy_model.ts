@@ -16,8 +16,27 @@ import {
 } from "./parsers/mod.ts";
 import { renderDelta } from "./render_delta.ts";
 import { SegmentEncoder } from "./segment_encoder.ts";
+import { SpecialText, type SpecialTextHit } from "./special_text.ts";
 import { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
+
+/** How message content is tokenized. */
+export interface RenderOptions {
+  /**
+   * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
+   * the template's own markup keeps its control ids (see `special_text.ts`). Departs from what
+   * `transformers` and inference engines do with the same conversation.
+   */
+  splitSpecialTokens?: boolean;
+}
+
+/** A render and its ids, with the special-token text found in the rendered content. */
+export interface Rendered {
+  text: string;
+  ids: number[];
+  /** Positions index `ids`; message indices index the rendered messages. */
+  specialText: SpecialTextHit[];
+}
 
 export interface PolicyModelOptions {
   /** Directory with `tokenizer.json` + `tokenizer_config.json`; default: bundled Qwen3. */
@@ -44,6 +63,9 @@ export class PolicyModel {
   /** Ids around tool outputs (`<tool_response>`, `</tool_response>`, and the wrapping newline). */
   toolResponseMarkers: { open: number; close: number; newline: number } | null = null;
   readonly #addedTokens = new Map<string, number>();
+  /** Special-token text in content: found, escaped, and (split mode) tokenized as text. */
+  readonly specialText: SpecialText;
+  #splitSegments?: Promise<SegmentEncoder>;
 
   private constructor(
     readonly files: ModelFiles,
@@ -52,9 +74,12 @@ export class PolicyModel {
     contextLength: number | undefined,
   ) {
     const config = files.config;
+    const special = new Map<string, number>();
     for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
       this.#addedTokens.set(t.content, Number(id));
+      if (t.special) special.set(t.content, Number(id));
     }
+    this.specialText = new SpecialText(special);
     this.template = new ChatTemplate(config.chat_template!, config);
     const eos = tokenText(config.eos_token);
     const eosId = eos === null ? undefined : this.idOf(eos);
@@ -105,22 +130,67 @@ export class PolicyModel {
   }
 
   /** Full render of a conversation with the generation prompt, and its ids. */
-  async renderFull(
+  renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
-  ): Promise<{ text: string; ids: number[] }> {
-    const text = this.template.render(toTemplateMessages(messages), toTemplateTools(tools), {
-      addGenerationPrompt,
-      kwargs: this.templateKwargs,
-    });
-    return { text, ids: await this.segments.encode(text) };
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    const templateTools = toTemplateTools(tools);
+    return this.#encode(
+      messages,
+      options,
+      (ms) =>
+        this.template.render(toTemplateMessages(ms), templateTools, {
+          addGenerationPrompt,
+          kwargs: this.templateKwargs,
+        }),
+    );
   }
 
   /** Ids the template appends after a finished assistant turn for `newMessages` + generation prompt. */
-  async renderDeltaIds(newMessages: readonly Message[]): Promise<{ text: string; ids: number[] }> {
-    const text = renderDelta(this.template, this.endOfTurnText, newMessages, this.templateKwargs);
-    return { text, ids: await this.segments.encode(text) };
+  renderDeltaIds(newMessages: readonly Message[], options: RenderOptions = {}): Promise<Rendered> {
+    return this.#encode(
+      newMessages,
+      options,
+      (ms) => renderDelta(this.template, this.endOfTurnText, ms, this.templateKwargs),
+    );
+  }
+
+  /**
+   * Renders and tokenizes. Content without special-token text takes the plain path. With some, a
+   * second render with the text escaped tells content from markup: in the default mode it only
+   * locates the control ids content produced (the ids are the plain path's); in the split mode
+   * its ids are the result.
+   */
+  async #encode(
+    messages: readonly Message[],
+    options: RenderOptions,
+    render: (messages: readonly Message[]) => string,
+  ): Promise<Rendered> {
+    const hits = this.specialText.find(messages);
+    if (hits.length === 0) {
+      const text = render(messages);
+      return { text, ids: await this.segments.encode(text), specialText: [] };
+    }
+    const escaped = render(this.specialText.escape(messages));
+    if (options.splitSpecialTokens) {
+      const ids = await (await this.#splitSegmentEncoder()).encode(escaped);
+      return { text: this.specialText.restore(escaped), ids, specialText: hits };
+    }
+    const text = render(messages);
+    const ids = await this.segments.encode(text);
+    const positions = this.specialText.locate(escaped, ids, hits);
+    return { text, ids, specialText: hits.map((h, i) => ({ ...h, position: positions[i] })) };
+  }
+
+  /** The segment encoder of the split mode, loaded on first use (its own segment cache). */
+  #splitSegmentEncoder(): Promise<SegmentEncoder> {
+    return this.#splitSegments ??= loadTokenizer(this.files, this.tokenizer.engine, {
+      splitSpecialTokens: true,
+    }).then((plain) =>
+      new SegmentEncoder(this.specialText.splitEncoder(plain), this.segments.turnStart)
+    );
   }
 
   /**

@@ -59,6 +59,15 @@ class JsTextTokenizer implements TextTokenizer {
   }
 }
 
+export interface LoadTokenizerOptions {
+  /**
+   * Special tokens are ordinary text: `<|im_end|>` is tokenized like any other string instead of
+   * becoming its control id (`transformers`' `split_special_tokens=True`). Non-special added
+   * tokens (Qwen3's `<think>`, `<tool_call>`) are still matched. Decoding is not affected.
+   */
+  splitSpecialTokens?: boolean;
+}
+
 /**
  * Loads the tokenizer; `engine: "auto"` tries Rust and falls back to TypeScript.
  *
@@ -66,25 +75,42 @@ class JsTextTokenizer implements TextTokenizer {
  * ```ts
  * const tok = await loadTokenizer(await loadModelFiles());
  * await tok.encode("Hello, world!"); // [9707, 11, 1879, 0]
+ * const plain = await loadTokenizer(await loadModelFiles(), "auto", { splitSpecialTokens: true });
+ * (await plain.encode("<|im_end|>")).length > 1; // true
  * ```
  */
 export async function loadTokenizer(
   files: ModelFiles,
   engine: "auto" | "rust" | "js" = "auto",
+  options: LoadTokenizerOptions = {},
 ): Promise<TextTokenizer> {
+  const text = options.splitSpecialTokens
+    ? withoutSpecialTokens(await Deno.readTextFile(files.tokenizerPath))
+    : null;
   if (engine !== "js") {
     try {
-      return new RustTextTokenizer(RustTokenizer.fromFile(files.tokenizerPath));
+      return new RustTextTokenizer(
+        text === null
+          ? RustTokenizer.fromFile(files.tokenizerPath)
+          : RustTokenizer.fromString(text),
+      );
     } catch (e) {
       if (engine === "rust") throw e;
       console.warn(`rollgate: native tokenizer unavailable (${(e as Error).message}); using JS`);
     }
   }
-  const json = JSON.parse(await Deno.readTextFile(files.tokenizerPath));
+  const json = JSON.parse(text ?? await Deno.readTextFile(files.tokenizerPath));
   // No `Math.max(...ids)`: spreading ~150k arguments overflows the stack.
   let maxId = -1;
   const vocab = json.model.vocab as Record<string, number>;
   for (const id of Object.values(vocab)) maxId = Math.max(maxId, id);
   for (const t of json.added_tokens as { id: number }[]) maxId = Math.max(maxId, t.id);
   return new JsTextTokenizer(new JsTokenizer(json, files.config), maxId + 1);
+}
+
+/** `tokenizer.json` text without its special added tokens (so their text is plain text). */
+function withoutSpecialTokens(text: string): string {
+  const json = JSON.parse(text);
+  json.added_tokens = (json.added_tokens as { special?: boolean }[]).filter((t) => !t.special);
+  return JSON.stringify(json);
 }

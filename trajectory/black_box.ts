@@ -18,7 +18,7 @@ export function recordBlackBoxTurn(
   usage: { input_tokens: number; output_tokens: number },
   received: number,
 ): Turn {
-  const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+  const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
   const now = Date.now();
   const result: TurnAnswer = {
     id: "",

@@ -11,14 +11,21 @@
 import type { Message, ToolSpec } from "../model/messages.ts";
 import type { Turn } from "./turn.ts";
 
-export type BranchLabel = "main" | "subagent" | "compaction" | "side";
+/**
+ * `rewrite` and `retry` are forks inside a recorded chain (see `fork_label.ts`); the others start
+ * from a full render.
+ */
+export type BranchLabel = "main" | "subagent" | "compaction" | "side" | "rewrite" | "retry";
 
 export interface Chain {
   id: number;
   label: BranchLabel;
   /** First turn of the chain. */
   root: Turn;
-  /** The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one). */
+  /**
+   * The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one;
+   * rewrite, retry: the chain it forks from, which owns the shared prefix).
+   */
   parent: number | null;
   evidence: Record<string, unknown>;
   /** Most recent turn of the chain, for "which chain did this replace". */

@@ -17,18 +17,20 @@ export { sameJson, sameMessage } from "./same_message.ts";
 export {
   buildSample,
   buildSamples,
+  chainLeaves,
   chainOf,
   DEFAULT_SAMPLE_OPTIONS,
-  leafTurns,
   type Sample,
   type SampleOptions,
 } from "./samples.ts";
 export { AGENT_TOOL_NAMES, type BranchLabel, type Chain, classifyChain } from "./branch_label.ts";
+export { type HistoryChange, messageChange } from "./history_change.ts";
 export {
   DEFAULT_LABEL_POLICY,
   type LabelAction,
   type LabelPolicy,
   parseLabelPolicy,
+  POLICY_LABELS,
 } from "./label_policy.ts";
 export { findDrift } from "./drift.ts";
 export { findToolSpans } from "./tool_spans.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
+import type { SpecialTextHit } from "../model/special_text.ts";
 import type { FinishReason } from "../model/backends/backend.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
@@ -50,6 +51,15 @@ export interface Turn {
   chain: number;
   /** Identical re-sends answered from this turn (client retries). */
   retries: number;
+  /** The client session the request came from, when the client names one (see `CanonicalRequest.session`). */
+  session: string | null;
+  /**
+   * The live turn that continues this one on its chain. A chain is a line: a second live
+   * extension starts a chain of its own (`fork_label.ts`).
+   */
+  next: Turn | null;
+  /** Special-token text in the message content this turn rendered; count = length. */
+  specialText: SpecialTextHit[];
   /** Set when a full render of the recorded answer differs from the sampled ids. */
   drift: Drift | null;
   /** Reasoning and text shown to clients while the answer is generated (streaming backends). */

@@ -40,6 +40,7 @@ interface PromptPlan {
   promptLength: number;
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
+  specialText: Turn["specialText"];
 }
 
 export class TurnRunner {
@@ -87,7 +88,7 @@ export class TurnRunner {
       throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
     }
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
@@ -101,7 +102,7 @@ export class TurnRunner {
 
     let plan: PromptPlan;
     try {
-      plan = await this.#planPrompt(mount, req);
+      plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
     } catch (e) {
       this.#fail(turn, settle, `cannot render the conversation: ${(e as Error).message}`);
       throw new GatewayError(400, turn.error!);
@@ -134,34 +135,52 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    return (await this.#planPrompt(mount, req)).promptLength;
+    return (await this.#planPrompt(mount, req, rollout.splitSpecialTokens)).promptLength;
   }
 
-  async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
+  async #planPrompt(
+    mount: Mount,
+    req: CanonicalRequest,
+    splitSpecialTokens: boolean,
+  ): Promise<PromptPlan> {
     const base = mount.base;
+    const options = { splitSpecialTokens };
     if (!base) {
-      const { ids } = await this.model.renderFull(req.messages, req.tools);
+      const { ids, specialText } = await this.model.renderFull(
+        req.messages,
+        req.tools,
+        true,
+        options,
+      );
       return {
         bridgeIds: [],
         deltaIds: ids,
         promptLength: ids.length,
         renderedMessages: req.messages.length,
         toolSpans: this.#toolSpans(ids, req.messages, 0),
+        specialText,
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids } = await this.model.renderDeltaIds(newMessages);
+    const { ids, specialText } = await this.model.renderDeltaIds(newMessages, options);
     const eot = this.model.endOfTurnId;
     const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
+    // Positions in the whole prompt: after the base's prompt, its output and the bridge.
+    const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
     return {
       bridgeIds,
       deltaIds: ids,
-      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length + ids.length,
+      promptLength: offset + ids.length,
       renderedMessages: newMessages.length,
       toolSpans: this.#toolSpans(ids, newMessages, bridgeIds.length),
+      specialText: specialText.map((hit) => ({
+        ...hit,
+        message: hit.message + mount.baseDepth,
+        position: hit.position === null ? null : hit.position + offset,
+      })),
     };
   }
 

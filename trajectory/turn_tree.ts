@@ -17,8 +17,11 @@ export class MessageNode {
   readonly children: MessageNode[] = [];
   /** Turns whose request history ends at this node. */
   readonly promptOf: Turn[] = [];
-  /** The turn that sampled this (assistant) message. */
-  sampledBy?: Turn;
+  /**
+   * The turns that sampled this (assistant) message, first first: the base of later requests
+   * (of their own client session when one sampled it, else the first).
+   */
+  readonly sampledBy: Turn[] = [];
   constructor(
     readonly message: Message | null,
     readonly parent: MessageNode | null,
@@ -41,6 +44,23 @@ export interface Mount {
   node: MessageNode;
   /** Number of leading messages matched. */
   matched: number;
+  /**
+   * The live turn whose whole history is the longest matched prefix shorter than the request
+   * (the request goes on past that turn's prompt): with no base, a request that replaces that
+   * turn's answer rewrites its chain.
+   */
+  prompted: Turn | null;
+}
+
+/** The first done turn, or the first of the client's own session when there is one. */
+function pickSampled(turns: readonly Turn[], session?: string | null): Turn | undefined {
+  let first: Turn | undefined;
+  for (const t of turns) {
+    if (t.status !== "done") continue;
+    if (session && t.session === session) return t;
+    first ??= t;
+  }
+  return first;
 }
 
 export class TurnTree {
@@ -60,24 +80,39 @@ export class TurnTree {
     return `${req.protocol}\u0000${TurnTree.toolsKey(req.tools)}`;
   }
 
-  mount(messages: readonly Message[], toolsKey: string): Mount {
+  /**
+   * Walks `messages` down from the root of `toolsKey`. A client `session` (when the request
+   * carries one) scopes retries: only a turn of the same session is replayed, and a sampled
+   * answer of the same session is preferred as the base.
+   */
+  mount(messages: readonly Message[], toolsKey: string, session?: string | null): Mount {
     let root = this.#roots.get(toolsKey);
     if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
     let node: MessageNode = root;
-    let base: Turn | null = null, baseDepth = 0, i = 0;
+    let base: Turn | null = null, baseDepth = 0, i = 0, prompted: Turn | null = null;
     for (; i < messages.length; i++) {
       const next: MessageNode | undefined = node.child(messages[i]);
       if (!next) break;
+      if (node.promptOf.length) {
+        prompted = node.promptOf.findLast((t) => t.status !== "failed") ?? prompted;
+      }
       node = next;
-      if (next.sampledBy?.status === "done") {
-        base = next.sampledBy;
+      const sampled = next.sampledBy.length ? pickSampled(next.sampledBy, session) : undefined;
+      if (sampled) {
+        base = sampled;
         baseDepth = i + 1;
       }
     }
     const live = i === messages.length
-      ? node.promptOf.findLast((t) => t.status !== "failed") ?? null
+      ? node.promptOf.findLast((t) =>
+        t.status !== "failed" && (!session || t.session === session)
+      ) ??
+        null
       : null;
-    return { base, baseDepth, retryOf: live, node, matched: i };
+    if (i < messages.length && node.promptOf.length) {
+      prompted = node.promptOf.findLast((t) => t.status !== "failed") ?? prompted;
+    }
+    return { base, baseDepth, retryOf: live, node, matched: i, prompted };
   }
 
   /** Adds the unmatched tail of `messages` below the mount point and records `turn` there. */
@@ -98,6 +133,6 @@ export class TurnTree {
     const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
     if (!existing) promptNode.children.push(node);
     // A later identical answer does not replace the first: its history already mounts there.
-    node.sampledBy ??= turn;
+    node.sampledBy.push(turn);
   }
 }

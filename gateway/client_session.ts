@@ -1,0 +1,28 @@
+/**
+ * The agent client's own session id, from what each CLI sends (see
+ * `reference/agent-clients.md`, "Session identity"): Claude Code's `x-claude-code-session-id`,
+ * Codex's `session-id` (equal to its thread id), or a Responses body's `prompt_cache_key` (pi in
+ * Responses mode sets it to its session id). pi in Chat mode sends none: its retries are matched
+ * on content alone.
+ *
+ * @module
+ */
+
+const HEADERS = ["x-claude-code-session-id", "session-id"];
+
+/**
+ * @example
+ * ```ts
+ * clientSession(new Headers({ "x-claude-code-session-id": "70d2" }), {}); // "70d2"
+ * clientSession(new Headers(), { prompt_cache_key: "th_1" }); // "th_1"
+ * clientSession(new Headers(), {}); // undefined
+ * ```
+ */
+export function clientSession(headers: Headers, body: unknown): string | undefined {
+  for (const h of HEADERS) {
+    const v = headers.get(h);
+    if (v) return v;
+  }
+  const key = (body as { prompt_cache_key?: unknown } | null)?.prompt_cache_key;
+  return typeof key === "string" && key !== "" ? key : undefined;
+}
