@@ -173,6 +173,9 @@ export const fixtures = {
   claudeCode: () => records("gateway/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
   pi: () => records("gateway/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
   codex: () => records("gateway/responses/__fixtures__/codex-0.169.0.jsonl"),
+  /** Claude Code sending a recorded `\uXXXX` tool input back decoded (`capture_claude_code.ts`). */
+  claudeCodeUnicodeEscape: () =>
+    records("tests/trajectory/__fixtures__/claude-code-2.1.330-unicode-escape.jsonl"),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -207,10 +210,11 @@ export async function anthropicTurn(
   t: TestGateway,
   r: RolloutHandle,
   body: Json,
+  headers: Record<string, string> = {},
 ): Promise<AnthropicAnswer> {
   const { text } = await post(
     `${t.url}/rollout/${r.id}/v1/messages?beta=true`,
-    claudeHeaders(r),
+    { ...claudeHeaders(r), ...headers },
     body,
   );
   if (!body.stream) return JSON.parse(text);
