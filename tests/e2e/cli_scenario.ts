@@ -19,6 +19,8 @@ import {
   tail,
 } from "../../harness/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { checkLossOwnership } from "../support/loss_ownership.ts";
+import type { TurnTreeExport } from "../../trajectory/tree_export.ts";
 import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
 import {
   answerText,
@@ -72,7 +74,9 @@ export interface SampleView {
   logprobs: number[];
   reward: number | null;
   branch: string;
+  chain: number;
   turns: string[];
+  trained_from: number;
   num_sampled: number;
 }
 
@@ -166,6 +170,8 @@ async function checkTrajectory(
     ...r2.logprobs,
   ];
   assert.deepEqual(s.logprobs, logprobs, "logprobs aligned with input_ids");
+  const tree = await api<TurnTreeExport>(gw, `/api/rollouts/${rolloutId}/tree`);
+  checkLossOwnership(tree, samples);
 
   const text = await (await sharedModel()).decode(s.input_ids);
   const responses = toolResponses(text);
