@@ -74,12 +74,12 @@ export class PolicyModel {
     contextLength: number | undefined,
   ) {
     const config = files.config;
-    const special = new Map<string, number>();
+    const added = new Map<string, { id: number; special: boolean }>();
     for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
       this.#addedTokens.set(t.content, Number(id));
-      if (t.special) special.set(t.content, Number(id));
+      added.set(t.content, { id: Number(id), special: t.special === true });
     }
-    this.specialText = new SpecialText(special);
+    this.specialText = new SpecialText(added);
     this.template = new ChatTemplate(config.chat_template!, config);
     const eos = tokenText(config.eos_token);
     const eosId = eos === null ? undefined : this.idOf(eos);
@@ -187,7 +187,7 @@ export class PolicyModel {
   /** The segment encoder of the split mode, loaded on first use (its own segment cache). */
   #splitSegmentEncoder(): Promise<SegmentEncoder> {
     return this.#splitSegments ??= loadTokenizer(this.files, this.tokenizer.engine, {
-      splitSpecialTokens: true,
+      withoutAddedTokens: true,
     }).then((plain) =>
       new SegmentEncoder(this.specialText.splitEncoder(plain), this.segments.turnStart)
     );

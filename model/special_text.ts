@@ -12,8 +12,10 @@
  *
  * How the split mode tells content from markup: before rendering, special text in content is
  * replaced by placeholders (noncharacters around the token's index, which no template alters);
- * after rendering, every special token left in the text is markup. Pieces between markup tokens
- * have their placeholders restored and are tokenized with the special tokens disabled.
+ * after rendering, every special token left in the text is markup. The text is then cut at markup
+ * special tokens and at non-special added tokens (Qwen3's `<think>`, `<tool_call>`: matched in
+ * content too, as `split_special_tokens` does), which keep their ids; the pieces between, with
+ * their placeholders restored, are tokenized by the vocabulary alone.
  *
  * @module
  */
@@ -48,20 +50,30 @@ function escapeRegExp(s: string): string {
 }
 
 export class SpecialText {
-  /** Token texts, longest first (leftmost-longest matching, as the tokenizer's added vocabulary). */
+  /** Special token texts, longest first (leftmost-longest matching, as the added vocabulary). */
   readonly #tokens: string[];
+  /** Every added token's id (special or not), by text. */
   readonly #ids: Map<string, number>;
+  readonly #specialIds: Set<number>;
   readonly #pattern: RegExp;
+  /** Placeholders and special tokens: content and markup occurrences, in order. */
   readonly #withPlaceholders: RegExp;
+  /** Placeholders and every added token: where the split mode cuts. */
+  readonly #cuts: RegExp;
 
-  /** @param special the special tokens' texts and ids */
-  constructor(special: ReadonlyMap<string, number>) {
-    this.#ids = new Map(special);
-    this.#tokens = [...special.keys()].sort((a, b) => b.length - a.length);
-    const alternatives = this.#tokens.map(escapeRegExp).join("|") || "(?!)";
-    this.#pattern = new RegExp(alternatives, "g");
-    this.#withPlaceholders = new RegExp(
-      `${OPEN}(\\d+|${LITERAL_OPEN})${CLOSE}|${alternatives}`,
+  /** @param added every added token: text → id and whether it is special */
+  constructor(added: ReadonlyMap<string, { id: number; special: boolean }>) {
+    const byLength = (a: string, b: string) => b.length - a.length;
+    this.#ids = new Map([...added].map(([text, t]) => [text, t.id]));
+    this.#tokens = [...added].filter(([, t]) => t.special).map(([text]) => text).sort(byLength);
+    this.#specialIds = new Set(this.#tokens.map((t) => this.#ids.get(t)!));
+    const alternatives = (texts: string[]) => texts.map(escapeRegExp).join("|") || "(?!)";
+    const special = alternatives(this.#tokens);
+    const placeholder = `${OPEN}(\\d+|${LITERAL_OPEN})${CLOSE}`;
+    this.#pattern = new RegExp(special, "g");
+    this.#withPlaceholders = new RegExp(`${placeholder}|${special}`, "g");
+    this.#cuts = new RegExp(
+      `${placeholder}|${alternatives([...added.keys()].sort(byLength))}`,
       "g",
     );
   }
@@ -91,14 +103,15 @@ export class SpecialText {
   /** Escaped rendered text with the placeholders turned back into the content's text. */
   restore(escaped: string): string {
     return escaped.replace(
-      new RegExp(`${OPEN}(\\d+|${LITERAL_OPEN})${CLOSE}`, "g"),
-      (_, k: string) => (k === LITERAL_OPEN ? OPEN : this.#tokens[Number(k)]),
+      this.#withPlaceholders,
+      (t, k?: string) => k === undefined ? t : k === LITERAL_OPEN ? OPEN : this.#tokens[Number(k)],
     );
   }
 
   /**
-   * Tokenizes escaped rendered text with markup special tokens as control ids and everything
-   * else (content special text included) by `plain`, a tokenizer with special tokens disabled.
+   * Tokenizes escaped rendered text: added tokens by their ids (markup special tokens, any
+   * non-special added token), the pieces between (content special text included) by `plain`,
+   * the model's vocabulary without added tokens.
    */
   splitEncoder(plain: Pick<TextTokenizer, "encode">): Pick<TextTokenizer, "encode"> {
     return {
@@ -113,11 +126,14 @@ export class SpecialText {
     };
   }
 
-  /** Escaped rendered text as markup ids and text pieces (placeholders restored in the text). */
+  /**
+   * Escaped rendered text as added-token ids (markup special tokens, any non-special added token)
+   * and the text pieces between them (placeholders restored).
+   */
   markupPieces(escaped: string): MarkupPiece[] {
     const pieces: MarkupPiece[] = [];
     let text = "", at = 0;
-    for (const match of escaped.matchAll(this.#withPlaceholders)) {
+    for (const match of escaped.matchAll(this.#cuts)) {
       text += escaped.slice(at, match.index);
       at = match.index + match[0].length;
       if (match[1] === undefined) {
@@ -143,9 +159,8 @@ export class SpecialText {
     ids: readonly number[],
     hits: readonly SpecialTextHit[],
   ): (number | null)[] {
-    const special = new Set(this.#ids.values());
     const positions: number[] = [];
-    for (let i = 0; i < ids.length; i++) if (special.has(ids[i])) positions.push(i);
+    for (let i = 0; i < ids.length; i++) if (this.#specialIds.has(ids[i])) positions.push(i);
     const content: number[] = [];
     let k = 0;
     for (const match of escaped.matchAll(this.#withPlaceholders)) {

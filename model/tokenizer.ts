@@ -61,11 +61,12 @@ class JsTextTokenizer implements TextTokenizer {
 
 export interface LoadTokenizerOptions {
   /**
-   * Special tokens are ordinary text: `<|im_end|>` is tokenized like any other string instead of
-   * becoming its control id (`transformers`' `split_special_tokens=True`). Non-special added
-   * tokens (Qwen3's `<think>`, `<tool_call>`) are still matched. Decoding is not affected.
+   * The model's vocabulary alone, without the added tokens: `<|im_end|>` or `<think>` in the
+   * text is tokenized like any other string instead of becoming its added id. (The Rust core
+   * renumbers added tokens when some are removed, so all go; `SpecialText` splits out the ones
+   * that should stay.) Decoding added ids is not supported.
    */
-  splitSpecialTokens?: boolean;
+  withoutAddedTokens?: boolean;
 }
 
 /**
@@ -75,7 +76,7 @@ export interface LoadTokenizerOptions {
  * ```ts
  * const tok = await loadTokenizer(await loadModelFiles());
  * await tok.encode("Hello, world!"); // [9707, 11, 1879, 0]
- * const plain = await loadTokenizer(await loadModelFiles(), "auto", { splitSpecialTokens: true });
+ * const plain = await loadTokenizer(await loadModelFiles(), "auto", { withoutAddedTokens: true });
  * (await plain.encode("<|im_end|>")).length > 1; // true
  * ```
  */
@@ -84,8 +85,8 @@ export async function loadTokenizer(
   engine: "auto" | "rust" | "js" = "auto",
   options: LoadTokenizerOptions = {},
 ): Promise<TextTokenizer> {
-  const text = options.splitSpecialTokens
-    ? withoutSpecialTokens(await Deno.readTextFile(files.tokenizerPath))
+  const text = options.withoutAddedTokens
+    ? withoutAddedTokens(await Deno.readTextFile(files.tokenizerPath))
     : null;
   if (engine !== "js") {
     try {
@@ -108,9 +109,9 @@ export async function loadTokenizer(
   return new JsTextTokenizer(new JsTokenizer(json, files.config), maxId + 1);
 }
 
-/** `tokenizer.json` text without its special added tokens (so their text is plain text). */
-function withoutSpecialTokens(text: string): string {
+/** `tokenizer.json` text without its added tokens (so their text is plain text). */
+function withoutAddedTokens(text: string): string {
   const json = JSON.parse(text);
-  json.added_tokens = (json.added_tokens as { special?: boolean }[]).filter((t) => !t.special);
+  json.added_tokens = [];
   return JSON.stringify(json);
 }
