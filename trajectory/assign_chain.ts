@@ -108,7 +108,7 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
   }
   // The history holds a recorded turn's whole request and then another answer than its own: the
   // client rewrote a chain's first answer (nothing sampled is shared, so no base).
-  const prompted = mount.prompted;
+  const prompted = lastPromptAbove(turn, mount);
   if (prompted && turn.messages[prompted.messages.length]?.role === "assistant") {
     const of = rollout.chains[prompted.chain];
     startChain(rollout, turn, rewriteFork(turn, null, prompted, of, mount));
@@ -129,6 +129,20 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
 function sameHistoryElsewhere(turn: Turn, mount: Mount): Turn | undefined {
   if (mount.matched !== turn.messages.length) return undefined;
   return mount.node.promptOf.find((t) => t !== turn && t.status !== "failed");
+}
+
+/**
+ * The live turn whose whole history is the longest matched prefix shorter than `turn`'s: walks up
+ * from where the request left the tree (only for requests that extend no recorded turn).
+ */
+function lastPromptAbove(turn: Turn, mount: Mount): Turn | undefined {
+  let n: MessageNode | null = mount.node;
+  if (n.depth === turn.messages.length) n = n.parent;
+  for (; n; n = n.parent) {
+    const live = n.promptOf.findLast((t) => t !== turn && t.status !== "failed");
+    if (live) return live;
+  }
+  return undefined;
 }
 
 function startChain(

@@ -44,12 +44,6 @@ export interface Mount {
   node: MessageNode;
   /** Number of leading messages matched. */
   matched: number;
-  /**
-   * The live turn whose whole history is the longest matched prefix shorter than the request
-   * (the request goes on past that turn's prompt): with no base, a request that replaces that
-   * turn's answer rewrites its chain.
-   */
-  prompted: Turn | null;
 }
 
 /** The first done turn, or the first of the client's own session when there is one. */
@@ -89,13 +83,10 @@ export class TurnTree {
     let root = this.#roots.get(toolsKey);
     if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
     let node: MessageNode = root;
-    let base: Turn | null = null, baseDepth = 0, i = 0, prompted: Turn | null = null;
+    let base: Turn | null = null, baseDepth = 0, i = 0;
     for (; i < messages.length; i++) {
       const next: MessageNode | undefined = node.child(messages[i]);
       if (!next) break;
-      if (node.promptOf.length) {
-        prompted = node.promptOf.findLast((t) => t.status !== "failed") ?? prompted;
-      }
       node = next;
       const sampled = next.sampledBy.length ? pickSampled(next.sampledBy, session) : undefined;
       if (sampled) {
@@ -109,10 +100,7 @@ export class TurnTree {
       ) ??
         null
       : null;
-    if (i < messages.length && node.promptOf.length) {
-      prompted = node.promptOf.findLast((t) => t.status !== "failed") ?? prompted;
-    }
-    return { base, baseDepth, retryOf: live, node, matched: i, prompted };
+    return { base, baseDepth, retryOf: live, node, matched: i };
   }
 
   /** Adds the unmatched tail of `messages` below the mount point and records `turn` there. */
