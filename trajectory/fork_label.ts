@@ -38,7 +38,7 @@ export function retryFork(turn: Turn, twin: Turn, of: Chain, base: Turn | null):
     label: "retry",
     parent: of.id,
     evidence: {
-      reason: "the history of a recorded turn, sent again by another client session",
+      reason: "the history of a recorded turn, sampled afresh for another client session",
       retried_turn: twin.id,
       ...(base ? { base_turn: base.id } : {}),
       session: turn.session,

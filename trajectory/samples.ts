@@ -7,9 +7,9 @@
  * owns it.
  *
  * `input_ids` is the leaf's prompt followed by its output; `loss_mask` is 1 exactly on sampled
- * ids of trained turns of the sample's own chain; `logprobs` is aligned with `input_ids` (0 where nothing was sampled);
- * `sft_mask` marks the content ids of tool outputs, so a trainer can add a loss on predicting the
- * environment (weighted by `sft_weight`).
+ * ids of trained turns of the sample's own chain; `logprobs` is aligned with `input_ids` (0 where
+ * nothing was sampled); `sft_mask` marks the content ids of tool outputs, so a trainer can add a
+ * loss on predicting the environment (weighted by `sft_weight`).
  *
  * @module
  */

@@ -120,7 +120,8 @@ export class TurnTree {
     const existing = promptNode.child(turn.message!);
     const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
     if (!existing) promptNode.children.push(node);
-    // A later identical answer does not replace the first: its history already mounts there.
+    // A later identical answer does not replace the first (histories already mount there); it is
+    // the base of its own session's requests.
     node.sampledBy.push(turn);
   }
 }
