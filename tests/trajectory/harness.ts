@@ -107,6 +107,24 @@ export async function startGateway(options: Partial<GatewayOptions> = {}): Promi
   };
 }
 
+/**
+ * Runs `fn` against a fresh gateway; afterwards every planned reply must have been used and no
+ * unplanned request may have reached the trainer.
+ */
+export async function withGateway(
+  fn: (t: TestGateway) => Promise<void>,
+  options: Partial<GatewayOptions> = {},
+): Promise<void> {
+  const t = await startGateway(options);
+  try {
+    await fn(t);
+    assert.equal(t.replies.unexpected, 0, "a request reached the trainer that nobody planned");
+    assert.deepEqual(t.replies.queue, [], "planned replies were not used");
+  } finally {
+    await t.close();
+  }
+}
+
 /** One HTTP call whose body is always consumed; `body` is JSON-encoded. */
 export async function call(
   url: string,

@@ -35,26 +35,15 @@ import {
   responsesTurn,
   type RolloutHandle,
   runs,
-  startGateway,
   sum,
   type TestGateway,
   toolUses,
   type TreeResponse,
+  withGateway,
 } from "./harness.ts";
 
 const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, options = {}): Promise<void> {
-  const t = await startGateway(options);
-  try {
-    await fn(t);
-    assert.equal(t.replies.unexpected, 0, "a request reached the trainer that nobody planned");
-    assert.deepEqual(t.replies.queue, [], "planned replies were not used");
-  } finally {
-    await t.close();
-  }
-}
 
 function turnsOf(tree: TreeResponse, chain: number): TurnRecord[] {
   return tree.turns.filter((x) => x.chain === chain);

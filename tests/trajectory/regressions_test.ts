@@ -18,23 +18,11 @@ import {
   type Json,
   outputRanges,
   piEcho,
-  startGateway,
   sum,
-  type TestGateway,
   toolUses,
   type TreeResponse,
+  withGateway,
 } from "./harness.ts";
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>): Promise<void> {
-  const t = await startGateway();
-  try {
-    await fn(t);
-    assert.equal(t.replies.unexpected, 0, "a request reached the trainer that nobody planned");
-    assert.deepEqual(t.replies.queue, [], "planned replies were not used");
-  } finally {
-    await t.close();
-  }
-}
 
 /**
  * Every sampled id of the rollout has loss 1 in exactly one sample (all chains here train), and
