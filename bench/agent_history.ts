@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { SystemMessage, ToolSpec, UserMessage } from "../model/messages.ts";
+import type { SystemMessage, ToolSpec, UserMessage } from "../canonical/mod.ts";
+import { toolCallText } from "../runner/mod.ts";
 
 export const SYSTEM_PROMPT: SystemMessage = {
   role: "system",
@@ -310,19 +311,7 @@ export function* agentSteps(seed: number, lines: [number, number]): Generator<Ag
   }
 }
 
-/** JSON the way Python's `json.dumps` writes it (what Qwen3 samples): `", "` and `": "`. */
-export function pythonJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
-  if (v && typeof v === "object") {
-    return `{${
-      Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`).join(", ")
-    }}`;
-  }
-  return JSON.stringify(v);
-}
-
 /** The raw Qwen3 text the policy samples for a step: reasoning, then one tool call. */
 export function sampledText(step: Pick<AgentStep, "reasoning" | "tool" | "args">): string {
-  const call = `{"name": ${JSON.stringify(step.tool)}, "arguments": ${pythonJson(step.args)}}`;
-  return `<think>\n${step.reasoning}\n</think>\n\n<tool_call>\n${call}\n</tool_call><|im_end|>`;
+  return toolCallText(step.reasoning, step.tool, step.args);
 }

@@ -7,8 +7,8 @@
  */
 import { createGateway } from "../gateway/mod.ts";
 import { toCanonicalRequest } from "../gateway/openai_chat/mod.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import { TurnTree } from "../trajectory/turn_tree.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import { TurnTree } from "../trajectory/mod.ts";
 import { agentSteps, sampledText, SYSTEM_PROMPT, TASK, TOOLS } from "./agent_history.ts";
 import { newToolResult, resetter, SizeGoal } from "./turn_fixture.ts";
 

@@ -4,11 +4,7 @@
  *
  * @module
  */
-import type {
-  Completion,
-  GenerationBackend,
-  GenerationRequest,
-} from "../model/backends/backend.ts";
+import type { Completion, GenerationBackend, GenerationRequest } from "../generation/mod.ts";
 
 export class InstantBackend implements GenerationBackend {
   readonly name = "instant (bench double)";

@@ -12,14 +12,17 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../model/messages.ts";
-import { PolicyModel } from "../model/policy_model.ts";
-import { Rollout } from "../trajectory/rollout.ts";
-import { buildSamples } from "../trajectory/samples.ts";
-import { sharedPrefixTree, turnTree } from "../trajectory/tree_export.ts";
-import type { Turn } from "../trajectory/turn.ts";
-import { TurnRunner } from "../trajectory/turn_runner.ts";
-import { TurnTree } from "../trajectory/turn_tree.ts";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../canonical/mod.ts";
+import { PolicyModel } from "../model/mod.ts";
+import {
+  buildSamples,
+  Rollout,
+  sharedPrefixTree,
+  type Turn,
+  TurnRunner,
+  TurnTree,
+  turnTree,
+} from "../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
 
 const MAIN_TURNS = 50;

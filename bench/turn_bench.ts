@@ -14,12 +14,9 @@
  *
  * @module
  */
-import { PolicyModel } from "../model/mod.ts";
-import type { Message } from "../model/messages.ts";
-import { toTemplateMessages, toTemplateTools } from "../model/template_input.ts";
-import { RolloutStore } from "../trajectory/rollout_store.ts";
-import { TurnRunner } from "../trajectory/turn_runner.ts";
-import { promptIds } from "../trajectory/turn.ts";
+import { PolicyModel, toTemplateMessages, toTemplateTools } from "../model/mod.ts";
+import type { Message } from "../canonical/mod.ts";
+import { promptIds, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
 import { TOOLS } from "./agent_history.ts";
 import { chatBody, startHttpGateway } from "./http_fixture.ts";
 import { InstantBackend } from "./instant_backend.ts";

@@ -4,12 +4,15 @@
  *
  * @module
  */
-import type { CanonicalRequest, Message, ToolMessage } from "../model/messages.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import type { Rollout } from "../trajectory/rollout.ts";
-import type { RolloutStore } from "../trajectory/rollout_store.ts";
-import type { TurnRunner } from "../trajectory/turn_runner.ts";
-import { type MessageNode, TurnTree } from "../trajectory/turn_tree.ts";
+import type { CanonicalRequest, Message, ToolMessage } from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import {
+  type MessageNode,
+  type Rollout,
+  type RolloutStore,
+  type TurnRunner,
+  TurnTree,
+} from "../trajectory/mod.ts";
 import {
   agentSteps,
   pytestOutput,

@@ -9,16 +9,12 @@ import { anthropicAdapter, toCanonicalCountTokensRequest } from "./anthropic/mod
 import { openaiChatAdapter } from "./openai_chat/mod.ts";
 import { responsesAdapter } from "./responses/mod.ts";
 import type { ProtocolAdapter } from "./protocol.ts";
-import { InvalidRequestError } from "./protocol.ts";
-import { GatewayError } from "./gateway_error.ts";
+import { httpStatus } from "./http_errors.ts";
 import { readJsonBody } from "./read_body.ts";
 import { sseResponse } from "./sse_response.ts";
 import { resolveAgentRollout } from "./auth.ts";
-import { GenerationError } from "../model/backends/backend.ts";
-import type { RolloutStore } from "../trajectory/rollout_store.ts";
-import type { TurnRunner } from "../trajectory/turn_runner.ts";
-import type { Upstream } from "../model/backends/upstream.ts";
-import { serveBlackBox } from "./black_box_route.ts";
+import type { RolloutStore, TurnRunner } from "../trajectory/mod.ts";
+import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
 
@@ -36,10 +32,8 @@ export interface AgentRouteOptions {
 
 /** Status and message for any error thrown while serving an agent. */
 export function errorStatus(e: unknown): { status: number; message: string } {
-  if (e instanceof GatewayError || e instanceof GenerationError) {
-    return { status: e.status, message: e.message };
-  }
-  if (e instanceof InvalidRequestError) return { status: 400, message: e.message };
+  const status = httpStatus(e);
+  if (status !== undefined) return { status, message: (e as Error).message };
   console.error("rollgate: unexpected error serving an agent:", e);
   return { status: 500, message: `internal error: ${(e as Error)?.message ?? String(e)}` };
 }
@@ -59,7 +53,9 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const rollout = rolloutOf(c);
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
-      if (upstream) return await serveBlackBox(c, adapter, rollout, upstream, body, o.keepAliveMs);
+      if (upstream) {
+        return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
+      }
       const req = {
         ...adapter.parseRequest(body),
         session: clientSession(c.req.raw.headers, body),

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { CanonicalRequest } from "../model/messages.ts";
-import { answerId, type Turn } from "../trajectory/turn.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
+import type { Turn } from "../trajectory/mod.ts";
 import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 
 export async function* answerEvents(
@@ -20,14 +20,7 @@ export async function* answerEvents(
     yield* adapter.toStreamEvents(await turn.result, req);
     return;
   }
-  const rendered = turn.bridgeIds.length + turn.deltaIds.length;
-  const encoder = adapter.streamEncoder({
-    id: answerId(turn),
-    model: req.model,
-    created: Math.floor(Date.now() / 1000),
-    inputTokens: turn.promptLength,
-    cachedTokens: turn.promptLength - rendered,
-  }, req);
+  const encoder = adapter.streamEncoder(turn.header!, req);
   yield* encoder.start();
   for (; !piece.done; piece = await pieces!.next()) {
     const { kind, delta } = piece.value;

@@ -4,13 +4,10 @@
  * @module
  */
 import { Hono } from "hono";
-import type { GenerationBackend } from "../model/backends/backend.ts";
-import { InterceptionGate } from "../model/backends/gate.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import { RolloutStore } from "../trajectory/rollout_store.ts";
-import { TurnRunner } from "../trajectory/turn_runner.ts";
-import type { SampleOptions } from "../trajectory/samples.ts";
-import type { Upstream } from "../model/backends/upstream.ts";
+import { type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import { RolloutStore, type SampleOptions, TurnRunner } from "../trajectory/mod.ts";
+import type { Upstream } from "./black_box/mod.ts";
 import { agentRoutes } from "./agent_routes.ts";
 import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
@@ -55,6 +52,9 @@ export interface Gateway {
 /**
  * @example
  * ```ts
+ * import { createGateway } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
  * const gw = createGateway({ model: await PolicyModel.load() });
  * Deno.serve({ port: 7860 }, gw.app.fetch);
  * ```

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import type { Rollout } from "../trajectory/rollout.ts";
-import type { RolloutStore } from "../trajectory/rollout_store.ts";
+import type { Rollout, RolloutStore } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 
 /** The credential a request carries: `Authorization: Bearer …` or `x-api-key`. */

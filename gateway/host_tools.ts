@@ -12,11 +12,11 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import type { Rollout } from "../trajectory/rollout.ts";
-import type { RolloutStore } from "../trajectory/rollout_store.ts";
+import type { Rollout, RolloutStore } from "../trajectory/mod.ts";
 import { resolveAgentRollout } from "./auth.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { readJsonBody } from "./read_body.ts";
+import { httpStatus } from "./http_errors.ts";
 
 /** A host tool: gets the rollout and the JSON arguments, returns a JSON result. */
 export type HostTool = (rollout: Rollout, args: unknown) => unknown | Promise<unknown>;
@@ -33,7 +33,7 @@ export interface HostToolOptions {
 }
 
 function jsonError(c: Context, e: unknown): Response {
-  const status = e instanceof GatewayError ? e.status : 500;
+  const status = httpStatus(e) ?? 500;
   const message = e instanceof Error ? e.message : String(e);
   return c.json(
     { error: { type: status === 404 ? "not_found" : "tool_error", message } },

@@ -1,9 +1,22 @@
 /**
  * The HTTP surface: agent protocols (Anthropic Messages, OpenAI Chat, OpenAI Responses), the
- * trainer API, SSE, errors.
+ * trainer API, SSE, host tools, auth, the black-box relay (`black_box/`), and the one mapping of
+ * domain errors to HTTP statuses (`http_errors.ts`).
  *
  * @module
  */
 export { createGateway, type Gateway, type GatewayOptions } from "./app.ts";
 export { GatewayError } from "./gateway_error.ts";
-export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
+export { httpStatus } from "./http_errors.ts";
+export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
+export { anthropicAdapter } from "./anthropic/mod.ts";
+export { openaiChatAdapter } from "./openai_chat/mod.ts";
+export { responsesAdapter } from "./responses/mod.ts";
+export { BUILTIN_HOST_TOOLS, type HostTool } from "./host_tools.ts";
+export {
+  AnthropicUpstream,
+  OpenAIUpstream,
+  type Upstream,
+  type UpstreamConfig,
+  upstreamsFromFlags,
+} from "./black_box/mod.ts";

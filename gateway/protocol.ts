@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, Protocol, TurnAnswer } from "../model/messages.ts";
+import type { AnswerHeader, CanonicalRequest, Protocol, TurnAnswer } from "../canonical/mod.ts";
 
 /** One server-sent event; `event` is omitted for protocols that send only `data:` lines. */
 export interface SseEvent {
@@ -15,18 +15,6 @@ export interface SseEvent {
 /** A request body that does not fit the protocol's schema; becomes a 400 in the protocol's shape. */
 export class InvalidRequestError extends Error {
   override name = "InvalidRequestError";
-}
-
-/** What is known of an answer before its first token: enough for the opening events. */
-export interface AnswerHeader {
-  /** Same as the final `TurnAnswer.id`. */
-  id: string;
-  model: string;
-  /** Unix seconds. */
-  created: number;
-  /** Prompt tokens (the full prompt, as in `Usage.input_tokens`) and the part reused verbatim. */
-  inputTokens: number;
-  cachedTokens: number;
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Sample } from "../trajectory/samples.ts";
+import type { Sample } from "../trajectory/mod.ts";
 
 export class SampleFeed {
   readonly #subscribers = new Set<(line: string) => void>();

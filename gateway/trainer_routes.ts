@@ -7,16 +7,18 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import { GateError, type InterceptionGate } from "../model/backends/gate.ts";
-import { GenerationError } from "../model/backends/backend.ts";
-import type { PauseGate } from "../model/backends/pause_gate.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import { RolloutExistsError, type RolloutStore } from "../trajectory/rollout_store.ts";
-import type { Rollout } from "../trajectory/rollout.ts";
+import type { InterceptionGate, PauseGate } from "../generation/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import {
+  type Rollout,
+  type RolloutStore,
+  type SampleOptions,
+  sharedPrefixTree,
+  turnTree,
+} from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
+import { httpStatus } from "./http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
-import type { SampleOptions } from "../trajectory/samples.ts";
-import { sharedPrefixTree, turnTree } from "../trajectory/tree_export.ts";
 import { presentedToken } from "./auth.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
@@ -111,10 +113,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     await next();
   });
   app.onError((e, c) => {
-    if (e instanceof GatewayError || e instanceof GateError) {
-      return apiError(c, e.status, e.message);
-    }
-    if (e instanceof RolloutExistsError) return apiError(c, 409, e.message);
+    const status = httpStatus(e);
+    if (status !== undefined) return apiError(c, status, e.message);
     console.error("rollgate: trainer API error:", e);
     return apiError(c, 500, (e as Error).message);
   });
@@ -236,7 +236,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
-    o.gate.failWith(c.req.param("rid"), new GenerationError(error, status ?? 502));
+    o.gate.fail(c.req.param("rid"), error, status);
     return c.json({ request_id: c.req.param("rid"), failed: true });
   });
   return app;

@@ -4,7 +4,8 @@
  * @module
  */
 import { z } from "zod";
-import { POLICY_LABELS } from "../trajectory/mod.ts";
+import { LABEL_ACTIONS, POLICY_LABELS } from "../trajectory/mod.ts";
+import { describeIssues } from "./zod_issues.ts";
 
 export const SamplingSchema = z.object({
   max_tokens: z.number().int().positive().optional(),
@@ -21,10 +22,7 @@ export const CreateRolloutSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
   sampling: SamplingSchema.optional(),
   /** Per-label action for this rollout's samples, e.g. `{ "side": "mask" }`. */
-  labels: z.partialRecord(
-    z.enum(POLICY_LABELS),
-    z.enum(["train", "mask", "drop"]),
-  ).optional(),
+  labels: z.partialRecord(z.enum(POLICY_LABELS), z.enum(LABEL_ACTIONS)).optional(),
   reward_mode: z.enum(["full", "split"]).optional(),
   sft: z.object({ weight: z.number().min(0), tools: z.array(z.string()).optional() }).optional(),
   /** A backend name the gateway was started with (`gate`, `vllm`, …). */
@@ -61,7 +59,5 @@ export const FinishSchema = z.object({
 export function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const path = issue.path.length ? issue.path.join(".") + ": " : "";
-  throw new Error(`invalid ${what}: ${path}${issue.message}`);
+  throw new Error(`invalid ${what}: ${describeIssues(r.error.issues)}`);
 }

@@ -7,8 +7,19 @@
  *
  * @example
  * ```ts
- * const run = sandboxLaunch(codex, "Fix the bug", { gatewayUrl: sbx.gatewayUrl, rolloutId, token,
- *   model: "rollgate-policy", workdir: sbx.workdir, home: "/home/agent" });
+ * import { codex, sandboxLaunch } from "./mod.ts";
+ * import type { Sandbox } from "../sandbox/mod.ts";
+ * declare const sbx: Sandbox;
+ * declare const rollout: { id: string; token: string };
+ *
+ * const run = sandboxLaunch(codex, "Fix the bug", {
+ *   gatewayUrl: sbx.gatewayUrl,
+ *   rolloutId: rollout.id,
+ *   token: rollout.token,
+ *   model: "rollgate-policy",
+ *   workdir: sbx.workdir,
+ *   home: "/home/agent",
+ * });
  * for (const [path, text] of Object.entries(run.files)) await sbx.writeFile(path, text);
  * const r = await sbx.exec(run.command, { env: run.env, timeoutMs: 600_000 });
  * codex.completion(r.stdout, r.exitCode);

@@ -14,8 +14,11 @@
  *
  * @example
  * ```ts
- * import { harness, runLocal } from "./harness/mod.ts";
+ * import { harness, type LaunchOptions, runLocal } from "./mod.ts";
+ * declare const launchOptions: LaunchOptions; // gateway URL, rollout id and token, model, dirs
+ *
  * const run = await runLocal(harness("pi"), "List the files", launchOptions);
+ * run.completion.ok;
  * ```
  *
  * @module

@@ -6,8 +6,17 @@
  *
  * @example
  * ```ts
- * const run = await runLocal(codex, "Create hello.txt", { gatewayUrl, rolloutId, token,
- *   model: "rollgate-policy", workdir: "/tmp/w", home: "/tmp/h" }, { timeoutMs: 120_000 });
+ * import { codex, runLocal } from "./mod.ts";
+ * declare const rollout: { id: string; token: string };
+ *
+ * const run = await runLocal(codex, "Create hello.txt", {
+ *   gatewayUrl: "http://127.0.0.1:7860",
+ *   rolloutId: rollout.id,
+ *   token: rollout.token,
+ *   model: "rollgate-policy",
+ *   workdir: "/tmp/w",
+ *   home: "/tmp/h",
+ * }, { timeoutMs: 120_000 });
  * if (!run.completion.ok) console.error(run.completion.error, run.stderr);
  * ```
  *

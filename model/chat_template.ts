@@ -81,6 +81,9 @@ export class ChatTemplate {
   /**
    * @example
    * ```ts
+   * import { ChatTemplate } from "./chat_template.ts";
+   * declare const template: ChatTemplate;
+   *
    * template.render([{ role: "user", content: "hi" }], [], { addGenerationPrompt: true });
    * // "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
    * ```

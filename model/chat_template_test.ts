@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { referencePython, renderWithTransformers } from "../tests/reference/python_env.ts";
 import { ChatTemplate } from "./chat_template.ts";
-import type { AssistantMessage, Message } from "./messages.ts";
+import type { AssistantMessage, Message } from "../canonical/mod.ts";
 import { PolicyModel } from "./policy_model.ts";
 import { toTemplateMessages } from "./template_input.ts";
+import { referenceMissing, skipGroup } from "../tests/support/skips.ts";
 
 const NO_VENV = referencePython() === null;
 
@@ -53,7 +54,7 @@ Deno.test({
   name: `chat template: Qwen3 strip edge cases equal transformers${
     NO_VENV ? " (SKIPPED: no .venv; see tests/reference/requirements.txt)" : ""
   }`,
-  ignore: NO_VENV,
+  ignore: skipGroup("chat template against transformers", referenceMissing()),
   async fn() {
     const model = await PolicyModel.load();
     const inline: Message = {

@@ -5,7 +5,7 @@
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
-import type { AssistantMessage, Message, ToolSpec } from "./messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { loadModelFiles, type ModelFiles, tokenText } from "./model_files.ts";
 import {
   type OutputParser,

@@ -10,7 +10,7 @@
  * @module
  */
 import type { ChatTemplate } from "./chat_template.ts";
-import type { Message } from "./messages.ts";
+import type { Message } from "../canonical/mod.ts";
 import { toTemplateMessages } from "./template_input.ts";
 
 const SENTINEL = "\u2063rollgate-delta-anchor\u2063";

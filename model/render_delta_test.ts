@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { generateConversations } from "../tests/invariants/conversation_generator.ts";
 import { ChatTemplate } from "./chat_template.ts";
-import type { AssistantMessage, Message } from "./messages.ts";
+import type { AssistantMessage, Message } from "../canonical/mod.ts";
 import { PolicyModel } from "./policy_model.ts";
 import { renderDelta } from "./render_delta.ts";
 

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { Message } from "./messages.ts";
+import type { Message } from "../canonical/mod.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 
 /** One occurrence of special-token text in a message's content. */

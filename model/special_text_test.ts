@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "./policy_model.ts";
 import { loadTokenizer } from "./tokenizer.ts";
-import type { Message } from "./messages.ts";
+import type { Message } from "../canonical/mod.ts";
 import { referencePython } from "../tests/reference/python_env.ts";
 
 const model = await PolicyModel.load();

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "./messages.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 
 export interface TemplateToolCall {
   id: string;

@@ -74,7 +74,8 @@ export interface LoadTokenizerOptions {
  *
  * @example
  * ```ts
- * import { loadModelFiles } from "./model_files.ts";
+ * import { loadModelFiles, loadTokenizer } from "./mod.ts";
+ *
  * const tok = await loadTokenizer(await loadModelFiles());
  * await tok.encode("Hello, world!"); // [9707, 11, 1879, 0]
  * const plain = await loadTokenizer(await loadModelFiles(), "auto", { withoutAddedTokens: true });

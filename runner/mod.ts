@@ -1,9 +1,9 @@
 /**
- * The rollout runner: agent CLIs (harness plugins) on SWE tasks inside sandboxes, against an
+ * The rollout loop: agent CLIs (harness plugins) on SWE tasks inside sandboxes, against an
  * in-process gateway, graded in fresh sandboxes, one JSON record per rollout
- * (`main.ts rollout`, see README "Running agents on tasks").
+ * (`main.ts rollout`, parsed in `cli/rollout.ts`; see README "Running agents on tasks").
  *
- * - `options.ts`: flags and {@link RolloutRunOptions}; `command.ts`: the `rollout` verb.
+ * - `options.ts`: {@link RolloutRunOptions}, policies, defaults, {@link RunnerError}.
  * - `run.ts`: setup checks, gateway, concurrency, resume, summary.
  * - `one_rollout.ts`: one rollout from creation to record.
  * - `sandbox_agent.ts`: the CLI inside a sandbox (config files, env, one exec with a budget).
@@ -13,25 +13,32 @@
  *
  * @example
  * ```ts
- * import { runRollouts } from "./runner/mod.ts";
- * await runRollouts({ tasks: "tasks", harness: "codex", sandbox: "local", samples: 1,
- *   concurrency: 4, policy: "gold", out: "results.jsonl", timeBudgetS: 300,
- *   model: "rollgate-policy" });
+ * import { runRollouts } from "./mod.ts";
+ *
+ * await runRollouts({
+ *   tasks: "tasks",
+ *   harness: "codex",
+ *   sandbox: "local",
+ *   samples: 1,
+ *   concurrency: 4,
+ *   policy: "gold",
+ *   out: "results.jsonl",
+ *   timeBudgetS: 300,
+ *   model: "rollgate-policy",
+ * });
  * ```
  *
  * @module
  */
-export { rolloutCommand } from "./command.ts";
 export {
   DEFAULT_GATE_PORT,
   DEFAULT_MODEL_NAME,
   DEFAULT_TIME_BUDGET_S,
-  parseRolloutArgs,
   POLICIES,
   type PolicyName,
+  policyName,
   type RolloutRunOptions,
   RunnerError,
-  USAGE as ROLLOUT_USAGE,
 } from "./options.ts";
 export { type RunOutcome, runRollouts } from "./run.ts";
 export { agentPrompt, type RolloutContext, runRollout } from "./one_rollout.ts";
@@ -39,6 +46,7 @@ export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_age
 export {
   answerText,
   FINAL_TEXT,
+  scriptedLogprob,
   type ScriptedPolicyName,
   type ScriptedPolicyRun,
   scriptFor,

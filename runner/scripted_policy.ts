@@ -16,8 +16,8 @@
  * @module
  */
 import type { Harness } from "../harness/mod.ts";
-import type { InterceptionGate } from "../model/backends/gate.ts";
-import type { PolicyModel } from "../model/mod.ts";
+import type { InterceptionGate } from "../generation/mod.ts";
+import { type PolicyModel, pythonJson, qwen3SampledText } from "../model/mod.ts";
 import type { SweTask } from "../sandbox/mod.ts";
 import { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
 
@@ -30,27 +30,24 @@ export const FINAL_TEXT = {
   noop: "I reviewed the issue and left the repository unchanged.",
 } as const;
 
-/** JSON as Python's `json.dumps` writes it (what Qwen3 saw in training): `", "` and `": "`. */
-export function pythonJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(pythonJson).join(", ")}]`;
-  if (v && typeof v === "object") {
-    const entries = Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pythonJson(x)}`);
-    return `{${entries.join(", ")}}`;
-  }
-  return JSON.stringify(v);
-}
-
-/** A Qwen3 tool-call turn: reasoning, then one call. */
-export function toolCallText(reasoning: string, name: string, args: Record<string, unknown>) {
-  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${
-    pythonJson(args)
-  }}\n</tool_call>`;
-  return `<think>\n${reasoning}\n</think>\n\n${call}<|im_end|>`;
+/** A Qwen3 tool-call turn: reasoning, optional text, then one call (arguments as Qwen3 writes). */
+export function toolCallText(
+  reasoning: string,
+  name: string,
+  args: Record<string, unknown>,
+  text = "",
+): string {
+  return qwen3SampledText({
+    role: "assistant",
+    content: text,
+    reasoning_content: reasoning,
+    tool_calls: [{ id: "", name, arguments: pythonJson(args) }],
+  });
 }
 
 /** A Qwen3 final-answer turn. */
 export function answerText(reasoning: string, text: string): string {
-  return `<think>\n${reasoning}\n</think>\n\n${text}<|im_end|>`;
+  return qwen3SampledText({ role: "assistant", content: text, reasoning_content: reasoning });
 }
 
 /** The deterministic logprob the scripted policies assign to their i-th sampled token. */

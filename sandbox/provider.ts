@@ -4,15 +4,18 @@
  *
  * @example
  * ```ts
+ * import { createSandboxProvider } from "./mod.ts";
+ * declare const flags: { sandbox?: string };
+ *
  * const provider = createSandboxProvider(flags.sandbox ?? "local");
  * await provider.preflight(); // fail fast, with one clear message, before any rollout starts
  * ```
  *
  * @module
  */
-import { DockerProvider, type DockerProviderOptions } from "./docker/docker_provider.ts";
-import { E2BProvider, type E2BProviderOptions } from "./e2b/e2b_provider.ts";
-import { LocalProvider, type LocalProviderOptions } from "./local/bwrap_provider.ts";
+import { DockerProvider, type DockerProviderOptions } from "./docker/mod.ts";
+import { E2BProvider, type E2BProviderOptions } from "./e2b/mod.ts";
+import { LocalProvider, type LocalProviderOptions } from "./local/mod.ts";
 import type { SandboxProvider } from "./sandbox.ts";
 
 /** Backend names. */

@@ -1,10 +1,10 @@
 /**
- * Bookkeeping of chains and sub-agent calls as turns arrive and answers are recorded; shared by
- * the token path (`turn_runner.ts`) and the black-box path (`black_box.ts`).
+ * Bookkeeping of chains and sub-agent calls as turns arrive and answers are recorded (by
+ * `turn_runner.ts`, for token and black-box turns alike).
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../model/messages.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
 import { AGENT_TOOL_NAMES, type Chain, classifyChain } from "./branch_label.ts";
 import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PolicyModel } from "../model/policy_model.ts";
+import type { PolicyModel } from "../model/mod.ts";
 import type { TurnRecord, TurnTreeExport } from "./tree_export.ts";
 
 export interface TurnAudit {

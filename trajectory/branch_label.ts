@@ -8,14 +8,22 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn } from "./turn.ts";
 
 /**
- * `rewrite` and `retry` are forks inside a recorded chain (see `fork_label.ts`); the others start
- * from a full render.
+ * What a chain can be. `rewrite` and `retry` are forks inside a recorded chain (see
+ * `fork_label.ts`); the others start from a full render.
  */
-export type BranchLabel = "main" | "subagent" | "compaction" | "side" | "rewrite" | "retry";
+export const BRANCH_LABELS = [
+  "main",
+  "subagent",
+  "compaction",
+  "rewrite",
+  "retry",
+  "side",
+] as const;
+export type BranchLabel = typeof BRANCH_LABELS[number];
 
 export interface Chain {
   id: number;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Message } from "../model/messages.ts";
+import type { Message } from "../canonical/mod.ts";
 import { sameJson } from "./same_message.ts";
 
 export interface HistoryChange {

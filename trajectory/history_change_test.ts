@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../model/messages.ts";
+import type { AssistantMessage } from "../canonical/mod.ts";
 import { messageChange } from "./history_change.ts";
 
 const call = (args: string, id = "c1"): AssistantMessage => ({

@@ -6,21 +6,15 @@
  *
  * @module
  */
-import type { BranchLabel } from "./branch_label.ts";
+import { BRANCH_LABELS } from "./branch_label.ts";
 
-export type LabelAction = "train" | "mask" | "drop";
-export type PolicyLabel = BranchLabel | "drift";
+/** Every label a policy sets an action for: the chain labels, and `drift` (per turn). */
+export const POLICY_LABELS = [...BRANCH_LABELS, "drift"] as const;
+export type PolicyLabel = typeof POLICY_LABELS[number];
 
-/** Every label a policy names, in the order the README lists them. */
-export const POLICY_LABELS = [
-  "main",
-  "subagent",
-  "compaction",
-  "rewrite",
-  "retry",
-  "side",
-  "drift",
-] as const satisfies readonly PolicyLabel[];
+export const LABEL_ACTIONS = ["train", "mask", "drop"] as const;
+export type LabelAction = typeof LABEL_ACTIONS[number];
+
 export type LabelPolicy = Record<PolicyLabel, LabelAction>;
 
 export const DEFAULT_LABEL_POLICY: Readonly<LabelPolicy> = {
@@ -32,17 +26,3 @@ export const DEFAULT_LABEL_POLICY: Readonly<LabelPolicy> = {
   side: "drop",
   drift: "train",
 };
-
-/** Parses `main=train,side=drop` (the command-line form). */
-export function parseLabelPolicy(text: string): Partial<LabelPolicy> {
-  const out: Partial<LabelPolicy> = {};
-  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
-    const [label, action] = part.split("=").map((x) => x.trim());
-    if (!(label in DEFAULT_LABEL_POLICY)) throw new Error(`unknown label ${label} in ${text}`);
-    if (!["train", "mask", "drop"].includes(action)) {
-      throw new Error(`label ${label}: action must be train, mask or drop, got ${action}`);
-    }
-    out[label as PolicyLabel] = action as LabelAction;
-  }
-  return out;
-}

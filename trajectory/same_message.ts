@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Message, ToolCall } from "../model/messages.ts";
+import type { Message, ToolCall } from "../canonical/mod.ts";
 
 /** Deep equality of JSON values; object key order and `null` members do not matter. */
 export function sameJson(a: unknown, b: unknown): boolean {

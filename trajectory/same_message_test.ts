@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage, Message } from "../model/messages.ts";
+import type { AssistantMessage, Message } from "../canonical/mod.ts";
 import { sameJson, sameMessage } from "./same_message.ts";
 
 Deno.test("sameJson: key order does not matter, array order does", () => {

@@ -13,10 +13,9 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
-import type { Rollout } from "./rollout.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 import { pushAll, type Turn } from "./turn.ts";
-import type { BranchLabel } from "./branch_label.ts";
+import type { BranchLabel, Chain } from "./branch_label.ts";
 import { DEFAULT_LABEL_POLICY, type LabelPolicy } from "./label_policy.ts";
 
 export interface SampleOptions {
@@ -170,8 +169,19 @@ export function buildSample(
   };
 }
 
+/** What a rollout's samples are built from (a `Rollout` is one). */
+export interface SampleSource {
+  readonly turns: readonly Turn[];
+  readonly chains: readonly Chain[];
+  readonly reward: number | null;
+  readonly metadata: Record<string, unknown>;
+}
+
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
-export function buildSamples(rollout: Rollout, overrides: Partial<SampleOptions> = {}): Sample[] {
+export function buildSamples(
+  rollout: SampleSource,
+  overrides: Partial<SampleOptions> = {},
+): Sample[] {
   const options = { ...DEFAULT_SAMPLE_OPTIONS, ...overrides };
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
   const leaves = chainLeaves(rollout.turns).filter((t) =>

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec } from "../model/messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { promptIds, pushAll, type Turn } from "./turn.ts";
 

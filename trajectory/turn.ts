@@ -7,9 +7,15 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec, TurnAnswer } from "../model/messages.ts";
-import type { SpecialTextHit } from "../model/special_text.ts";
-import type { FinishReason } from "../model/backends/backend.ts";
+import type {
+  AnswerHeader,
+  AssistantMessage,
+  Message,
+  ToolSpec,
+  TurnAnswer,
+} from "../canonical/mod.ts";
+import type { FinishReason } from "../generation/mod.ts";
+import type { SpecialTextHit } from "../model/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
 /** How a turn's prompt was built. */
@@ -85,6 +91,8 @@ export interface Turn {
   finishReason?: FinishReason;
   weightVersion?: string | number;
   message?: AssistantMessage;
+  /** What the answer will say of itself before its first token (set once the prompt is built). */
+  header?: AnswerHeader;
   answer?: TurnAnswer;
   malformedToolCalls: number;
   status: TurnStatus;

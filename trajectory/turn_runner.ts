@@ -2,22 +2,28 @@
  * A turn end to end, minus HTTP: mount the history in the rollout's tree, build the prompt ids
  * (the mounted turn's exact ids + the rendered delta, or a full render for a new chain), have the
  * backend generate, parse, record. A client retry of a recorded (or still pending) turn gets that
- * same turn back instead of a second one.
+ * same turn back instead of a second one. Black-box turns (a hosted API answered) are registered
+ * and recorded by the same code, at the message level.
  *
  * @module
  */
-import type { GenerationBackend } from "../model/backends/backend.ts";
-import { PauseGate } from "../model/backends/pause_gate.ts";
-import type { CanonicalRequest, Message, StopReason, TurnAnswer } from "../model/messages.ts";
-import type { PolicyModel } from "../model/policy_model.ts";
-import { GatewayError } from "../gateway/gateway_error.ts";
+import { type GenerationBackend, PauseGate } from "../generation/mod.ts";
+import type {
+  AssistantMessage,
+  CanonicalRequest,
+  Message,
+  StopReason,
+  TurnAnswer,
+} from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { answerId, promptIds, type Turn } from "./turn.ts";
-import { type Mount, TurnTree } from "./turn_tree.ts";
+import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 import { LiveAnswer } from "./live_answer.ts";
+import { TurnError, type TurnErrorKind } from "./turn_error.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -30,8 +36,17 @@ function randomId(bytes = 12): string {
 /** An empty conversation would send the policy a bare generation prompt; the APIs refuse it too. */
 function requireMessages(req: CanonicalRequest): void {
   if (req.messages.length === 0) {
-    throw new GatewayError(400, "the request has no messages: at least one message is required");
+    throw new TurnError(
+      "invalid_request",
+      "the request has no messages: at least one message is required",
+    );
   }
+}
+
+/** What a hosted API answered, read back into the canonical message (black-box turns). */
+export interface BlackBoxAnswer {
+  message: AssistantMessage;
+  usage: { input_tokens: number; output_tokens: number };
 }
 
 interface PromptPlan {
@@ -79,56 +94,89 @@ export class TurnRunner {
 
   /**
    * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
-   * `GatewayError` for requests that cannot become a turn (finished rollout, template error,
-   * prompt longer than the context). Generation continues in the background; await
-   * `turn.result` for the answer.
+   * {@link TurnError} for requests that cannot become a turn (finished rollout, template error,
+   * prompt longer than the context). Generation continues in the background; `turn.header` is
+   * set once this resolves, and `turn.result` settles with the answer.
    */
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
-    if (rollout.status !== "active") {
-      throw new GatewayError(409, `rollout ${rollout.id} is finished and takes no more turns`);
-    }
+    requireActive(rollout);
     requireMessages(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
     }
-
-    let settle!: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
-    const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
-    result.catch(() => {}); // nobody may be listening any more (client gone)
-    const { turn, promptNode } = registerTurn(rollout, req, mount, result, randomId(4));
+    const open = openTurn(rollout, req, mount, randomId(4));
+    const { turn } = open;
     turn.live = new LiveAnswer();
 
     let plan: PromptPlan;
     try {
       plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
     } catch (e) {
-      this.#fail(turn, settle, `cannot render the conversation: ${(e as Error).message}`);
-      throw new GatewayError(400, turn.error!);
+      throw refuse(
+        open,
+        "render_failed",
+        `cannot render the conversation: ${(e as Error).message}`,
+      );
     }
     Object.assign(turn, plan);
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
     if (room <= 0) {
-      this.#fail(
-        turn,
-        settle,
+      throw refuse(
+        open,
+        "context_exceeded",
         `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`,
       );
-      throw new GatewayError(400, turn.error!);
     }
     turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
+    turn.header = {
+      id: answerId(turn),
+      model: req.model,
+      created: Math.floor(Date.now() / 1000),
+      inputTokens: turn.promptLength,
+      cachedTokens: turn.promptLength - plan.bridgeIds.length - plan.deltaIds.length,
+    };
 
     const controller = new AbortController();
     this.#aborts.set(turn, { controller, waiters: 0 });
     this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
-      .then((answer) => {
-        rollout.tree.recordAnswer(promptNode, turn);
-        turn.live?.close();
-        settle.resolve(answer);
-      })
-      .catch((e) => this.#fail(turn, settle, (e as Error).message, e));
+      .then((answer) => record(open, answer))
+      .catch((e) => fail(open, e));
+    return turn;
+  }
+
+  /**
+   * A turn answered by a hosted API (black-box): registered like every turn, then `ask` is
+   * called for the answer, which is recorded at the message level (no token ids: the hosted
+   * model's tokenizer is not the policy's), or fails the turn. Every request is a new turn: a
+   * relay cannot replay a hosted API's own events, so a client's retry is forwarded again.
+   */
+  startBlackBox(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    ask: () => Promise<BlackBoxAnswer>,
+  ): Turn {
+    requireActive(rollout);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    const open = openTurn(rollout, req, mount, "bb");
+    const { turn } = open;
+    turn.blackBox = true;
+    turn.renderedMessages = req.messages.length - mount.baseDepth;
+    turn.maxTokens = req.sampling.max_tokens ?? 0;
+    ask().then(({ message, usage }) => {
+      turn.promptLength = usage.input_tokens;
+      turn.timings.rendered = turn.timings.received;
+      record(open, {
+        id: "",
+        model: req.model,
+        message,
+        stopReason: "stop",
+        usage: { ...usage, reasoning_tokens: 0, cached_tokens: 0 },
+        created: Math.floor(Date.now() / 1000),
+      });
+    }).catch((e) => fail(open, e));
     return turn;
   }
 
@@ -240,7 +288,6 @@ export class TurnRunner {
     turn.logprobs = completion.logprobs ?? null;
     turn.finishReason = completion.finish_reason;
     turn.weightVersion = completion.weight_version;
-    turn.message = parsed.message;
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
       // An output that stopped without the end-of-turn id gets it bridged (untrained) in the next
@@ -252,36 +299,86 @@ export class TurnRunner {
         ids.at(-1) === eot ? ids : [...ids, eot],
       );
     }
-    openAgentCalls(rollout, turn, parsed.message);
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"
       : parsed.message.tool_calls?.length
       ? "tool_calls"
       : "stop";
-    const renderedNow = turn.bridgeIds.length + turn.deltaIds.length;
-    turn.answer = {
-      id: answerId(turn),
-      model: req.model,
+    const header = turn.header!;
+    return {
+      id: header.id,
+      model: header.model,
       message: parsed.message,
       stopReason,
       usage: {
-        input_tokens: turn.promptLength,
+        input_tokens: header.inputTokens,
         output_tokens: completion.output_ids.length,
         reasoning_tokens: parsed.reasoningTokens,
-        cached_tokens: turn.promptLength - renderedNow,
+        cached_tokens: header.cachedTokens,
       },
       created: Math.floor(Date.now() / 1000),
     };
-    turn.status = "done";
-    turn.timings.completed = Date.now();
-    return turn.answer;
   }
+}
 
-  #fail(turn: Turn, settle: { reject(e: unknown): void }, message: string, cause?: unknown): void {
-    turn.live?.close();
-    turn.status = "failed";
-    turn.error = message;
-    turn.timings.completed = Date.now();
-    settle.reject(cause ?? new GatewayError(400, message));
+/** A registered turn and how to settle it. */
+interface OpenTurn {
+  rollout: Rollout;
+  turn: Turn;
+  promptNode: MessageNode;
+  settle: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
+}
+
+function requireActive(rollout: Rollout): void {
+  if (rollout.status !== "active") {
+    throw new TurnError(
+      "rollout_finished",
+      `rollout ${rollout.id} is finished and takes no more turns`,
+    );
   }
+}
+
+/** Registers a pending turn for a request mounted at `mount` (synchronously). */
+function openTurn(
+  rollout: Rollout,
+  req: CanonicalRequest,
+  mount: Mount,
+  idSuffix: string,
+): OpenTurn {
+  let settle!: OpenTurn["settle"];
+  const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
+  result.catch(() => {}); // nobody may be listening any more (client gone)
+  const { turn, promptNode } = registerTurn(rollout, req, mount, result, idSuffix);
+  return { rollout, turn, promptNode, settle };
+}
+
+/**
+ * The one way a turn is recorded, for every backend: its answer hangs in the message tree, its
+ * sub-agent calls open, and its waiters get the answer.
+ */
+function record({ rollout, turn, promptNode, settle }: OpenTurn, answer: TurnAnswer): void {
+  turn.message = answer.message;
+  turn.answer = answer;
+  turn.status = "done";
+  turn.timings.completed = Date.now();
+  rollout.tree.recordAnswer(promptNode, turn);
+  openAgentCalls(rollout, turn, answer.message);
+  turn.live?.close();
+  settle.resolve(answer);
+}
+
+/** Fails a turn; `error` is also what its waiters get. */
+function fail({ turn, settle }: OpenTurn, error: unknown): void {
+  turn.live?.close();
+  turn.status = "failed";
+  turn.error = (error as Error)?.message ?? String(error);
+  turn.timings.completed = Date.now();
+  settle.reject(error);
+}
+
+/** Fails a turn that cannot be generated, with the error its request gets too. */
+function refuse(open: OpenTurn, kind: TurnErrorKind, message: string): TurnError {
+  const error = new TurnError(kind, message);
+  fail(open, error);
+  return error;
 }

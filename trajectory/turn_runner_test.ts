@@ -3,8 +3,8 @@
  * extend, retry (answered from the recorded turn, no second generation), rewritten.
  */
 import assert from "node:assert/strict";
-import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../model/messages.ts";
-import { PolicyModel } from "../model/policy_model.ts";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../canonical/mod.ts";
+import { PolicyModel } from "../model/mod.ts";
 import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
 import { qwen3SampledText } from "../tests/invariants/conversation_generator.ts";
 import { Rollout } from "./rollout.ts";
@@ -170,4 +170,80 @@ Deno.test("TurnRunner: the same history over another protocol is a new turn, not
   assert.notEqual(anthropic, chat);
   assert.equal(backend.requests.length, 2);
   assert.equal(anthropic.retries + chat.retries, 0);
+});
+
+Deno.test("TurnRunner: the answer header is what the recorded answer reports", async () => {
+  const { runner, rollout, script } = setup();
+  await script(call);
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  const first = await t1.result;
+  assert.deepEqual(t1.header, {
+    id: first.id,
+    model: "policy",
+    created: t1.header!.created,
+    inputTokens: first.usage.input_tokens,
+    cachedTokens: 0,
+  });
+  await script(answer);
+  const history = [u1, t1.message!, { role: "tool", content: "a.py", tool_call_id: "x" } as const];
+  const t2 = await runner.start(rollout, request(history), "call_");
+  const second = await t2.result;
+  // The bridged prefix (turn 1's prompt and output) is reused verbatim: cached.
+  assert.equal(t2.header!.cachedTokens, t1.promptLength + t1.outputIds.length);
+  assert.equal(second.usage.cached_tokens, t2.header!.cachedTokens);
+  assert.equal(second.usage.input_tokens, t2.header!.inputTokens);
+});
+
+Deno.test("TurnRunner: refusals are TurnErrors with a kind, and the turn is failed", async () => {
+  const { runner, rollout } = setup();
+  await assert.rejects(runner.start(rollout, request([]), "call_"), {
+    name: "TurnError",
+    kind: "invalid_request",
+  });
+  const tiny = new TurnRunner(
+    await PolicyModel.load({ contextLength: 4 }),
+    new InMemoryBackendTestDouble(),
+  );
+  await assert.rejects(tiny.start(rollout, request([u1]), "call_"), {
+    name: "TurnError",
+    kind: "context_exceeded",
+  });
+  assert.equal(rollout.turns.at(-1)!.status, "failed");
+  rollout.finish(null);
+  await assert.rejects(runner.start(rollout, request([u1]), "call_"), {
+    name: "TurnError",
+    kind: "rollout_finished",
+  });
+});
+
+Deno.test("TurnRunner: black-box turns are registered, recorded and failed by the same path", async () => {
+  const { runner, rollout } = setup();
+  let answerNow!: (a: { message: AssistantMessage; usage: typeof usage }) => void;
+  const usage = { input_tokens: 120, output_tokens: 7 };
+  const t1 = runner.startBlackBox(rollout, request([u1]), () => new Promise((r) => answerNow = r));
+  assert.equal(t1.status, "pending", "registered when the request arrives");
+  assert.equal(rollout.turns.length, 1);
+  answerNow({ message: call, usage });
+  const a1 = await t1.result;
+  assert.equal(t1.status, "done");
+  assert.equal(t1.blackBox, true);
+  assert.deepEqual(t1.message, call);
+  assert.equal(t1.promptLength, 120);
+  assert.deepEqual(a1.usage, { ...usage, reasoning_tokens: 0, cached_tokens: 0 });
+  assert.deepEqual(t1.outputIds, [], "no token ids are claimed");
+
+  // The next request extends the recorded answer: same chain, parent linked.
+  const history = [u1, call, { role: "tool", content: "a.py", tool_call_id: "x" } as const];
+  const t2 = runner.startBlackBox(
+    rollout,
+    request(history),
+    () => Promise.reject(new Error("upstream down")),
+  );
+  await assert.rejects(t2.result, /upstream down/);
+  assert.equal(t2.parent, t1);
+  assert.equal(t2.chain, t1.chain);
+  assert.equal(t2.status, "failed");
+  assert.equal(t2.error, "upstream down");
+  const [sample] = rollout.samples();
+  assert.deepEqual(sample.turns, [t1.id]);
 });

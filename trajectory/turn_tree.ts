@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../model/messages.ts";
+import type { Message, ToolSpec } from "../canonical/mod.ts";
 import { sameMessage } from "./same_message.ts";
 import type { Turn } from "./turn.ts";
 

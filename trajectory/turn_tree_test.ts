@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage, Message, ToolSpec } from "../model/messages.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn, TurnStatus } from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
 

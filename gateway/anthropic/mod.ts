@@ -6,7 +6,11 @@
  *
  * @example
  * ```ts
- * import { anthropicAdapter } from "./gateway/anthropic/mod.ts";
+ * import { anthropicAdapter } from "./mod.ts";
+ * import type { TurnAnswer } from "../../canonical/mod.ts";
+ * import type { SseEvent } from "../protocol.ts";
+ * declare const answer: TurnAnswer; // what the turn produced for `request`
+ * declare function write(events: SseEvent[]): void;
  *
  * const request = anthropicAdapter.parseRequest({
  *   model: "policy-model-v1",
@@ -14,14 +18,14 @@
  *   stream: true,
  *   messages: [{ role: "user", content: "list the files" }],
  * });
- * // … produce `answer: TurnAnswer` for `request` …
- * // for (const e of anthropicAdapter.toStreamEvents(answer, request)) {
- * //   write(`event: ${e.event}\ndata: ${e.data}\n\n`);
- * // }
- * // Or, as the answer is generated:
- * // const encoder = anthropicAdapter.streamEncoder(header, request);
- * // write(encoder.start()); write(encoder.reasoning(piece)); write(encoder.text(piece));
- * // write(encoder.finish(answer));
+ * // The whole answer at once:
+ * write(anthropicAdapter.toStreamEvents(answer, request));
+ * // Or, as the answer is generated (reasoning pieces first, then text):
+ * const encoder = anthropicAdapter.streamEncoder({ ...answer, inputTokens: 9, cachedTokens: 0 }, request);
+ * write(encoder.start());
+ * write(encoder.reasoning("Let me look."));
+ * write(encoder.text("Here they are."));
+ * write(encoder.finish(answer));
  * ```
  *
  * @module
@@ -45,13 +49,7 @@ export {
   type ResponseContentBlock,
   toMessageResponse,
 } from "./response.ts";
-export {
-  answerHeader,
-  splitChunks,
-  streamEncoder,
-  streamErrorEvents,
-  toStreamEvents,
-} from "./stream.ts";
+export { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */

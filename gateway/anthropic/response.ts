@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, StopReason, TurnAnswer } from "../../model/messages.ts";
+import type { CanonicalRequest, StopReason, TurnAnswer } from "../../canonical/mod.ts";
 
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "tool_use";
 

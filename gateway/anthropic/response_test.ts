@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type Anthropic from "@anthropic-ai/sdk";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import { answerFromRecord, loadCapture } from "./__fixtures__/load.ts";
 import { mapStopReason, type MessageResponse, toMessageResponse } from "./response.ts";
 

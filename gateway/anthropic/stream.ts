@@ -8,15 +8,20 @@
  * `message_delta`, `message_stop`. Each event carries an `event:` line: without it Claude Code
  * reports a malformed response. Content goes into deltas, never into `content_block_start`:
  * Claude Code ignores content there (a tool would run with `{}`). Long text is split into deltas
- * of at most 64 code points, as a real stream would be.
+ * as `../text_deltas.ts` says.
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
-import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { splitDeltas, unsentText } from "../text_deltas.ts";
+import { wholeAnswerEvents } from "../whole_answer.ts";
 
-export { answerHeader } from "../whole_answer.ts";
 import { errorBody } from "./errors.ts";
 import {
   mapStopReason,
@@ -26,9 +31,6 @@ import {
   thinkingSignature,
   usageOf,
 } from "./response.ts";
-
-/** Largest delta, in code points. */
-const CHUNK = 64;
 
 /** The complete event sequence for an answer, `message_stop` last. */
 export function toStreamEvents(answer: TurnAnswer, request?: CanonicalRequest): SseEvent[] {
@@ -72,13 +74,13 @@ export function streamEncoder(
   };
   const thinkingDeltas = (block: OpenBlock, delta: string, out: SseEvent[]) => {
     block.sent += delta;
-    for (const piece of splitChunks(delta)) {
+    for (const piece of splitDeltas(delta)) {
       out.push(blockDelta(block.index, { type: "thinking_delta", thinking: piece }));
     }
   };
   const textDeltas = (block: OpenBlock, delta: string, out: SseEvent[]) => {
     block.sent += delta;
-    for (const piece of splitChunks(delta)) {
+    for (const piece of splitDeltas(delta)) {
       out.push(blockDelta(block.index, { type: "text_delta", text: piece }));
     }
   };
@@ -140,13 +142,13 @@ export function streamEncoder(
         thinking = open({ type: "thinking", thinking: "", signature: "" }, out);
       }
       if (thinking && !thinkingClosed) {
-        thinkingDeltas(thinking, rest(thinking.sent, reasoning), out);
+        thinkingDeltas(thinking, unsentText(reasoning, thinking.sent), out);
       }
       closeThinking(out);
 
       if (!text && message.content !== "") text = open({ type: "text", text: "" }, out);
       if (text) {
-        textDeltas(text, rest(text.sent, message.content), out);
+        textDeltas(text, unsentText(message.content, text.sent), out);
         out.push(event({ type: "content_block_stop", index: text.index }));
       }
 
@@ -172,11 +174,6 @@ export function streamEncoder(
   };
 }
 
-/** What `final` adds after `sent`; "" when `sent` is not a prefix of it (see `streamEncoder`). */
-function rest(sent: string, final: string): string {
-  return final.startsWith(sent) ? final.slice(sent.length) : "";
-}
-
 function blockDelta(index: number, delta: Record<string, string>): SseEvent {
   return event({ type: "content_block_delta", index, delta });
 }
@@ -190,7 +187,7 @@ function toolUseEvents(
     event({ type: "content_block_start", index, content_block: { ...block, input: {} } }),
     // The real API opens every tool input with an empty partial_json; so does the fixture.
     blockDelta(index, { type: "input_json_delta", partial_json: "" }),
-    ...splitChunks(args).map((partial_json) =>
+    ...splitDeltas(args).map((partial_json) =>
       blockDelta(index, { type: "input_json_delta", partial_json })
     ),
     event({ type: "content_block_stop", index }),
@@ -204,28 +201,4 @@ export function streamErrorEvents(status: number, message: string): SseEvent[] {
 
 function event<T extends { type: string }>(data: T): SseEvent {
   return { event: data.type, data: JSON.stringify(data) };
-}
-
-/**
- * Splits text into pieces of at most `max` code points (never inside a surrogate pair), cutting
- * after the last whitespace of a piece when there is one. Concatenating the pieces gives `text`.
- */
-export function splitChunks(text: string, max = CHUNK): string[] {
-  const chars = Array.from(text);
-  const pieces: string[] = [];
-  let start = 0;
-  while (start < chars.length) {
-    let end = Math.min(start + max, chars.length);
-    if (end < chars.length) {
-      for (let cut = end; cut > start + 1; cut--) {
-        if (/\s/.test(chars[cut - 1])) {
-          end = cut;
-          break;
-        }
-      }
-    }
-    pieces.push(chars.slice(start, end).join(""));
-    start = end;
-  }
-  return pieces;
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import type { TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, SseEvent } from "../protocol.ts";
+import { type AnswerHeader, answerHeader, type TurnAnswer } from "../../canonical/mod.ts";
+import type { SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCapture } from "./__fixtures__/load.ts";
 import { toMessageResponse } from "./response.ts";
-import { answerHeader, streamEncoder, toStreamEvents } from "./stream.ts";
+import { streamEncoder, toStreamEvents } from "./stream.ts";
 
 // deno-lint-ignore no-explicit-any
 type Data = any;

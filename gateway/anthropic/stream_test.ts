@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCapture, parseWireEvent } from "./__fixtures__/load.ts";
-import { splitChunks, streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamErrorEvents, toStreamEvents } from "./stream.ts";
 
 // deno-lint-ignore no-explicit-any
 type Data = any;
@@ -138,14 +138,6 @@ Deno.test("a turn with several tool calls numbers its blocks in order", () => {
     "1 input_json_delta": "{}",
     "2 input_json_delta": '{"x":1}',
   });
-});
-
-Deno.test("splitChunks: whitespace cuts, hard cuts, surrogate pairs, empty", () => {
-  assert.deepEqual(splitChunks(""), []);
-  assert.deepEqual(splitChunks("short"), ["short"]);
-  assert.deepEqual(splitChunks("aaa bbb ccc", 5), ["aaa ", "bbb ", "ccc"]);
-  assert.deepEqual(splitChunks("abcdefghij", 4), ["abcd", "efgh", "ij"]);
-  assert.deepEqual(splitChunks("😀😀😀", 2), ["😀😀", "😀"]);
 });
 
 Deno.test("streamErrorEvents: one error event in Anthropic's shape", () => {

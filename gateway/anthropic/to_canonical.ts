@@ -16,8 +16,9 @@ import type {
   SamplingParams,
   ToolCall,
   ToolSpec,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
+import { describeIssues } from "../zod_issues.ts";
 import {
   CONTENT_BLOCKS,
   CountTokensRequest,
@@ -49,31 +50,9 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   }
   const result = schema.safeParse(body);
   if (!result.success) {
-    throw new InvalidRequestError(describeIssue(result.error.issues[0], []));
+    throw new InvalidRequestError(describeIssues(result.error.issues));
   }
   return result.data;
-}
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * `messages.1.content.0.text: Invalid input: expected string, received number`. zod reports a
- * failed union (the string-or-array fields) as a bare "Invalid input", which does not tell the
- * client what is wrong: report the alternative that got furthest, or else list what each
- * alternative expected.
- */
-function describeIssue(issue: Issue, prefix: PropertyKey[]): string {
-  const path = [...prefix, ...issue.path];
-  const where = path.length > 0 ? path.map(String).join(".") : "body";
-  if (issue.code === "invalid_union" && issue.errors.length > 0) {
-    const deepest = issue.errors.flat().reduce((a, b) => b.path.length > a.path.length ? b : a);
-    if (deepest.path.length > 0) return describeIssue(deepest, path);
-    const expected = issue.errors.flatMap((branch) =>
-      branch[0]?.code === "invalid_type" ? [branch[0].expected] : []
-    );
-    if (expected.length > 0) return `${where}: Invalid input: expected ${expected.join(" or ")}`;
-  }
-  return `${where}: ${issue.message}`;
 }
 
 function convert(req: MessagesRequest | CountTokensRequest): CanonicalRequest {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import { loadCapture } from "./__fixtures__/load.ts";
 import { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
@@ -299,31 +299,31 @@ Deno.test("invalid bodies throw InvalidRequestError naming the field", () => {
   for (const bad of [null, [], "text", 5]) rejects(bad, /JSON object/);
   rejects({ model: "m", max_tokens: 1 }, /^messages: .*expected array/);
   rejects({ messages: [], max_tokens: 1 }, /^model: /);
-  rejects(body([{ content: "x" }]), /^messages\.0\.role: /);
-  rejects(body([{ role: "tool", content: "x" }]), /^messages\.0\.role: .*"assistant"/);
-  rejects(body([{ role: "user" }]), /^messages\.0\.content: .*expected string or array/);
+  rejects(body([{ content: "x" }]), /^messages\[0\]\.role: /);
+  rejects(body([{ role: "tool", content: "x" }]), /^messages\[0\]\.role: .*"assistant"/);
+  rejects(body([{ role: "user" }]), /^messages\[0\]\.content: .*expected string or array/);
   rejects({ ...body([]), max_tokens: "100" }, /^max_tokens: .*expected number/);
   rejects({ ...body([]), temperature: "hot" }, /^temperature: /);
   rejects({ ...body([]), stream: "yes" }, /^stream: /);
   rejects(
     body([{ role: "user", content: [{ type: "text", text: 5 }] }]),
-    /^messages\.0\.content\.0\.text: .*expected string/,
+    /^messages\[0\]\.content\[0\]\.text: .*expected string/,
   );
   rejects(
     body([{ role: "user", content: [{ text: "no type" }] }]),
-    /^messages\.0\.content\.0\.type: /,
+    /^messages\[0\]\.content\[0\]\.type: /,
   );
   rejects(
     body([{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "n", input: "{}" }] }]),
-    /^messages\.0\.content\.0\.input: /,
+    /^messages\[0\]\.content\[0\]\.input: /,
   );
   rejects(
     body([{
       role: "user",
       content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text" }] }],
     }]),
-    /^messages\.0\.content\.0\.content\.0\.text: /,
+    /^messages\[0\]\.content\[0\]\.content\[0\]\.text: /,
   );
-  rejects(body([], { system: [{ type: "image" }] }), /^system\.0\./);
-  rejects(body([], { tools: [{ description: "no name" }] }), /^tools\.0\.name: /);
+  rejects(body([], { system: [{ type: "image" }] }), /^system\[0\]\./);
+  rejects(body([], { tools: [{ description: "no name" }] }), /^tools\[0\]\.name: /);
 });

@@ -37,7 +37,7 @@ export {
   mapFinishReason,
   toChatCompletion,
 } from "./response.ts";
-export { answerHeader, DONE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
+export { DONE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { type ChatErrorBody, errorBody } from "./errors.ts";
 export { ChatRequestSchema } from "./schema.ts";
 

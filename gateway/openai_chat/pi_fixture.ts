@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ToolCall, TurnAnswer } from "../../model/messages.ts";
+import type { ToolCall, TurnAnswer } from "../../canonical/mod.ts";
 
 /** One recorded request/response pair (only the fields the tests use). */
 export interface PiRecord {

@@ -10,7 +10,7 @@ import type {
   ToolCall,
   TurnAnswer,
   Usage,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 
 /** The `usage` object of a completion (and of the final stream chunk). */
 export interface ChatUsage {

@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import assert from "node:assert/strict";
 import { openaiChatAdapter } from "./mod.ts";
 import { loadPiRecords, recordedAnswer } from "./pi_fixture.ts";

@@ -9,36 +9,25 @@
  *
  * {@linkcode streamEncoder} emits that sequence for an answer that arrives piece by piece;
  * {@linkcode toStreamEvents} runs the same encoder over a complete answer, so both paths produce
- * the same chunks. Long deltas are split into pieces of at most {@linkcode PIECE_SIZE} code points
- * because clients are written for token-sized deltas and some mishandle one huge delta.
+ * the same chunks. Long deltas are split as `../text_deltas.ts` says.
  *
  * @module
  */
-import type { CanonicalRequest, ToolCall, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
-import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
-
-export { answerHeader } from "../whole_answer.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type ToolCall,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { splitDeltas, unsentText } from "../text_deltas.ts";
+import { wholeAnswerEvents } from "../whole_answer.ts";
 import { errorBody } from "./errors.ts";
 import { completionId, customToolInput, mapFinishReason, toChatUsage } from "./response.ts";
 
-/** Longest delta text, in code points. */
-export const PIECE_SIZE = 64;
-
 /** The terminal data line every Chat stream ends with. */
 export const DONE: SseEvent = { data: "[DONE]" };
-
-/**
- * Splits text into pieces of at most `size` code points. Splitting by code point keeps surrogate
- * pairs together, so every piece is valid UTF-16 on its own (clients in other languages decode
- * each chunk separately). An empty string yields no pieces.
- */
-export function splitPieces(text: string, size = PIECE_SIZE): string[] {
-  const points = Array.from(text);
-  const pieces: string[] = [];
-  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""));
-  return pieces;
-}
 
 /** The deltas of one tool call: a header fragment, then the arguments (or custom input) piecewise. */
 function toolCallDeltas(call: ToolCall, index: number): Record<string, unknown>[] {
@@ -46,12 +35,12 @@ function toolCallDeltas(call: ToolCall, index: number): Record<string, unknown>[
     const input = customToolInput(call.arguments);
     return [
       { index, id: call.id, type: "custom", custom: { name: call.name, input: "" } },
-      ...splitPieces(input).map((piece) => ({ index, custom: { input: piece } })),
+      ...splitDeltas(input).map((piece) => ({ index, custom: { input: piece } })),
     ];
   }
   return [
     { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } },
-    ...splitPieces(call.arguments).map((piece) => ({ index, function: { arguments: piece } })),
+    ...splitDeltas(call.arguments).map((piece) => ({ index, function: { arguments: piece } })),
   ];
 }
 
@@ -88,11 +77,11 @@ export function streamEncoder(
   let sentText = "";
   const reasoning = (delta: string): SseEvent[] => {
     sentReasoning += delta;
-    return splitPieces(delta).map((piece) => chunk({ reasoning_content: piece }));
+    return splitDeltas(delta).map((piece) => chunk({ reasoning_content: piece }));
   };
   const text = (delta: string): SseEvent[] => {
     sentText += delta;
-    return splitPieces(delta).map((piece) => chunk({ content: piece }));
+    return splitDeltas(delta).map((piece) => chunk({ content: piece }));
   };
 
   return {
@@ -103,8 +92,8 @@ export function streamEncoder(
       const { content, reasoning_content: fullReasoning = "", tool_calls: calls = [] } =
         answer.message;
       const events: SseEvent[] = [
-        ...reasoning(remainder(fullReasoning, sentReasoning)),
-        ...text(remainder(content, sentText)),
+        ...reasoning(unsentText(fullReasoning, sentReasoning)),
+        ...text(unsentText(content, sentText)),
         ...calls.flatMap((call, i) =>
           toolCallDeltas(call, i).map((d) => chunk({ tool_calls: [d] }))
         ),
@@ -119,11 +108,6 @@ export function streamEncoder(
       return events;
     },
   };
-}
-
-/** The part of `full` after the already-sent `sent`; empty when `sent` is not a prefix of it. */
-function remainder(full: string, sent: string): string {
-  return full.startsWith(sent) ? full.slice(sent.length) : "";
 }
 
 /** The complete event sequence for a streamed answer, `[DONE]` last: the encoder run in one go. */

@@ -1,11 +1,17 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, SseEvent } from "../protocol.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { SseEvent } from "../protocol.ts";
 import assert from "node:assert/strict";
 import { openaiChatAdapter } from "./mod.ts";
 import { toChatCompletion } from "./response.ts";
-import { answerHeader, PIECE_SIZE, streamEncoder, toStreamEvents } from "./stream.ts";
+import { DELTA_SIZE } from "../text_deltas.ts";
+import { streamEncoder, toStreamEvents } from "./stream.ts";
 
 /** The OpenAI SDK's delta type lacks `reasoning_content`, which pi and vLLM-style servers use. */
 type Delta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string };
@@ -183,9 +189,9 @@ Deno.test("encoder: start is the role chunk, deltas map to reasoning_content/con
   assert.deepEqual(encoder.text(""), []);
   assert.deepEqual(deltas(encoder.text("ok")), [{ content: "ok" }]);
 
-  const long = "😀".repeat(PIECE_SIZE * 2 + 1);
+  const long = "😀".repeat(DELTA_SIZE * 2 + 1);
   const pieces = deltas(encoder.text(long)).map((d) => d.content ?? "");
-  assert.deepEqual(pieces.map((p) => Array.from(p).length), [PIECE_SIZE, PIECE_SIZE, 1]);
+  assert.deepEqual(pieces.map((p) => Array.from(p).length), [DELTA_SIZE, DELTA_SIZE, 1]);
   assert.equal(pieces.join(""), long);
 });
 

@@ -1,10 +1,10 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
+import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import assert from "node:assert/strict";
 import { loadPiRecords, recordedAnswer, recordedChunk } from "./pi_fixture.ts";
-import { splitPieces, streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 const records = loadPiRecords();
@@ -218,12 +218,6 @@ Deno.test("an empty answer still streams role, finish and [DONE]", () => {
     "finish:length",
     "[DONE]",
   ]);
-});
-
-Deno.test("splitPieces: no pieces for empty text, exact split otherwise", () => {
-  assert.deepEqual(splitPieces(""), []);
-  assert.deepEqual(splitPieces("abcde", 2), ["ab", "cd", "e"]);
-  assert.deepEqual(splitPieces("😀😀😀", 2), ["😀😀", "😀"]);
 });
 
 Deno.test("streamErrorEvents: an OpenAI error chunk then [DONE]; the SDK throws it", async () => {

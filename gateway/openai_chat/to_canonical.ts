@@ -6,15 +6,15 @@
  *
  * @module
  */
-import type { z } from "zod";
 import type {
   CanonicalRequest,
   Message,
   SamplingParams,
   ToolCall,
   ToolSpec,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
+import { describeIssues } from "../zod_issues.ts";
 import {
   type ChatContent,
   type ChatMessage,
@@ -35,7 +35,9 @@ function customToolParameters(): Record<string, unknown> {
 export function toCanonicalRequest(body: unknown): CanonicalRequest {
   const parsed = ChatRequestSchema.safeParse(body);
   if (!parsed.success) {
-    throw new InvalidRequestError(`invalid chat completions request: ${describe(parsed.error)}`);
+    throw new InvalidRequestError(
+      `invalid chat completions request: ${describeIssues(parsed.error.issues)}`,
+    );
   }
   const req = parsed.data;
   return {
@@ -47,38 +49,6 @@ export function toCanonicalRequest(body: unknown): CanonicalRequest {
     stream: req.stream ?? false,
     includeUsage: req.stream_options?.include_usage === true,
   };
-}
-
-/** One line naming each offending field, e.g. `messages[2].tool_call_id: Invalid input: …`. */
-function describe(error: z.ZodError): string {
-  return error.issues.flatMap((issue) => explain(issue, [])).join("; ");
-}
-
-/**
- * `path: message` lines for one issue. A failed union (e.g. `content`: string, null or parts)
- * only says "Invalid input"; the branch whose error lies deepest is the one the client meant, so
- * its issues are reported instead, or, when no branch got anywhere, the types it would accept.
- */
-function explain(issue: z.core.$ZodIssue, prefix: PropertyKey[]): string[] {
-  const path = [...prefix, ...issue.path];
-  if (issue.code === "invalid_union" && issue.errors.length > 0) {
-    const depth = (branch: z.core.$ZodIssue[]) => Math.max(...branch.map((i) => i.path.length));
-    const best = issue.errors.reduce((a, b) => depth(b) > depth(a) ? b : a);
-    if (depth(best) > 0) return best.flatMap((inner) => explain(inner, path));
-    const expected = issue.errors.flat().flatMap((i) =>
-      i.code === "invalid_type" ? [i.expected] : []
-    );
-    if (expected.length > 0) return [`${formatPath(path)}: expected ${expected.join(" | ")}`];
-  }
-  return [`${formatPath(path)}: ${issue.message}`];
-}
-
-/** `["messages", 2, "role"]` → `messages[2].role`; the empty path is the body itself. */
-function formatPath(path: PropertyKey[]): string {
-  const text = path
-    .map((key, i) => typeof key === "number" ? `[${key}]` : `${i ? "." : ""}${String(key)}`)
-    .join("");
-  return text || "body";
 }
 
 /** Parts are joined with newlines; media only leaves a marker, the policy cannot see it anyway. */

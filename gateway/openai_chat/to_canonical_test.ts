@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import { loadPiRecords } from "./pi_fixture.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
@@ -225,7 +225,7 @@ Deno.test("bad input is rejected naming the field", () => {
   assertRejected(body([{ role: "tool", content: "out" }]), /messages\[0\]\.tool_call_id:/);
   assertRejected(
     body([{ role: "user", content: 5 }]),
-    /messages\[0\]\.content: expected string \| null \| array/,
+    /messages\[0\]\.content: Invalid input: expected string or null or array/,
   );
   assertRejected(body([{ role: "user", content: [{ type: "text" }] }]), /content\[0\]\.text:/);
   assertRejected(

@@ -1,7 +1,7 @@
 /**
  * The OpenAI Responses wire protocol (`POST /v1/responses`), the only protocol Codex speaks.
  * Pure conversions between Responses bodies/events and the canonical types of
- * `model/messages.ts`; the HTTP route does the I/O.
+ * `canonical/`; the HTTP route does the I/O.
  *
  * Codex always streams and fails the turn unless the stream ends with `response.completed`: send
  * the events of {@link streamEncoder} as the answer is generated (or {@link toStreamEvents} whole
@@ -9,21 +9,28 @@
  *
  * @example
  * ```ts
- * import { responsesAdapter } from "./gateway/responses/mod.ts";
+ * import { responsesAdapter } from "./mod.ts";
+ * import type { AnswerHeader, TurnAnswer } from "../../canonical/mod.ts";
+ * import type { SseEvent } from "../protocol.ts";
+ * declare const body: unknown; // the request body
+ * declare const header: AnswerHeader; // id, model, created, token counts
+ * declare function generate(): AsyncIterable<{ reasoning?: string; text?: string }>;
+ * declare function runTurn(): Promise<TurnAnswer>; // mints tool-call ids with "call_"
+ * declare function write(text: string): void;
  *
  * const request = responsesAdapter.parseRequest(body); // throws InvalidRequestError → 400
  * if (request.stream) {
  *   const send = (events: SseEvent[]) => {
  *     for (const e of events) write(`event: ${e.event}\ndata: ${e.data}\n\n`);
  *   };
- *   const encoder = responsesAdapter.streamEncoder(header, request); // header: id, model, created
+ *   const encoder = responsesAdapter.streamEncoder(header, request);
  *   send(encoder.start());
- *   for await (const piece of generate(request)) { // reasoning first, then text
- *     send(piece.reasoning ? encoder.reasoning(piece.reasoning) : encoder.text(piece.text));
+ *   for await (const piece of generate()) { // reasoning first, then text
+ *     send(piece.reasoning ? encoder.reasoning(piece.reasoning) : encoder.text(piece.text ?? ""));
  *   }
- *   send(encoder.finish(answer)); // your TurnAnswer; mint tool-call ids with "call_"
+ *   send(encoder.finish(await runTurn()));
  * } else {
- *   reply(200, responsesAdapter.toResponseBody(await runTurn(request), request));
+ *   write(JSON.stringify(responsesAdapter.toResponseBody(await runTurn(), request)));
  * }
  * ```
  *
@@ -48,9 +55,6 @@ export {
 } from "./response.ts";
 export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
 export {
-  answerHeader,
-  chunkText,
-  DELTA_CHUNK_SIZE,
   ResponsesStreamEncoder,
   streamEncoder,
   streamErrorEvents,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, ToolCall, TurnAnswer, Usage } from "../../model/messages.ts";
+import type { CanonicalRequest, ToolCall, TurnAnswer, Usage } from "../../canonical/mod.ts";
 
 export interface ReasoningOutputItem {
   type: "reasoning";

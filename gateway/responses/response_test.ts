@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage, TurnAnswer } from "../../model/messages.ts";
+import type { AssistantMessage, TurnAnswer } from "../../canonical/mod.ts";
 import { toResponseObject } from "./response.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 

@@ -10,42 +10,12 @@
  */
 import { z } from "zod";
 import { InvalidRequestError } from "../protocol.ts";
+import { describeIssues, explainIssues } from "../zod_issues.ts";
 
 /** What an item, part or tool of an unknown `type` parses to: kept out of the way, not rejected. */
 export interface Ignored {
   type: "ignored";
   ignoredType: string;
-}
-
-/** A validation problem, with the path into the request body. */
-interface Problem {
-  path: PropertyKey[];
-  message: string;
-}
-
-/**
- * Flattens zod issues to path + message. Zod reports a failed union as one opaque "Invalid input";
- * when one branch got past the type check (say the array branch of `string | array`), its issues
- * are the useful ones, so we descend into it.
- */
-function describeIssues(issues: readonly z.core.$ZodIssue[], base: PropertyKey[] = []): Problem[] {
-  return issues.flatMap((issue) => {
-    const path = [...base, ...issue.path];
-    if (issue.code === "invalid_union") {
-      const deeper = issue.errors.find((branch) =>
-        !branch.every((sub) => sub.code === "invalid_type" && sub.path.length === 0)
-      );
-      if (deeper) return describeIssues(deeper, path);
-    }
-    return [{ path, message: issue.message }];
-  });
-}
-
-/** `["input", 4, "call_id"]` → `input[4].call_id`, the way the field appears in the body. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return "(body)";
-  const parts = path.map((key) => typeof key === "number" ? `[${key}]` : `.${String(key)}`);
-  return parts.join("").replace(/^\./, "");
 }
 
 /**
@@ -69,7 +39,7 @@ function byType<S extends Record<string, z.ZodType>>(
     if (!schema) return { type: "ignored", ignoredType: type };
     const result = schema.safeParse({ ...(value as object), type });
     if (result.success) return result.data as z.output<S[keyof S]>;
-    for (const problem of describeIssues(result.error.issues)) {
+    for (const problem of explainIssues(result.error.issues)) {
       ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
     }
     return z.NEVER;
@@ -183,7 +153,7 @@ export type ResponsesRequest = z.output<typeof ResponsesRequest>;
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   const result = ResponsesRequest.safeParse(body);
   if (result.success) return result.data;
-  const problems = describeIssues(result.error.issues)
-    .map((p) => `${formatPath(p.path)}: ${p.message}`);
-  throw new InvalidRequestError(`Invalid Responses request: ${problems.join("; ")}`);
+  throw new InvalidRequestError(
+    `Invalid Responses request: ${describeIssues(result.error.issues)}`,
+  );
 }

@@ -10,11 +10,16 @@
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
-import type { AnswerHeader, AnswerStreamEncoder, SseEvent } from "../protocol.ts";
-import { answerHeader, wholeAnswerEvents } from "../whole_answer.ts";
+import {
+  type AnswerHeader,
+  answerHeader,
+  type CanonicalRequest,
+  type TurnAnswer,
+} from "../../canonical/mod.ts";
+import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
+import { splitDeltas, unsentText } from "../text_deltas.ts";
+import { wholeAnswerEvents } from "../whole_answer.ts";
 
-export { answerHeader } from "../whole_answer.ts";
 import {
   inProgressResponse,
   messageItem,
@@ -24,17 +29,6 @@ import {
   toolCallItem,
   toResponseObject,
 } from "./response.ts";
-
-/** Largest delta piece, in code points: real servers stream text in small pieces. */
-export const DELTA_CHUNK_SIZE = 64;
-
-/** Splits text into pieces of at most `size` code points (never inside a surrogate pair). */
-export function chunkText(text: string, size = DELTA_CHUNK_SIZE): string[] {
-  const chars = Array.from(text);
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
-  return pieces;
-}
 
 type Emit = (type: string, fields: Record<string, unknown>) => void;
 
@@ -57,7 +51,7 @@ function emitToolCallItem(item: OutputItem, output_index: number, emit: Emit): v
   const item_id = item.id;
   emit("response.output_item.added", { output_index, item: addedItem(item) });
   if (item.type === "function_call") {
-    for (const delta of chunkText(item.arguments)) {
+    for (const delta of splitDeltas(item.arguments)) {
       emit("response.function_call_arguments.delta", { item_id, output_index, delta });
     }
     emit("response.function_call_arguments.done", {
@@ -66,7 +60,7 @@ function emitToolCallItem(item: OutputItem, output_index: number, emit: Emit): v
       arguments: item.arguments,
     });
   } else if (item.type === "custom_tool_call") {
-    for (const delta of chunkText(item.input)) {
+    for (const delta of splitDeltas(item.input)) {
       emit("response.custom_tool_call_input.delta", { item_id, output_index, delta });
     }
     emit("response.custom_tool_call_input.done", { item_id, output_index, input: item.input });
@@ -75,9 +69,6 @@ function emitToolCallItem(item: OutputItem, output_index: number, emit: Emit): v
 }
 
 /** The rest of `final` after the streamed prefix; `""` when `streamed` is not a prefix of it. */
-function remainder(streamed: string, final: string): string {
-  return final.startsWith(streamed) ? final.slice(streamed.length) : "";
-}
 
 /** One streamed text item (reasoning summary or message text) and how far it has come. */
 interface TextItemState {
@@ -152,10 +143,10 @@ export class ResponsesStreamEncoder implements AnswerStreamEncoder {
     const text = answer.message.content ?? "";
     return this.#collect((emit) => {
       if (this.#message.phase === "none") {
-        this.#reasoningDeltas(remainder(this.#reasoning.streamed, reasoning), emit);
+        this.#reasoningDeltas(unsentText(reasoning, this.#reasoning.streamed), emit);
         this.#closeReasoning(reasoning, emit);
       }
-      this.#textDeltas(remainder(this.#message.streamed, text), emit);
+      this.#textDeltas(unsentText(text, this.#message.streamed), emit);
       this.#closeMessage(text, emit);
       for (const call of answer.message.tool_calls ?? []) {
         emitToolCallItem(toolCallItem(call), this.#nextIndex++, emit);
@@ -192,7 +183,7 @@ export class ResponsesStreamEncoder implements AnswerStreamEncoder {
       });
     }
     const at = { item_id, output_index: state.output_index, summary_index: 0 };
-    for (const piece of chunkText(delta)) {
+    for (const piece of splitDeltas(delta)) {
       emit("response.reasoning_summary_text.delta", { ...at, delta: piece });
     }
     state.streamed += delta;
@@ -227,7 +218,7 @@ export class ResponsesStreamEncoder implements AnswerStreamEncoder {
       });
     }
     const at = { item_id, output_index: state.output_index, content_index: 0 };
-    for (const piece of chunkText(delta)) {
+    for (const piece of splitDeltas(delta)) {
       emit("response.output_text.delta", { ...at, delta: piece });
     }
     state.streamed += delta;

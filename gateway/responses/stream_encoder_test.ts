@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import type { TurnAnswer } from "../../model/messages.ts";
+import { answerHeader, type TurnAnswer } from "../../canonical/mod.ts";
 import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCodexRecords } from "./__fixtures__/codex.ts";
 import { responsesAdapter } from "./mod.ts";
 import { toResponseObject } from "./response.ts";
-import { answerHeader, streamEncoder, toStreamEvents } from "./stream.ts";
+import { streamEncoder, toStreamEvents } from "./stream.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

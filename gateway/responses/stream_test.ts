@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { TurnAnswer } from "../../model/messages.ts";
+import type { TurnAnswer } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
 import { answerFromRecord, loadCodexRecords } from "./__fixtures__/codex.ts";
 import { toResponseObject } from "./response.ts";
-import { chunkText, streamErrorEvents, toStreamEvents } from "./stream.ts";
+import { streamErrorEvents, toStreamEvents } from "./stream.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -162,12 +162,6 @@ Deno.test("a length stop ends with response.incomplete", () => {
   assert.equal(last.data.response.status, "incomplete");
   assert.deepEqual(last.data.response.incomplete_details, { reason: "max_output_tokens" });
   assert.ok(!events.some((e) => e.data.type === "response.completed"));
-});
-
-Deno.test("chunkText splits by code points", () => {
-  assert.deepEqual(chunkText("abcdefg", 3), ["abc", "def", "g"]);
-  assert.deepEqual(chunkText("🙂🙂🙂", 2), ["🙂🙂", "🙂"]);
-  assert.deepEqual(chunkText(""), []);
 });
 
 Deno.test("stream errors: one response.failed with the error", () => {

@@ -13,7 +13,7 @@ import type {
   Message,
   SamplingParams,
   ToolSpec,
-} from "../../model/messages.ts";
+} from "../../canonical/mod.ts";
 import {
   type ContentPart,
   type InputItem,

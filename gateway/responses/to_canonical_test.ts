@@ -273,7 +273,7 @@ const badBodies: [string, unknown, RegExp][] = [
   ],
   ["stream not boolean", withInput("x", { stream: "yes" }), /stream: .*expected boolean/],
   ["max_output_tokens not positive", withInput("x", { max_output_tokens: 0 }), /max_output_tokens/],
-  ["body not an object", null, /\(body\): .*expected object/],
+  ["body not an object", null, /body: .*expected object/],
 ];
 
 for (const [name, body, message] of badBodies) {

@@ -13,6 +13,7 @@ export type { OutputParser, ParsedOutput } from "./output_parser.ts";
 export { Qwen3Parser, splitToolCalls } from "./qwen3.ts";
 export { PlainParser } from "./plain.ts";
 export { rawMember } from "./json_member.ts";
+export { qwen3SampledText } from "./qwen3_sampled_text.ts";
 export * from "./stream_parser.ts";
 
 export interface ParserContext {

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { AssistantMessage, ToolCall } from "../messages.ts";
+import type { AssistantMessage, ToolCall } from "../../canonical/mod.ts";
 import type { OutputParser, ParsedOutput } from "./output_parser.ts";
 import { rawMember } from "./json_member.ts";
 

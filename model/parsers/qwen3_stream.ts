@@ -32,7 +32,7 @@
  * @module
  */
 import type { Qwen3TokenIds } from "./qwen3.ts";
-import type { StreamDeltas, StreamingOutputParser } from "./stream_parser.ts";
+import type { StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 
 export interface Qwen3StreamIds extends Qwen3TokenIds {
   /** `<tool_call>`; content also stops at its text, so it may be absent. */

@@ -1,15 +1,10 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "../policy_model.ts";
-import type { AssistantMessage } from "../messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { PlainParser } from "./plain.ts";
 import { Qwen3Parser } from "./qwen3.ts";
 import { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
-import {
-  PlainStreamParser,
-  type StreamDeltas,
-  streamingParserFor,
-  streamRemainder,
-} from "./stream_parser.ts";
+import { PlainStreamParser, type StreamDeltas, streamingParserFor } from "./stream_parser.ts";
 
 const model = await PolicyModel.load();
 assert.ok(model.parser instanceof Qwen3Parser);
@@ -241,7 +236,7 @@ Deno.test("incremental decoder: bounded work on long and invalid outputs", async
   }
 });
 
-Deno.test("streamingParserFor and streamRemainder", async () => {
+Deno.test("streamingParserFor", async () => {
   assert.ok(streamingParserFor(model.parser, model) instanceof Qwen3StreamParser);
   const plain = new PlainParser(model.stopTokenIds, (ids) => model.decode(ids));
   const p = streamingParserFor(plain, model);
@@ -253,20 +248,6 @@ Deno.test("streamingParserFor and streamRemainder", async () => {
   // An unknown parser streams nothing.
   const other = streamingParserFor({ name: "x", parse: () => Promise.reject() }, model);
   assert.deepEqual(await other.push(ids), { reasoning: "", text: "" });
-
-  const message: AssistantMessage = { role: "assistant", content: "abc", reasoning_content: "r1" };
-  assert.deepEqual(streamRemainder({ reasoning: "r", text: "" }, message), {
-    reasoning: "1",
-    text: "abc",
-  });
-  assert.deepEqual(
-    streamRemainder({ reasoning: "", text: "" }, { role: "assistant", content: "" }),
-    {
-      reasoning: "",
-      text: "",
-    },
-  );
-  assert.throws(() => streamRemainder({ reasoning: "", text: "x" }, message));
 });
 
 // ---- property test: generated outputs, random chunking ----

@@ -5,11 +5,16 @@
  * reasoning and content text. It is conservative: it only emits what the complete parser
  * (`OutputParser.parse` on the final ids) is sure to give, so at every point the concatenated
  * deltas are a prefix of the final `reasoning_content` and `content`. Tool calls are never
- * streamed. At the end the caller parses the complete ids and sends what is left
- * (`streamRemainder`).
+ * streamed. At the end the caller parses the complete ids and sends what is left.
  *
  * @example
  * ```ts
+ * import { streamingParserFor } from "./mod.ts";
+ * import { PolicyModel } from "../mod.ts";
+ * declare const chunks: AsyncIterable<number[]>; // sampled ids as they arrive
+ * declare const allIds: number[]; // all of them, at the end
+ *
+ * const model = await PolicyModel.load();
  * const stream = streamingParserFor(model.parser, model);
  * const sent = { reasoning: "", text: "" };
  * for await (const ids of chunks) {
@@ -17,35 +22,20 @@
  *   sent.reasoning += d.reasoning;
  *   sent.text += d.text;
  * }
- * const { message } = await model.parse(allIds, newId);
- * const rest = streamRemainder(sent, message); // what the client has not seen yet
+ * const { message } = await model.parse(allIds, () => "call_1");
+ * message.content.startsWith(sent.text); // true, and so for the reasoning
  * ```
  *
  * @module
  */
-import type { AssistantMessage } from "../messages.ts";
-import type { OutputParser } from "./output_parser.ts";
+import type { OutputParser, StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 import { PlainParser } from "./plain.ts";
 import { Qwen3Parser } from "./qwen3.ts";
 import { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
 
 export { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
 export type { Qwen3StreamIds } from "./qwen3_stream.ts";
-
-/** Text to show the client, new since the previous `push`. */
-export interface StreamDeltas {
-  reasoning: string;
-  text: string;
-}
-
-export interface StreamingOutputParser {
-  /**
-   * Feeds the next sampled ids (any number, end-of-turn ids included or not) and returns the
-   * text they settle. Calls are serialized: a `push` started before the previous one resolved
-   * waits for it.
-   */
-  push(ids: number[]): Promise<StreamDeltas>;
-}
+export type { StreamDeltas, StreamingOutputParser } from "./output_parser.ts";
 
 /** What a streaming parser needs from the model; a `PolicyModel` is one. */
 export interface StreamContext {
@@ -111,21 +101,4 @@ export class PlainStreamParser implements StreamingOutputParser {
     }
     return { reasoning: "", text: await this.#decoder.push(feed) };
   }
-}
-
-/**
- * What the client has not been sent yet, from the complete parse of the final ids.
- *
- * @throws when `streamed` is not a prefix of the parsed message (a streaming parser bug)
- */
-export function streamRemainder(streamed: StreamDeltas, message: AssistantMessage): StreamDeltas {
-  const reasoning = message.reasoning_content ?? "";
-  const text = message.content;
-  if (!reasoning.startsWith(streamed.reasoning) || !text.startsWith(streamed.text)) {
-    throw new Error("streamed text is not a prefix of the parsed message");
-  }
-  return {
-    reasoning: reasoning.slice(streamed.reasoning.length),
-    text: text.slice(streamed.text.length),
-  };
 }

@@ -16,8 +16,13 @@
  *
  * @module
  */
-import { FORWARDER_PORT } from "../local/bwrap_provider.ts";
-import { serveRolloutSocket } from "../local/gateway_socket.ts";
+import {
+  BRIDGE_DIR,
+  FORWARDER_PORT,
+  FORWARDER_SCRIPT,
+  serveRolloutSocket,
+  START_FORWARDER,
+} from "../gateway_bridge/mod.ts";
 import {
   DEFAULT_WORKDIR,
   networkMode,
@@ -28,7 +33,6 @@ import {
 import { DockerSandbox } from "./docker_sandbox.ts";
 import { DockerEngine, dockerSocketCandidates, findDockerSocket } from "./engine_client.ts";
 
-const FORWARDER = new URL("../local/forwarder.py", import.meta.url).pathname;
 const KEEP_ALIVE = "while :; do sleep 3600; done";
 
 export interface DockerProviderOptions {
@@ -105,15 +109,14 @@ export class DockerProvider implements SandboxProvider {
       const binds: string[] = [];
       if (mode === "gateway-only") {
         hostDir = await Deno.makeTempDir({ dir: this.#opts.tempDir, prefix: "rollgate-dkr-" });
-        await Deno.copyFile(FORWARDER, `${hostDir}/forwarder.py`);
+        await Deno.copyFile(FORWARDER_SCRIPT, `${hostDir}/forwarder.py`);
         socket = serveRolloutSocket({
           path: `${hostDir}/gw.sock`,
           rolloutId: spec.gateway!.rolloutId,
           fetch: spec.gateway!.fetch!,
         });
-        binds.push(`${hostDir}:/run/rollgate`);
-        main = `python3 /run/rollgate/forwarder.py ${FORWARDER_PORT} /run/rollgate/gw.sock ` +
-          `&& : > /run/rollgate/ready || exit 125; ${KEEP_ALIVE}`;
+        binds.push(`${hostDir}:${BRIDGE_DIR}`);
+        main = `${START_FORWARDER} && : > ${BRIDGE_DIR}/ready || exit 125; ${KEEP_ALIVE}`;
       }
       const hostConfig: Record<string, unknown> = { Binds: binds, ...this.#opts.hostConfig };
       if (mode !== "full") hostConfig.NetworkMode = "none";

@@ -15,7 +15,7 @@ import {
   type WriteFileOpts,
 } from "../sandbox.ts";
 import { resolveInside } from "../shell.ts";
-import type { RolloutSocket } from "../local/gateway_socket.ts";
+import type { RolloutSocket } from "../gateway_bridge/mod.ts";
 import { type DockerExec, startDockerExec } from "./docker_exec.ts";
 import { DockerApiError, type DockerEngine } from "./engine_client.ts";
 import { tarOneFile, untarFirstFile } from "./tar.ts";

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { BRIDGE_DIR, START_FORWARDER } from "../gateway_bridge/mod.ts";
 
 /** Mount points of the writable sandbox directories. */
 export const INSIDE = {
@@ -18,7 +19,7 @@ export const INSIDE = {
   home: "/home/agent",
   tmp: "/tmp",
   /** Directory (tmpfs) with the gateway socket and the forwarder script. */
-  run: "/run/rollgate",
+  run: BRIDGE_DIR,
 } as const;
 
 /** Host-side layout and options of one sandbox. */
@@ -33,8 +34,6 @@ export interface BwrapLayout {
   gatewaySocket?: string;
   /** Host path of `forwarder.py`, mounted at `/run/rollgate/forwarder.py`. */
   forwarder?: string;
-  /** TCP port the forwarder listens on inside. */
-  forwarderPort: number;
   /** Extra host paths bound read-only at the same path. */
   roBinds: string[];
 }
@@ -62,8 +61,7 @@ function systemMounts(): string[] {
  */
 export function wrapperScript(layout: BwrapLayout): string {
   if (!layout.gatewaySocket || !layout.forwarder) return 'exec /bin/bash -c "$1"';
-  return `python3 ${INSIDE.run}/forwarder.py ${layout.forwarderPort} ${INSIDE.run}/gw.sock ` +
-    `|| { echo "rollgate: gateway forwarder failed to start" >&2; exit 125; }; ` +
+  return `${START_FORWARDER} || { echo "rollgate: gateway forwarder failed to start" >&2; exit 125; }; ` +
     'exec /bin/bash -c "$1"';
 }
 

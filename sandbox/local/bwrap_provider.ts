@@ -5,9 +5,14 @@
  *
  * @example
  * ```ts
+ * import { LocalProvider } from "./mod.ts";
+ *
  * const provider = new LocalProvider();
  * await provider.preflight();
- * const sbx = await provider.create({ image: "local", gateway: { rolloutId: "r1", fetch: gw.app.fetch } });
+ * const sbx = await provider.create({
+ *   image: "local",
+ *   gateway: { rolloutId: "r1", fetch: () => Response.json({ data: [] }) },
+ * });
  * await sbx.exec(`curl -s ${sbx.gatewayUrl}/rollout/r1/v1/models`);
  * await sbx.kill();
  * ```
@@ -23,15 +28,10 @@ import {
 } from "../sandbox.ts";
 import { INSIDE } from "./bwrap_args.ts";
 import { LocalSandbox } from "./bwrap_sandbox.ts";
-import { serveRolloutSocket } from "./gateway_socket.ts";
-
-/** Port the in-sandbox forwarder listens on: the agent's gateway is `http://127.0.0.1:8787`. */
-export const FORWARDER_PORT = 8787;
+import { FORWARDER_PORT, FORWARDER_SCRIPT, serveRolloutSocket } from "../gateway_bridge/mod.ts";
 
 /** `agents/node_modules` of this repository (the pinned agent CLIs). */
 export const AGENTS_NODE_MODULES = new URL("../../agents/node_modules", import.meta.url).pathname;
-
-const FORWARDER = new URL("./forwarder.py", import.meta.url).pathname;
 
 export interface LocalProviderOptions {
   /** Parent directory of the sandbox roots; default the system temp dir. */
@@ -161,8 +161,7 @@ export class LocalProvider implements SandboxProvider {
           bwrap: this.#bwrap,
           shareNet: mode === "full",
           gatewaySocket: socket?.path,
-          forwarder: socket ? FORWARDER : undefined,
-          forwarderPort: FORWARDER_PORT,
+          forwarder: socket ? FORWARDER_SCRIPT : undefined,
           roBinds,
         },
       });

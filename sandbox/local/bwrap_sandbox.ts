@@ -17,7 +17,7 @@ import {
 } from "../sandbox.ts";
 import { parentDir } from "../shell.ts";
 import { bwrapArgs, type BwrapLayout, INSIDE } from "./bwrap_args.ts";
-import type { RolloutSocket } from "./gateway_socket.ts";
+import type { RolloutSocket } from "../gateway_bridge/mod.ts";
 import { type HostProcess, startHostProcess } from "./host_process.ts";
 import { hostPathOf } from "./host_paths.ts";
 import { killAllWithArg } from "./proc_scan.ts";

@@ -4,16 +4,5 @@
  *
  * @module
  */
-export {
-  AGENTS_NODE_MODULES,
-  FORWARDER_PORT,
-  LocalProvider,
-  type LocalProviderOptions,
-} from "./bwrap_provider.ts";
+export { AGENTS_NODE_MODULES, LocalProvider, type LocalProviderOptions } from "./bwrap_provider.ts";
 export { LOCAL_MOUNTS, LocalSandbox } from "./bwrap_sandbox.ts";
-export {
-  type RolloutSocket,
-  rolloutSocketHandler,
-  type RolloutSocketOptions,
-  serveRolloutSocket,
-} from "./gateway_socket.ts";

@@ -6,10 +6,18 @@
  *
  * @example
  * ```ts
+ * import { runEpisode, type SweTask } from "./mod.ts";
+ * import { type SandboxProvider, shellQuote } from "../mod.ts";
+ * declare const provider: SandboxProvider;
+ * declare const task: SweTask;
+ * declare const gateway: { fetch: (req: Request) => Response | Promise<Response> };
+ *
  * const result = await runEpisode({
- *   provider, task,
- *   gateway: { rolloutId: "r1", fetch: gw.app.fetch },
- *   agent: (sbx) => sbx.exec(`claude -p ${shellQuote(task.problem_statement)}`, { timeoutMs: 600_000 }),
+ *   provider,
+ *   task,
+ *   gateway: { rolloutId: "r1", fetch: gateway.fetch },
+ *   agent: (sbx) =>
+ *     sbx.exec(`claude -p ${shellQuote(task.problem_statement)}`, { timeoutMs: 600_000 }),
  * });
  * result.report.reward;
  * ```

@@ -6,6 +6,9 @@
  *
  * @example
  * ```ts
+ * import { evaluatePatch, loadTasks } from "./mod.ts";
+ * import { LocalProvider } from "../mod.ts";
+ *
  * const [task] = await loadTasks("tasks/py-slug");
  * const report = await evaluatePatch(new LocalProvider(), task, task.gold_patch);
  * report.reward; // 1

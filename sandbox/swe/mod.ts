@@ -4,7 +4,10 @@
  *
  * @example
  * ```ts
- * import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./sandbox/swe/mod.ts";
+ * import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
+ * import type { SandboxProvider } from "../mod.ts";
+ * declare const provider: SandboxProvider;
+ *
  * for (const task of await loadTasks(SHIPPED_TASKS_DIR)) {
  *   const report = await evaluatePatch(provider, task, task.gold_patch); // reward 1
  * }

@@ -11,6 +11,7 @@ import {
   agentCall,
   type ApiResult,
   call,
+  type GatewayTestOptions,
   getRollout,
   parseSse,
   plainAnswer,
@@ -18,7 +19,6 @@ import {
   startGateway,
   type TestGateway,
 } from "./harness.ts";
-import type { GatewayTestOptions } from "./harness.ts";
 
 type Shape = "anthropic" | "openai" | "trainer";
 
@@ -95,7 +95,7 @@ const ENDPOINTS: Endpoint[] = [
     invalid: [
       {
         body: { model: "m", max_tokens: 64, messages: [{ role: "user", content: 5 }] },
-        field: /^messages\.0\.content: /,
+        field: /^messages\[0\]\.content: /,
       },
       {
         body: {
@@ -103,7 +103,7 @@ const ENDPOINTS: Endpoint[] = [
           max_tokens: 64,
           messages: [{ role: "user", content: [{ type: "text", text: 1 }] }],
         },
-        field: /^messages\.0\.content\.0\.text: /,
+        field: /^messages\[0\]\.content\[0\]\.text: /,
       },
       { body: { model: "m", messages: [{ role: "user", content: "x" }] }, field: /^max_tokens: / },
       { body: { max_tokens: 5, messages: [] }, field: /^model: / },
@@ -122,7 +122,7 @@ const ENDPOINTS: Endpoint[] = [
       { body: { model: "m", messages: "nope" }, field: /^messages: / },
       {
         body: { model: "m", messages: [{ role: "robot", content: "x" }] },
-        field: /^messages\.0\.role: /,
+        field: /^messages\[0\]\.role: /,
       },
       { body: { model: "m", messages: [] }, field: /no messages/ },
     ],
@@ -492,8 +492,8 @@ Deno.test("completions: invalid bodies are refused and the request stays answera
     const ids = await gw.gw.model.tokenizer.encode("one two three<|im_end|>");
     const good = { output_ids: ids, logprobs: ids.map(() => -0.5), finish_reason: "stop" };
     const invalid: [unknown, RegExp][] = [
-      [{ ...good, output_ids: [...ids.slice(0, -1), -1] }, /output_ids\.\d+: /],
-      [{ ...good, output_ids: [1.5, ...ids.slice(1)] }, /output_ids\.0: /],
+      [{ ...good, output_ids: [...ids.slice(0, -1), -1] }, /output_ids\[\d+\]: /],
+      [{ ...good, output_ids: [1.5, ...ids.slice(1)] }, /output_ids\[0\]: /],
       [{ ...good, output_ids: [vocab, ...ids.slice(1)] }, new RegExp(`token id ${vocab} .*vocab`)],
       [{ ...good, output_ids: [...ids.slice(1), 10 ** 9] }, /outside the vocabulary/],
       [{ ...good, logprobs: [-0.5] }, /^invalid completion: logprobs: /],

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import type { Message, ToolSpec } from "../../model/mod.ts";
+import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { pythonJson, type ScriptedPolicy } from "../support/scripted_policy.ts";
 import {
   FINAL_REASONING,

@@ -12,6 +12,7 @@ import {
   agentCall,
   type ApiResult,
   FINAL_TEXT,
+  type GatewayTestOptions,
   getRollout,
   parseSse,
   READ_FILE_TOOL,
@@ -20,7 +21,6 @@ import {
   type TestGateway,
   TOOL_RESULT,
 } from "./harness.ts";
-import type { GatewayTestOptions } from "./harness.ts";
 
 async function withGateway(
   options: GatewayTestOptions,

@@ -4,9 +4,12 @@
  * errors naming the engine URL, unusual finish reasons are mapped, 4xx is not retried.
  */
 import assert from "node:assert/strict";
-import { GenerationError, type GenerationRequest } from "../../model/backends/backend.ts";
-import { SglangBackend } from "../../model/backends/sglang.ts";
-import { VllmBackend } from "../../model/backends/vllm.ts";
+import {
+  GenerationError,
+  type GenerationRequest,
+  SglangBackend,
+  VllmBackend,
+} from "../../generation/mod.ts";
 
 const STOP = 151645;
 

@@ -262,13 +262,13 @@ export class FakeVllm extends FakeEngine {
 }
 
 /** vLLM's streamed `/v1/completions` (`stream: true`): chunks of 2 ids, then `[DONE]`. */
-async function vllmStream(
+function vllmStream(
   engine: { weightVersion: string | undefined },
   ids: number[],
   logprobs: number[],
   stop: boolean,
   hold?: Promise<void>,
-): Promise<Response> {
+): Response {
   const chunks: unknown[] = [];
   for (let i = 0; i < ids.length; i += 2) {
     const last = i + 2 >= ids.length;

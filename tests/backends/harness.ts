@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
-import { SglangBackend } from "../../model/backends/sglang.ts";
-import { VllmBackend } from "../../model/backends/vllm.ts";
+import { SglangBackend, VllmBackend } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import { answerText, type Script, sharedModel, toolCallText } from "../support/scripted_policy.ts";
 import { FakeSglang, FakeVllm } from "./fake_engines.ts";

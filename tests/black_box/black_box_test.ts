@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { createGateway } from "../../gateway/mod.ts";
-import { AnthropicUpstream, OpenAIUpstream } from "../../model/backends/upstream.ts";
+import { AnthropicUpstream, createGateway, OpenAIUpstream } from "../../gateway/mod.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 import { FakeUpstreamTestDouble, FIXTURES } from "./fake_upstream.ts";
 

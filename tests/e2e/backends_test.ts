@@ -18,7 +18,6 @@
  */
 import assert from "node:assert/strict";
 import {
-  binaryInstalled,
   claudeCode,
   codex,
   describeRun,
@@ -28,7 +27,7 @@ import {
   type RunResult,
   tail,
 } from "../../harness/mod.ts";
-import type { Message } from "../../model/messages.ts";
+import type { Message } from "../../canonical/mod.ts";
 import { engineLogprob, FakeSglang, FakeVllm, type Received } from "../backends/fake_engines.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
@@ -48,13 +47,11 @@ import {
 } from "./cli_scenario.ts";
 import { startEgressProbe } from "./egress_probe.ts";
 import { ScriptedUpstreamTestDouble } from "./scripted_upstream.ts";
+import { cliMissing, skipGroup } from "../support/skips.ts";
 
 const ALL = [claudeCode, codex, pi];
-const INSTALLED = ALL.filter((h) => binaryInstalled(h));
-const MISSING = ALL.filter((h) => !binaryInstalled(h)).map((h) => h.bin);
-if (MISSING.length) {
-  console.warn(`e2e backends: not installed (skipped): ${MISSING.join(", ")}`);
-}
+// A backend's test runs with every installed CLI; each missing one is a skipped group.
+const INSTALLED = ALL.filter((h) => !skipGroup(`e2e backends with ${h.name}`, cliMissing(h)));
 
 interface RolloutTurn {
   id: string;

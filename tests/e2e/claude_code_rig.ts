@@ -8,7 +8,6 @@
  */
 import assert from "node:assert/strict";
 import {
-  binaryInstalled,
   claudeCode,
   describeRun,
   type Harness,
@@ -16,18 +15,17 @@ import {
   type RunResult,
   tail,
 } from "../../harness/mod.ts";
-import type { AssistantMessage, Message } from "../../model/messages.ts";
-import type { TurnRecord, TurnTreeExport } from "../../trajectory/tree_export.ts";
-import type { Sample } from "../../trajectory/samples.ts";
+import type { AssistantMessage, Message } from "../../canonical/mod.ts";
+import type { Sample, TurnRecord, TurnTreeExport } from "../../trajectory/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 import { api, makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";
 import { startEgressProbe } from "./egress_probe.ts";
 import { GatePolicyTestDouble, type GateRecord, type GateScript } from "./gate_policy.ts";
+import { cliMissing, skipGroup } from "../support/skips.ts";
 
-export const INSTALLED = binaryInstalled(claudeCode);
-if (!INSTALLED) console.warn("SKIP e2e claude-code labels: claude is not installed");
+const MISSING = cliMissing(claudeCode);
 
 /** Claude Code with extra command-line arguments (`--session-id`, `--resume`). */
 export function claudeWith(...extra: string[]): Harness {
@@ -146,8 +144,8 @@ export function labelsTest(
   body: (rig: LabelsRig) => Promise<void>,
 ): void {
   Deno.test({
-    name: `e2e claude-code labels: ${name}` + (INSTALLED ? "" : " [skipped: claude missing]"),
-    ignore: !INSTALLED,
+    name: `e2e claude-code labels: ${name}` + (MISSING ? ` [skipped: ${MISSING}]` : ""),
+    ignore: skipGroup("e2e claude-code labels", MISSING),
     async fn() {
       const rig = await LabelsRig.start(name.split(":")[0].replace(/[^a-z]+/gi, "-"), script);
       let failed: unknown;

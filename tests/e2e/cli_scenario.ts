@@ -10,14 +10,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  binaryInstalled,
-  describeRun,
-  type Harness,
-  runLocal,
-  type RunResult,
-  tail,
-} from "../../harness/mod.ts";
+import { describeRun, type Harness, runLocal, type RunResult, tail } from "../../harness/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import type { TurnTreeExport } from "../../trajectory/tree_export.ts";
@@ -29,6 +22,7 @@ import {
   sharedModel,
   toolCallText,
 } from "../support/scripted_policy.ts";
+import { cliMissing, skipGroup } from "../support/skips.ts";
 
 export const MODEL_ID = "rollgate-policy";
 export const FILE_NAME = "made-by-agent.txt";
@@ -197,15 +191,12 @@ export interface ScenarioOptions {
 
 /** Registers the scenario as a `Deno.test` for one harness (ignored when the CLI is missing). */
 export function cliScenarioTest(h: Harness, options: ScenarioOptions): void {
-  const installed = binaryInstalled(h);
-  const missing = `${h.bin} is not installed in agents/node_modules/.bin ` +
-    `(run \`npm ci --prefix agents\` to install ${h.npmPackage}@${h.version})`;
-  if (!installed) console.warn(`SKIP e2e ${h.name}: ${missing}`);
+  const missing = cliMissing(h);
   Deno.test({
     name: `e2e ${h.name}: shell tool call then answer, recorded token for token` +
       (options.appendChunk ? ", streamed as sampled" : "") +
-      (installed ? "" : ` [skipped: ${h.bin} missing]`),
-    ignore: !installed,
+      (missing ? ` [skipped: ${missing}]` : ""),
+    ignore: skipGroup(`e2e ${h.name}`, missing),
     fn: () => runScenario(h, options),
   });
 }

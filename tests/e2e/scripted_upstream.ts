@@ -11,12 +11,15 @@
  *
  * @module
  */
-import { anthropicAdapter } from "../../gateway/anthropic/mod.ts";
-import { openaiChatAdapter } from "../../gateway/openai_chat/mod.ts";
-import { responsesAdapter } from "../../gateway/responses/mod.ts";
-import type { ProtocolAdapter, SseEvent } from "../../gateway/protocol.ts";
+import {
+  anthropicAdapter,
+  openaiChatAdapter,
+  type ProtocolAdapter,
+  responsesAdapter,
+  type SseEvent,
+} from "../../gateway/mod.ts";
 import type { ShellTool } from "../../harness/mod.ts";
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../model/messages.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 
 export interface UpstreamReceived {
   path: string;

@@ -38,8 +38,8 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../model/messages.ts";
-import { type ArgValue, Num, pythonJson } from "../support/python_json.ts";
+import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../canonical/mod.ts";
+import { type ArgValue, Num, pythonJson, qwen3SampledText } from "../../model/mod.ts";
 import {
   CODE_SNIPPETS,
   paragraph,
@@ -55,7 +55,7 @@ import {
 } from "./random_text.ts";
 
 export { Rng } from "./random_text.ts";
-export { pythonJson, pythonString } from "../support/python_json.ts";
+export { pythonJson, pythonString, qwen3SampledText } from "../../model/mod.ts";
 
 /** One assistant turn of a generated conversation: one request to the gateway. */
 export interface GeneratedTurn {
@@ -209,20 +209,6 @@ function argObject(rng: Rng, depth: number): { [key: string]: ArgValue } {
 
 // ---------------------------------------------------------------------------------------------
 // Assistant turns
-
-/**
- * The text the Qwen3 template renders for `message` as the last assistant message (after
- * `<|im_start|>assistant\n`), `<|im_end|>` included: what a policy samples for it.
- */
-export function qwen3SampledText(message: AssistantMessage): string {
-  const content = message.content;
-  let text = `<think>\n${message.reasoning_content ?? ""}\n</think>\n\n${content}`;
-  (message.tool_calls ?? []).forEach((call, i) => {
-    if (i > 0 || content) text += "\n";
-    text += `<tool_call>\n{"name": "${call.name}", "arguments": ${call.arguments}}\n</tool_call>`;
-  });
-  return text + "<|im_end|>";
-}
 
 function assistantWithCalls(
   rng: Rng,

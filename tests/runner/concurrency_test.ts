@@ -10,6 +10,7 @@ import type { RolloutRecord } from "../../runner/mod.ts";
 import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { entries, waitNoProcesses } from "../sandbox/support/leaks.ts";
 import { assertWellFormed, describe, runQuiet, skipReason } from "./support.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const CONCURRENCY = 16;
 const SAMPLES = 3;
@@ -43,7 +44,7 @@ const skip = skipReason(codex);
 Deno.test({
   name: `runner: ${CONCURRENCY} concurrent gold rollouts, no leaked dirs, sockets or processes` +
     (skip ? ` [skipped: ${skip}]` : ""),
-  ignore: !!skip,
+  ignore: skipGroup("runner concurrency (codex)", skip),
 }, async () => {
   const tempDir = await Deno.makeTempDir({ prefix: "rollgate-runner-scale-" });
   const prefix = `scale${crypto.randomUUID().slice(0, 6)}`;

@@ -8,13 +8,14 @@ import { pi } from "../../harness/mod.ts";
 import { runRollouts } from "../../runner/mod.ts";
 import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { assertWellFormed, runQuiet, skipReason } from "./support.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const skip = skipReason(pi);
 const tag = skip ? ` [skipped: ${skip}]` : "";
 
 Deno.test({
   name: `runner: sandbox failures are recorded with error and re-run on resume${tag}`,
-  ignore: !!skip,
+  ignore: skipGroup("runner failures (pi)", skip),
 }, async () => {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-runner-fail-" });
   try {
@@ -56,7 +57,7 @@ Deno.test({
 
 Deno.test({
   name: `runner: a CLI missing from the agents dir is refused up front${tag}`,
-  ignore: !!skip,
+  ignore: skipGroup("runner failures (pi)", skip),
 }, async () => {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-runner-fail-" });
   try {

@@ -10,6 +10,7 @@ import { scriptFor } from "../../runner/mod.ts";
 import { loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { ScriptedPolicy } from "../support/scripted_policy.ts";
 import { assertWellFormed, describe, runQuiet, skipReason } from "./support.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const TASK_DIR = `${SHIPPED_TASKS_DIR}/py-lru`;
 const [TASK] = await loadTasks(TASK_DIR);
@@ -57,7 +58,7 @@ const skipPi = skipReason(pi);
 Deno.test({
   name: "runner gate: an external trainer answers over TCP /api and streams the samples" +
     (skipPi ? ` [skipped: ${skipPi}]` : ""),
-  ignore: !!skipPi,
+  ignore: skipGroup("runner gate (pi)", skipPi),
 }, async () => {
   await withTmp(async (dir) => {
     let trainer: ScriptedPolicy | undefined;
@@ -104,7 +105,7 @@ const skipCodex = skipReason(codex);
 Deno.test({
   name: "runner gate: without a trainer the time budget ends the agent; reward 0" +
     (skipCodex ? ` [skipped: ${skipCodex}]` : ""),
-  ignore: !!skipCodex,
+  ignore: skipGroup("runner gate (codex)", skipCodex),
 }, async () => {
   await withTmp(async (dir) => {
     const prefix = `budget${crypto.randomUUID().slice(0, 6)}`;
@@ -142,7 +143,7 @@ Deno.test({
 Deno.test({
   name: "runner: an interrupted run records nothing and leaves no agent behind" +
     (skipCodex ? ` [skipped: ${skipCodex}]` : ""),
-  ignore: !!skipCodex,
+  ignore: skipGroup("runner gate (codex)", skipCodex),
 }, async () => {
   await withTmp(async (dir) => {
     const prefix = `abort${crypto.randomUUID().slice(0, 6)}`;

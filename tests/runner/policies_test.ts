@@ -16,6 +16,7 @@ import {
   shippedTaskIds,
   skipReason,
 } from "./support.ts";
+import { skipGroup } from "../support/skips.ts";
 
 const TASK_IDS = await shippedTaskIds();
 const GOLD = new Map((await loadTasks(SHIPPED_TASKS_DIR)).map((t) => [t.instance_id, t]));
@@ -56,7 +57,7 @@ CLIS.forEach(({ h }) => {
 
   Deno.test({
     name: `runner ${h.name}: gold earns reward 1 on every shipped task${tag}`,
-    ignore: !!skip,
+    ignore: skipGroup(`runner policies (${h.name})`, skip),
   }, async () => {
     const t0 = performance.now();
     const { records, table } = await run(h.name, "gold");
@@ -76,7 +77,7 @@ CLIS.forEach(({ h }) => {
 
   Deno.test({
     name: `runner ${h.name}: noop earns 0 on every task, nothing changed${tag}`,
-    ignore: !!skip,
+    ignore: skipGroup(`runner policies (${h.name})`, skip),
   }, async () => {
     const { records } = await run(h.name, "noop");
     for (const r of records) {
@@ -91,7 +92,7 @@ CLIS.forEach(({ h }) => {
 
   Deno.test({
     name: `runner ${h.name}: a wrong patch applies and earns 0 on every task${tag}`,
-    ignore: !!skip,
+    ignore: skipGroup(`runner policies (${h.name})`, skip),
   }, async () => {
     const { records } = await run(h.name, "wrong");
     for (const r of records) {

@@ -6,23 +6,21 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { binaryInstalled, type Harness, HARNESSES } from "../../harness/mod.ts";
+import { type Harness, HARNESSES } from "../../harness/mod.ts";
+import { cliMissing, localSandboxMissing } from "../support/skips.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import { type RolloutRecord, type RolloutRunOptions, runRollouts } from "../../runner/mod.ts";
-import { LocalProvider, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
+import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 
-export const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
-if (!HAVE_BWRAP) console.warn("SKIP runner tests: bubblewrap cannot run here");
+const NO_BWRAP = await localSandboxMissing();
 
 /** Every harness. */
 export const CLIS: { h: Harness }[] = Object.values(HARNESSES).map((h) => ({ h }));
 
 /** Why a test for `h` is skipped, or `undefined` when it runs. */
 export function skipReason(h: Harness): string | undefined {
-  if (!HAVE_BWRAP) return "bubblewrap unavailable";
-  if (!binaryInstalled(h)) return `${h.bin} missing (npm ci --prefix agents)`;
-  return undefined;
+  return NO_BWRAP ?? cliMissing(h);
 }
 
 /** The ids of the shipped tasks, sorted. */

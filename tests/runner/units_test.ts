@@ -4,12 +4,12 @@
  * the results file (resume keys, cut-off lines), the progress bar and the summary table.
  */
 import assert from "node:assert/strict";
+import { parseRolloutArgs } from "../../cli/mod.ts";
 import { pi } from "../../harness/mod.ts";
 import {
   applyPatchCommand,
   FINAL_TEXT,
   formatSummary,
-  parseRolloutArgs,
   Progress,
   readRecords,
   recordKey,
@@ -61,7 +61,7 @@ Deno.test("flags: defaults, gate's port, and one-line errors", () => {
   const hidden = parseRolloutArgs(["--tasks", "t", "--harness", "pi", "--policy", "wrong"])!;
   assert.equal(hidden.policy, "wrong", "the self-test policy is accepted");
   assert.throws(() => parseRolloutArgs(["--tasks", "t", "--harness", "pi", "--concurrency", "x"]), {
-    name: "RunnerError",
+    name: "UsageError",
     message: "--concurrency must be a positive integer, got x",
   });
   assert.throws(

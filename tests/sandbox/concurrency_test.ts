@@ -5,21 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { loadTasks, runEpisode, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+import { loadTasks, LocalProvider, runEpisode, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
 import { entries, waitNoProcesses } from "./support/leaks.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
 const CONCURRENCY = 16;
 
 const CALL_GATEWAY = `python3 -c '
 import json, urllib.request
 req = urllib.request.Request("http://127.0.0.1:8787/v1/chat/completions", data=b"{}", method="POST")
 print(json.load(urllib.request.urlopen(req, timeout=20))["rollout"])'`;
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
 Deno.test({
   name: "scale: 16 concurrent episodes (agent + eval sandboxes) on the local backend",
-  ignore: !HAVE_BWRAP,
+  ignore: skipGroup("sandbox concurrency", await localSandboxMissing()),
 }, async () => {
   const tasks = await loadTasks(SHIPPED_TASKS_DIR);
   const tempDir = await Deno.makeTempDir({ prefix: "rollgate-test-" });

@@ -10,12 +10,15 @@ import {
   DockerApiError,
   DockerEngine,
   DockerProvider,
+  evaluatePatch,
+  loadTasks,
   rawFrame,
+  SandboxError,
+  SHIPPED_TASKS_DIR,
   tarOneFile,
+  TIMEOUT_EXIT_CODE,
   untarFirstFile,
-} from "../../sandbox/docker/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
-import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+} from "../../sandbox/mod.ts";
 import {
   type DockerTestEnv,
   dockerTestEnv,
@@ -23,6 +26,7 @@ import {
   TEST_IMAGE,
 } from "./support/docker_env.ts";
 import { entries, exists } from "./support/leaks.ts";
+import { skipGroup } from "../support/skips.ts";
 
 Deno.test("docker: raw-stream frames split anywhere are demultiplexed in order", async () => {
   const bytes = new Uint8Array([
@@ -84,11 +88,10 @@ const POSSIBLE = (() => {
 const ENV: DockerTestEnv | string = POSSIBLE
   ? await dockerTestEnv()
   : "no Docker API socket and no podman installed";
-if (typeof ENV === "string") console.warn(`docker backend tests skipped: ${ENV}`);
 
 Deno.test({
   name: "docker: the backend against a real engine",
-  ignore: typeof ENV === "string",
+  ignore: skipGroup("docker backend", typeof ENV === "string" ? ENV : undefined),
 }, async (t) => {
   const env = ENV as DockerTestEnv;
   const tempDir = await Deno.makeTempDir({ prefix: "rollgate-test-" });

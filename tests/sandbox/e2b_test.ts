@@ -5,14 +5,18 @@
  * single clear error for a missing key, a rejected key, DNS failure, a refused and a hung endpoint.
  */
 import assert from "node:assert/strict";
-import { E2BProvider } from "../../sandbox/e2b/mod.ts";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
-import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/swe/mod.ts";
+import {
+  E2BProvider,
+  evaluatePatch,
+  loadTasks,
+  SandboxError,
+  SHIPPED_TASKS_DIR,
+  TIMEOUT_EXIT_CODE,
+} from "../../sandbox/mod.ts";
 import { FakeE2B } from "./support/fake_e2b.ts";
 import { entries } from "./support/leaks.ts";
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
 const KEY = "e2b_test_key_0123456789";
 
 /** Runs `fn` with E2B_* variables cleared (restored afterwards). */
@@ -110,7 +114,10 @@ Deno.test("e2b preflight: no key, rejected key, DNS, refused, hung → one clear
 });
 
 Deno.test(
-  { name: "e2b: the adapter drives the real SDK against the fake", ignore: !HAVE_BWRAP },
+  {
+    name: "e2b: the adapter drives the real SDK against the fake",
+    ignore: skipGroup("e2b adapter (on a local sandbox)", await localSandboxMissing()),
+  },
   async () => {
     const tempDir = await Deno.makeTempDir({ prefix: "rollgate-test-" });
     const fake = new FakeE2B(KEY, tempDir);

@@ -7,14 +7,10 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import {
-  LocalProvider,
-  rolloutSocketHandler,
-  serveRolloutSocket,
-} from "../../sandbox/local/mod.ts";
+import { LocalProvider, rolloutSocketHandler, serveRolloutSocket } from "../../sandbox/mod.ts";
 import { entries, exists } from "./support/leaks.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
+const NO_BWRAP = await localSandboxMissing();
 
 /** A stand-in for the gateway: echo, SSE, and a route that reports what it saw. */
 function app(release?: Promise<void>): Hono {
@@ -123,6 +119,7 @@ try:
 except OSError:
     print("dns failed")
 `;
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
 function hostAddress(): string {
   const ip = Deno.networkInterfaces().find((i) =>
@@ -133,7 +130,7 @@ function hostAddress(): string {
 
 Deno.test({
   name: "bridge: JSON and live SSE through a sandbox; outside unreachable",
-  ignore: !HAVE_BWRAP,
+  ignore: skipGroup("gateway bridge in a local sandbox", NO_BWRAP),
 }, async () => {
   const tempDir = await Deno.makeTempDir({ prefix: "rollgate-test-" });
   const listener = Deno.listen({ hostname: "0.0.0.0", port: 0 });

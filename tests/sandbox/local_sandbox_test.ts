@@ -3,12 +3,11 @@
  * the file system, and teardown without leftovers.
  */
 import assert from "node:assert/strict";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/sandbox.ts";
+import { LocalProvider, SandboxError, TIMEOUT_EXIT_CODE } from "../../sandbox/mod.ts";
 import { entries, exists, waitNoProcesses } from "./support/leaks.ts";
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
-const ignore = !HAVE_BWRAP;
+const ignore = skipGroup("local sandbox", await localSandboxMissing());
 if (ignore) console.warn("local sandbox tests skipped: bubblewrap missing or unusable");
 
 /** A provider whose sandboxes live in a fresh temp dir, checked empty afterwards. */

@@ -6,22 +6,22 @@
  * clone) and the per-runner pass rules.
  */
 import assert from "node:assert/strict";
-import { LocalProvider } from "../../sandbox/local/mod.ts";
-import { shellQuote } from "../../sandbox/shell.ts";
 import {
   evaluatePatch,
   loadTasks,
+  LocalProvider,
   patchPaths,
   runEpisode,
+  shellQuote,
   SHIPPED_TASKS_DIR,
   type SweTask,
   TaskFormatError,
   testCommand,
-} from "../../sandbox/swe/mod.ts";
+} from "../../sandbox/mod.ts";
 import { entries } from "./support/leaks.ts";
+import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
-const HAVE_BWRAP = await new LocalProvider().preflight().then(() => true, () => false);
-const ignore = !HAVE_BWRAP;
+const ignore = skipGroup("SWE grader", await localSandboxMissing());
 const TASKS = await loadTasks(SHIPPED_TASKS_DIR);
 
 /** A test's name as it appears in the test source (last dotted part for Python ids). */

@@ -5,11 +5,7 @@
  *
  * @module
  */
-import type {
-  Completion,
-  GenerationBackend,
-  GenerationRequest,
-} from "../../model/backends/backend.ts";
+import type { Completion, GenerationBackend, GenerationRequest } from "../../generation/mod.ts";
 
 export class InMemoryBackendTestDouble implements GenerationBackend {
   readonly name = "in-memory-test-double";

@@ -7,10 +7,11 @@
  * @module
  */
 import { PolicyModel } from "../../model/mod.ts";
-import { pythonJson } from "./python_json.ts";
+import { scriptedLogprob } from "../../runner/mod.ts";
 import { postJson, trainerLoop } from "./trainer_loop.ts";
 
-export { pythonJson } from "./python_json.ts";
+export { pythonJson } from "../../model/mod.ts";
+export { answerText, scriptedLogprob, toolCallText } from "../../runner/mod.ts";
 
 /** What the policy decides to say for one prompt: the raw text the model would sample. */
 export type Script = (prompt: { text: string; ids: number[]; turn: number }) => string;
@@ -28,29 +29,6 @@ let shared: Promise<PolicyModel> | undefined;
 /** One tokenizer for all tests in a process. */
 export function sharedModel(): Promise<PolicyModel> {
   return shared ??= PolicyModel.load();
-}
-
-/** The deterministic logprob the double assigns to its i-th sampled token. */
-export function scriptedLogprob(i: number): number {
-  return -((i % 7) + 1) / 100;
-}
-
-/** A Qwen3 tool-call turn: reasoning, optional text, one call. */
-export function toolCallText(
-  reasoning: string,
-  name: string,
-  args: Record<string, unknown>,
-  text = "",
-): string {
-  const call = `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": ${
-    pythonJson(args)
-  }}\n</tool_call>`;
-  return `<think>\n${reasoning}\n</think>\n\n${text ? text + "\n" : ""}${call}<|im_end|>`;
-}
-
-/** A Qwen3 final-answer turn. */
-export function answerText(reasoning: string, text: string): string {
-  return `<think>\n${reasoning}\n</think>\n\n${text}<|im_end|>`;
 }
 
 export class ScriptedPolicy {

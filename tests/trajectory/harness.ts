@@ -9,8 +9,7 @@
 import assert from "node:assert/strict";
 import { createGateway, type Gateway, type GatewayOptions } from "../../gateway/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
-import type { Sample } from "../../trajectory/mod.ts";
-import type { SharedPrefixTree, TurnTreeExport } from "../../trajectory/tree_export.ts";
+import type { Sample, SharedPrefixTree, TurnTreeExport } from "../../trajectory/mod.ts";
 import { answerText, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 
 // deno-lint-ignore no-explicit-any

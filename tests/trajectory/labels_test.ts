@@ -8,8 +8,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import type { Sample } from "../../trajectory/mod.ts";
-import type { TurnRecord } from "../../trajectory/tree_export.ts";
+import type { Sample, TurnRecord } from "../../trajectory/mod.ts";
 import { answerText, scriptedLogprob, toolCallText } from "../support/scripted_policy.ts";
 import {
   AGENT_FOOTER,

@@ -12,7 +12,7 @@
  *
  * After every sequence, for several label policies:
  *
- * - nothing crashed: every refusal is a `GatewayError` with a 4xx status;
+ * - nothing crashed: every refusal is a domain error the gateway maps to a 4xx status;
  * - identical requests never made two turns, and retries never reached the backend;
  * - the shared-prefix export holds each turn once: its output ranges partition the sampled
  *   positions, carry the sampled ids and their logprobs, and its context ranges rebuild every
@@ -29,28 +29,23 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../gateway/gateway_error.ts";
-import type { Completion } from "../../model/backends/backend.ts";
-import type {
-  AssistantMessage,
-  CanonicalRequest,
-  Message,
-  ToolSpec,
-} from "../../model/messages.ts";
-import { PolicyModel } from "../../model/policy_model.ts";
+import { httpStatus } from "../../gateway/mod.ts";
+import type { Completion } from "../../generation/mod.ts";
+import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../../canonical/mod.ts";
+import { PolicyModel } from "../../model/mod.ts";
 import {
   buildSamples,
   chainOf,
   DEFAULT_LABEL_POLICY,
   type LabelPolicy,
   promptIds,
+  Rollout,
   sameMessage,
   sharedPrefixTree,
   type Turn,
+  TurnRunner,
   TurnTree,
 } from "../../trajectory/mod.ts";
-import { Rollout } from "../../trajectory/rollout.ts";
-import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { pythonJson } from "../support/scripted_policy.ts";
 
@@ -365,7 +360,7 @@ async function runSequence(seed: number, steps: number) {
     backend.enqueue(c);
   };
 
-  /** Starts a request; a refusal must be a 4xx `GatewayError`. */
+  /** Starts a request; a refusal must be a domain error the gateway answers with a 4xx. */
   const start = async (req: CanonicalRequest): Promise<Turn | null> => {
     await enqueue();
     try {
@@ -669,8 +664,9 @@ function systemOf(t: Turn): string {
 }
 
 function assertRefusal(e: unknown): void {
-  assert.ok(e instanceof GatewayError, `not a GatewayError: ${(e as Error)?.stack ?? e}`);
-  assert.ok(e.status >= 400 && e.status < 500, `status ${e.status}: ${e.message}`);
+  const status = httpStatus(e);
+  assert.ok(status !== undefined, `not a known error: ${(e as Error)?.stack ?? e}`);
+  assert.ok(status >= 400 && status < 500, `status ${status}: ${(e as Error).message}`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -106,10 +106,20 @@ class GatewayProcess:
             pass
 
 
+def skip(group: str, reason: str) -> unittest.SkipTest:
+    """A skipped test group, recorded for the last line of ``npm test`` (ROLLGATE_SKIP_LOG)."""
+    log = os.environ.get("ROLLGATE_SKIP_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"group": group, "reason": reason}) + "\n")
+    return unittest.SkipTest(reason)
+
+
 def require_deno() -> None:
     if not os.access(DENO, os.X_OK):
-        raise unittest.SkipTest(
-            f"deno not found at {DENO}: run `npm ci` at the repository root to test against a real gateway"
+        raise skip(
+            "Python client against a gateway",
+            f"deno not found at {DENO}: run `npm ci` at the repository root to test against a real gateway",
         )
 
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { TurnAnswer } from "../../../model/messages.ts";
+import type { TurnAnswer } from "../../../canonical/mod.ts";
 
 /** One reply block as the scripted model sent it. */
 export type ReplyBlock =

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { TurnAnswer } from "../../../model/messages.ts";
+import type { TurnAnswer } from "../../../canonical/mod.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { DockerApiError, DockerEngine, findDockerSocket } from "../../../sandbox/docker/mod.ts";
+import { DockerApiError, DockerEngine, findDockerSocket } from "../../../sandbox/mod.ts";
 
 /** Bump the version when the image recipe below changes (the engine caches the image). */
 export const TEST_IMAGE = "localhost/rollgate-sandbox-test-v1:latest";

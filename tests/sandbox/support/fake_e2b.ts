@@ -12,9 +12,13 @@
  *
  * @module
  */
-import { LocalProvider, type LocalSandbox } from "../../../sandbox/local/mod.ts";
-import type { Proc } from "../../../sandbox/sandbox.ts";
-import { shellQuote, toBase64 } from "../../../sandbox/shell.ts";
+import {
+  LocalProvider,
+  type LocalSandbox,
+  type Proc,
+  shellQuote,
+  toBase64,
+} from "../../../sandbox/mod.ts";
 
 export interface RecordedRequest {
   method: string;

@@ -5,13 +5,13 @@
  *
  * @module
  */
-import type {
-  Completion,
-  GenerationBackend,
-  GenerationRequest,
-  SamplingRequest,
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+  type SamplingRequest,
 } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
 
 /** What `GET /api/requests/next` hands a trainer. */
 export interface PendingRequest {
@@ -40,10 +40,18 @@ interface Waiter {
   deliver(r: PendingRequest): void;
 }
 
-/** Why a `complete`/`fail` call was refused. */
+/** Why an `append`/`complete`/`fail` call was refused. */
+export type GateErrorKind =
+  /** No such request was ever pending. */
+  | "unknown_request"
+  /** The request was completed or failed before. */
+  | "already_resolved"
+  /** The completion does not start with the ids appended before it. */
+  | "not_appended_prefix";
+
 export class GateError extends Error {
   override name = "GateError";
-  constructor(message: string, readonly status: 400 | 404 | 409) {
+  constructor(readonly kind: GateErrorKind, message: string) {
     super(message);
   }
 }
@@ -164,26 +172,23 @@ export class InterceptionGate implements GenerationBackend {
     const streamed = entry.appended;
     if (streamed.some((id, i) => completion.output_ids[i] !== id)) {
       throw new GateError(
+        "not_appended_prefix",
         `output_ids must start with the ${streamed.length} ids appended to ${requestId}`,
-        400,
       );
     }
     this.#take(requestId).resolve(completion);
   }
 
-  fail(requestId: string, message: string): void {
-    this.failWith(requestId, new GenerationError(message));
-  }
-
-  failWith(requestId: string, error: Error): void {
-    this.#take(requestId).reject(error);
+  /** The trainer gives up on a request; `status` is what it asks the agent to get. */
+  fail(requestId: string, message: string, status?: number): void {
+    this.#take(requestId).reject(new GenerationError("trainer_failed", message, status));
   }
 
   /** Drops the pending requests of a rollout (deleted or finished): their agents get an error. */
   cancelRollout(rolloutId: string, reason: string): void {
     for (const [id, e] of this.#entries) {
       if (e.request.rollout_id === rolloutId) {
-        this.#take(id).reject(new GenerationError(reason, 409));
+        this.#take(id).reject(new GenerationError("cancelled", reason));
       }
     }
   }
@@ -199,9 +204,9 @@ export class InterceptionGate implements GenerationBackend {
     const entry = this.#entries.get(requestId);
     if (!entry) {
       if (this.#done.has(requestId)) {
-        throw new GateError(`request ${requestId} was already resolved`, 409);
+        throw new GateError("already_resolved", `request ${requestId} was already resolved`);
       }
-      throw new GateError(`unknown request id ${requestId}`, 404);
+      throw new GateError("unknown_request", `unknown request id ${requestId}`);
     }
     return entry;
   }

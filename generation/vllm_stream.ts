@@ -39,6 +39,7 @@ export async function readVllmStream(
       chunk = JSON.parse(data);
     } catch {
       throw new GenerationError(
+        "engine_failed",
         `${where} streamed a chunk that is not JSON: ${data.slice(0, 200)}`,
       );
     }
@@ -48,6 +49,7 @@ export async function readVllmStream(
     const delta = choice.token_ids ?? [];
     if (!isIds(delta)) {
       throw new GenerationError(
+        "engine_failed",
         `${where} streamed a chunk without choices[0].token_ids (vLLM ≥ 0.10.2 sends them with return_token_ids)`,
       );
     }

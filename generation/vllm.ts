@@ -19,8 +19,12 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+} from "./backend.ts";
 import { readVllmStream } from "./vllm_stream.ts";
 import {
   EngineHttp,
@@ -94,10 +98,11 @@ export class VllmBackend implements GenerationBackend {
     const choice = (Array.isArray(top.choices) ? top.choices[0] : undefined) as
       | VllmChoice
       | undefined;
-    if (!choice) throw new GenerationError(`${where} answered without choices`);
+    if (!choice) throw new GenerationError("engine_failed", `${where} answered without choices`);
     const ids = choice.token_ids;
     if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) {
       throw new GenerationError(
+        "engine_failed",
         `${where} answered without choices[0].token_ids (vLLM ≥ 0.10.2 returns them for return_token_ids)`,
       );
     }
@@ -106,6 +111,7 @@ export class VllmBackend implements GenerationBackend {
     if (Array.isArray(lps)) {
       if (lps.length !== ids.length || !lps.every((x) => typeof x === "number")) {
         throw new GenerationError(
+          "engine_failed",
           `${where} sent ${lps.length} logprobs for ${ids.length} token ids`,
         );
       }

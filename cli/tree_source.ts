@@ -1,18 +1,14 @@
 /**
- * `main.ts inspect` and `main.ts audit`: read a rollout's tree from a running gateway (by id) or
- * from an exported file (`GET /api/rollouts/:id/tree` saved as JSON), and print it readably or
- * audit it against a full re-render.
+ * Where `inspect` and `audit` read a rollout's tree: a running gateway (by rollout id) or an
+ * exported file (`GET /api/rollouts/:id/tree` saved as JSON), and the flags both verbs share.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { PolicyModel } from "../model/mod.ts";
-import { auditTree, formatAudit } from "../trajectory/audit.ts";
-import { formatTree } from "../trajectory/inspect.ts";
-import type { Sample } from "../trajectory/samples.ts";
-import type { TurnTreeExport } from "../trajectory/tree_export.ts";
+import type { Sample, TurnTreeExport } from "../trajectory/mod.ts";
+import { UsageError } from "./usage_error.ts";
 
-interface Source {
+export interface Source {
   tree: TurnTreeExport;
   samples: Sample[];
 }
@@ -44,7 +40,8 @@ export async function loadSource(target: string, gateway: string): Promise<Sourc
   return { tree, samples };
 }
 
-function options(args: string[]) {
+/** The targets and flags of `inspect` / `audit`. */
+export function treeVerbArgs(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -54,29 +51,7 @@ function options(args: string[]) {
       json: { type: "boolean" },
     },
   });
-  if (positionals.length === 0) throw new Error("give a rollout id or an exported tree file");
+  if (positionals.length === 0) throw new UsageError("give a rollout id or an exported tree file");
   const gateway = values.gateway ?? Deno.env.get("ROLLGATE_URL") ?? "http://127.0.0.1:7860";
   return { values, positionals, gateway };
-}
-
-export async function inspect(args: string[]): Promise<void> {
-  const { values, positionals, gateway } = options(args);
-  for (const target of positionals) {
-    const { tree, samples } = await loadSource(target, gateway);
-    console.log(values.json ? JSON.stringify({ tree, samples }) : formatTree(tree, samples));
-  }
-}
-
-/** Exit status 1 when any turn does not extend its parent verbatim. */
-export async function audit(args: string[]): Promise<number> {
-  const { values, positionals, gateway } = options(args);
-  const model = await PolicyModel.load({ dir: values["model-dir"] });
-  let status = 0;
-  for (const target of positionals) {
-    const report = await auditTree(model, (await loadSource(target, gateway)).tree);
-    if (values.json) console.log(JSON.stringify(report));
-    else console.log(formatAudit(report));
-    if (report.turns.some((t) => t.extends_parent === false)) status = 1;
-  }
-  return status;
 }

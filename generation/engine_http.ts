@@ -8,8 +8,7 @@
  *
  * @module
  */
-import type { FinishReason, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import { type FinishReason, GenerationError, type GenerationRequest } from "./backend.ts";
 
 export interface EngineHttpOptions {
   /** Base URL of the engine (or of its router), e.g. `http://127.0.0.1:8000`. */
@@ -58,7 +57,12 @@ export interface EngineResponse {
   attempts: number;
 }
 
-class Retryable extends Error {}
+/** A failure before any response byte: worth another attempt. */
+class Retryable extends Error {
+  constructor(message: string, readonly timedOut = false) {
+    super(message);
+  }
+}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -82,7 +86,10 @@ async function readJson(res: Response, where: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw new GenerationError(`${where} sent an answer that is not JSON: ${text.slice(0, 200)}`);
+    throw new GenerationError(
+      "engine_failed",
+      `${where} sent an answer that is not JSON: ${text.slice(0, 200)}`,
+    );
   }
 }
 
@@ -103,7 +110,7 @@ export class EngineHttp {
   /** POSTs JSON to `path` and returns the parsed answer, retrying as described above. */
   async postJson(path: string, o: PostOptions): Promise<EngineResponse> {
     const where = `${this.engine} at ${this.url}${path}`;
-    let last: Error | undefined;
+    let last: Retryable | undefined;
     for (let index = 0; index <= this.retries; index++) {
       if (index > 0) {
         const delay = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2 ** (index - 1));
@@ -122,8 +129,8 @@ export class EngineHttp {
       }
     }
     throw new GenerationError(
+      last!.timedOut ? "engine_timeout" : "engine_failed",
       `${last!.message} (gave up after ${this.retries + 1} attempts)`,
-      last!.message.includes("timed out") ? 504 : 502,
     );
   }
 
@@ -164,7 +171,10 @@ export class EngineHttp {
         }
         if (timedOut) {
           giveUp();
-          throw new Retryable(`${where} timed out after ${this.timeoutMs} ms without answering`);
+          throw new Retryable(
+            `${where} timed out after ${this.timeoutMs} ms without answering`,
+            true,
+          );
         }
         // Connection refused / reset before any response: nothing was generated.
         throw new Retryable(`${where} is unreachable: ${(e as Error).message}`);
@@ -177,6 +187,7 @@ export class EngineHttp {
       if (!res.ok) {
         const text = await res.text().catch(() => "");
         throw new GenerationError(
+          "engine_failed",
           `${where} refused the request (${res.status}): ${text.slice(0, 500)}`,
         );
       }
@@ -189,11 +200,14 @@ export class EngineHttp {
         if (o.signal?.aborted) throw this.#clientGone(where);
         if (timedOut) {
           throw new GenerationError(
+            "engine_timeout",
             `${where} timed out after ${this.timeoutMs} ms while sending its answer`,
-            504,
           );
         }
-        throw new GenerationError(`${where} broke off its answer: ${(e as Error).message}`);
+        throw new GenerationError(
+          "engine_failed",
+          `${where} broke off its answer: ${(e as Error).message}`,
+        );
       }
     } finally {
       clearTimeout(timer);
@@ -217,8 +231,8 @@ export class EngineHttp {
 
   #clientGone(where: string): GenerationError {
     return new GenerationError(
+      "client_gone",
       `the client disconnected; the request to ${where} was cancelled`,
-      499,
     );
   }
 }
@@ -254,7 +268,10 @@ export function finishReason(
 ): FinishReason {
   if (raw === "stop" || raw === "length") return raw;
   if (raw === "abort" || raw === "error") {
-    throw new GenerationError(`${where} ended the generation with finish_reason "${raw}"`);
+    throw new GenerationError(
+      "engine_failed",
+      `${where} ended the generation with finish_reason "${raw}"`,
+    );
   }
   const last = ids.at(-1);
   return last !== undefined && req.sampling.stop_token_ids.includes(last) ? "stop" : "length";

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import type { AssistantMessage, Protocol } from "../model/messages.ts";
-import { toCanonicalRequest as fromAnthropic } from "./anthropic/mod.ts";
-import { toCanonicalRequest as fromChat } from "./openai_chat/mod.ts";
-import { toCanonicalRequest as fromResponses } from "./responses/mod.ts";
+import type { AssistantMessage, Protocol } from "../../canonical/mod.ts";
+import { toCanonicalRequest as fromAnthropic } from "../anthropic/mod.ts";
+import { toCanonicalRequest as fromChat } from "../openai_chat/mod.ts";
+import { toCanonicalRequest as fromResponses } from "../responses/mod.ts";
 
 export interface UpstreamAnswer {
   message: AssistantMessage;

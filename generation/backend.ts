@@ -46,10 +46,28 @@ export interface GenerationBackend {
   generate(request: GenerationRequest): Promise<Completion>;
 }
 
+/** Why a generation failed. The gateway maps each kind to an HTTP status, once. */
+export type GenerationErrorKind =
+  /** An engine failed, refused the request or sent something unreadable. */
+  | "engine_failed"
+  /** An engine did not answer in time. */
+  | "engine_timeout"
+  /** The trainer failed the request (`POST /api/requests/:id/fail`). */
+  | "trainer_failed"
+  /** The rollout was deleted or finished while the request waited. */
+  | "cancelled"
+  /** Nobody waits for the answer any more (the client disconnected). */
+  | "client_gone";
+
 /** A generation that failed for a reason the agent should see (trainer `fail`, engine error). */
 export class GenerationError extends Error {
   override name = "GenerationError";
-  constructor(message: string, readonly status = 502) {
+  constructor(
+    readonly kind: GenerationErrorKind,
+    message: string,
+    /** With `trainer_failed`: the status the trainer asked the agent to get, if any. */
+    readonly requestedStatus?: number,
+  ) {
     super(message);
   }
 }

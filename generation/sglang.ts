@@ -17,8 +17,12 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend, GenerationRequest } from "./backend.ts";
-import { GenerationError } from "./backend.ts";
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+} from "./backend.ts";
 import {
   EngineHttp,
   type EngineHttpOptions,
@@ -90,7 +94,7 @@ export class SglangBackend implements GenerationBackend {
     let ids = answer?.output_ids;
     if (ids === undefined && triples) ids = triples.map((t) => Array.isArray(t) ? t[1] : undefined);
     if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) {
-      throw new GenerationError(`${where} answered without output_ids`);
+      throw new GenerationError("engine_failed", `${where} answered without output_ids`);
     }
     let logprobs: number[] | undefined;
     if (triples) {
@@ -100,6 +104,7 @@ export class SglangBackend implements GenerationBackend {
         );
       if (!ok) {
         throw new GenerationError(
+          "engine_failed",
           `${where} sent meta_info.output_token_logprobs that do not match output_ids`,
         );
       }
@@ -111,7 +116,7 @@ export class SglangBackend implements GenerationBackend {
       const why = typeof fr === "object" && typeof fr?.message === "string"
         ? `: ${fr.message}`
         : "";
-      throw new GenerationError(`${where} aborted the generation${why}`);
+      throw new GenerationError("engine_failed", `${where} aborted the generation${why}`);
     }
     const completion: Completion = {
       output_ids: ids as number[],

@@ -8,6 +8,8 @@
  */
 import { GenerationError } from "./backend.ts";
 
+const CLIENT_GONE = "the client disconnected while paused";
+
 export interface PauseStatus {
   paused: boolean;
   /** Generations inside a backend now. */
@@ -52,7 +54,7 @@ export class PauseGate {
    */
   async enter(signal?: AbortSignal): Promise<() => void> {
     while (this.#paused) {
-      if (signal?.aborted) throw new GenerationError("the client disconnected while paused", 499);
+      if (signal?.aborted) throw new GenerationError("client_gone", CLIENT_GONE);
       await new Promise<void>((resolve, reject) => {
         const entry: Held = {
           resolve: () => {
@@ -62,7 +64,7 @@ export class PauseGate {
         };
         const gone = () => {
           this.#held.delete(entry);
-          reject(new GenerationError("the client disconnected while paused", 499));
+          reject(new GenerationError("client_gone", CLIENT_GONE));
         };
         signal?.addEventListener("abort", gone, { once: true });
         this.#held.add(entry);

@@ -3,6 +3,14 @@
  * `transformers`' `tojson` emits): `", "` and `": "` separators, `ensure_ascii` on or off, and
  * numbers that keep their own spelling (`1.0` stays `1.0`).
  *
+ * @example
+ * ```ts
+ * import { pythonJson } from "./python_json.ts";
+ *
+ * pythonJson({ command: "ls", n: [1, 2] }); // '{"command": "ls", "n": [1, 2]}'
+ * pythonJson({ s: "é" }, true); // '{"s": "\u00e9"}'
+ * ```
+ *
  * @module
  */
 

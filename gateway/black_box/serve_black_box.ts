@@ -1,18 +1,18 @@
 /**
  * Serving an agent request from a hosted API (black-box evaluation): forward the body unchanged,
- * relay the upstream's events as they arrive, record the message-level turn, and hold the
- * terminal event until the turn is recorded (Codex ends its turn on `response.completed`).
+ * relay the upstream's events as they arrive, have the turn runner record the message-level turn,
+ * and hold the terminal event until the turn is recorded (Codex ends its turn on
+ * `response.completed`).
  *
  * @module
  */
 import type { Context } from "hono";
-import type { Upstream } from "../model/backends/upstream.ts";
-import { recordBlackBoxTurn } from "../trajectory/black_box.ts";
-import { clientSession } from "./client_session.ts";
-import type { Rollout } from "../trajectory/rollout.ts";
-import { GatewayError } from "./gateway_error.ts";
-import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
-import { sseResponse } from "./sse_response.ts";
+import type { Upstream, UpstreamCall } from "./upstream.ts";
+import type { Rollout, TurnRunner } from "../../trajectory/mod.ts";
+import { clientSession } from "../client_session.ts";
+import { GatewayError } from "../gateway_error.ts";
+import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
+import { sseResponse } from "../sse_response.ts";
 import { upstreamAnswer } from "./upstream_answer.ts";
 
 /** An upstream SDK error (`APIError` carries `status`) as a gateway error. */
@@ -38,6 +38,7 @@ async function* holdingLast(
 export async function serveBlackBox(
   c: Context,
   adapter: ProtocolAdapter,
+  runner: TurnRunner,
   rollout: Rollout,
   upstream: Upstream,
   body: unknown,
@@ -51,33 +52,32 @@ export async function serveBlackBox(
       }, not ${adapter.name}`,
     );
   }
-  if (rollout.status !== "active") throw new GatewayError(409, `rollout ${rollout.id} is finished`);
   const req = { ...adapter.parseRequest(body), session: clientSession(c.req.raw.headers, body) };
-  const received = Date.now();
-  const record = (final: unknown) => {
-    const { message, usage } = upstreamAnswer(adapter.name, final);
-    recordBlackBoxTurn(rollout, req, message, usage, received);
-  };
-  let call;
-  try {
-    call = await upstream.call(
+  let call!: Promise<UpstreamCall>;
+  const turn = runner.startBlackBox(rollout, req, () => {
+    call = upstream.call(
       adapter.name,
       body as Record<string, unknown>,
       c.req.raw.headers,
       c.req.raw.signal,
     );
+    return call.then(async (relay) => upstreamAnswer(adapter.name, await relay.final));
+  });
+  let relay: UpstreamCall;
+  try {
+    relay = await call;
   } catch (e) {
     throw upstreamError(e, upstream);
   }
-  call.final.catch(() => {});
-  if (!call.events) {
-    record(await call.final);
-    return c.json(call.body as object);
+  relay.final.catch(() => {});
+  if (!relay.events) {
+    await turn.result;
+    return c.json(relay.body as object);
   }
-  const events = call.events;
+  const events = relay.events;
   return sseResponse({
     keepAliveMs,
-    produce: () => Promise.resolve(holdingLast(events, async () => record(await call.final))),
+    produce: () => Promise.resolve(holdingLast(events, () => turn.result.then(() => {}))),
     onError: (e) => {
       const err = e instanceof GatewayError ? e : upstreamError(e, upstream);
       return adapter.streamErrorEvents(err.status, err.message);

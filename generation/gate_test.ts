@@ -29,8 +29,14 @@ Deno.test("gate: oldest request first, rollout filter, long poll delivery", asyn
   assert.equal((await waiting)?.request_id, "c");
   gate.complete("a", done);
   assert.deepEqual(await a, done);
-  assert.throws(() => gate.complete("a", done), (e) => e instanceof GateError && e.status === 409);
-  assert.throws(() => gate.complete("zz", done), (e) => e instanceof GateError && e.status === 404);
+  assert.throws(
+    () => gate.complete("a", done),
+    (e) => e instanceof GateError && e.kind === "already_resolved",
+  );
+  assert.throws(
+    () => gate.complete("zz", done),
+    (e) => e instanceof GateError && e.kind === "unknown_request",
+  );
   gate.cancelRollout("r2", "gone");
   gate.cancelRollout("r", "gone");
 });

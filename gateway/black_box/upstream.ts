@@ -8,8 +8,8 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import type { Protocol } from "../messages.ts";
-import type { SseEvent } from "../../gateway/protocol.ts";
+import type { Protocol } from "../../canonical/mod.ts";
+import type { SseEvent } from "../protocol.ts";
 
 export interface UpstreamCall {
   /** Streaming: the events to relay, in order (ends after the terminal event). */

@@ -1,7 +1,7 @@
 /**
  * The gateway side of the sandbox bridge: one Unix socket per rollout, serving the gateway's
- * `fetch` handler. The socket is bind-mounted into the sandbox, where a forwarder exposes it as
- * `http://127.0.0.1:<port>`; the listener a request arrives on names its rollout.
+ * `fetch` handler. The socket is bind-mounted into the sandbox, where the forwarder exposes it as
+ * `http://127.0.0.1:8787`; the listener a request arrives on names its rollout.
  *
  * Requests are rewritten before the gateway sees them:
  * - `req.url` becomes plain `http://<host>/<path>` (Deno reports `http+unix://…` for Unix
@@ -10,13 +10,6 @@
  *   origin or the rollout's base URL;
  * - `/rollout/<other id>/...` is refused (403) and so is everything else outside `/v1`, the
  *   rollout's prefix and `/health`: the trainer API (`/api`) is unreachable from a sandbox.
- *
- * @example
- * ```ts
- * const sock = serveRolloutSocket({ path: "/tmp/r1.sock", rolloutId: "r1", fetch: gw.app.fetch });
- * // … agent runs …
- * await sock.close();
- * ```
  *
  * @module
  */

@@ -1,0 +1,41 @@
+/**
+ * The command line's usage text (`main.ts --help`, `main.ts serve --help`); `rollout --help`
+ * has its own (`cli/rollout.ts`).
+ *
+ * @module
+ */
+import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
+
+export const USAGE = `usage: main.ts serve [options]
+       main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
+       main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
+       main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
+                       [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
+                       [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
+
+  --port N              port (env ROLLGATE_PORT, default 7860)
+  --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
+  --model-dir DIR       directory with tokenizer.json + tokenizer_config.json
+                        (env ROLLGATE_MODEL_DIR, default: bundled Qwen3)
+  --context-length N    context window in tokens (default: the config's model_max_length)
+  --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
+  --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
+  --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --split-special-tokens  tokenize special-token text in message content as plain text
+                        (rollouts may override with split_special_tokens; default off)
+
+  --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
+                        that name no backend (anthropic/openai: black-box, message-level record)
+  --upstream-anthropic-url URL   hosted Anthropic API for black-box rollouts (key: ANTHROPIC_API_KEY)
+  --upstream-openai-url URL      hosted OpenAI API for black-box rollouts (key: OPENAI_API_KEY)
+  --upstream-model NAME          model id sent upstream instead of the agent's
+                        (env ROLLGATE_BACKEND, default gate: the trainer answers via /api)
+  --vllm-url URL        a vLLM OpenAI-compatible server (env ROLLGATE_VLLM_URL); registers "vllm"
+  --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
+  --engine-model NAME   "model" sent to vLLM (default: omitted)
+  --engine-stream       ask vLLM to stream: agents see the answer while it is generated
+  --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
+  --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
+
+  ROLLGATE_ADMIN_TOKEN  when set, /api requires it and agents must use their rollout token
+`;

@@ -1,0 +1,30 @@
+/**
+ * The black-box wing of the gateway: a rollout whose backend names a hosted API has its agent's
+ * request forwarded unchanged with the official SDKs, the upstream's events relayed as they
+ * arrive, and a message-level record kept (no token ids: the hosted model's tokenizer is not the
+ * policy's).
+ *
+ * - `upstream.ts`: the hosted APIs (`AnthropicUpstream`, `OpenAIUpstream`) behind {@link Upstream}.
+ * - `upstream_answer.ts`: a final upstream response read back into the canonical message.
+ * - `serve_black_box.ts`: the HTTP side (forward, relay, record, hold the terminal event).
+ *
+ * @example
+ * ```ts
+ * import { upstreamsFromFlags } from "./mod.ts";
+ *
+ * const upstreams = upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999/v1" });
+ * Object.keys(upstreams); // ["openai"]
+ * ```
+ *
+ * @module
+ */
+export {
+  AnthropicUpstream,
+  OpenAIUpstream,
+  type Upstream,
+  type UpstreamCall,
+  type UpstreamConfig,
+  upstreamsFromFlags,
+} from "./upstream.ts";
+export { type UpstreamAnswer, upstreamAnswer } from "./upstream_answer.ts";
+export { serveBlackBox, upstreamError } from "./serve_black_box.ts";

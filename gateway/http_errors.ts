@@ -1,0 +1,50 @@
+/**
+ * The one place where errors become HTTP statuses. The domain below the gateway throws its own
+ * errors (`TurnError`, `GenerationError`, `GateError`, `RolloutExistsError`) and knows nothing
+ * of HTTP; each gateway surface (agent protocols, trainer API, host tools) gives the status its
+ * own body shape and decides what an unexpected error (a 500) says.
+ *
+ * @module
+ */
+import {
+  GateError,
+  type GateErrorKind,
+  GenerationError,
+  type GenerationErrorKind,
+} from "../generation/mod.ts";
+import { RolloutExistsError, TurnError, type TurnErrorKind } from "../trajectory/mod.ts";
+import { GatewayError } from "./gateway_error.ts";
+import { InvalidRequestError } from "./protocol.ts";
+
+const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
+  invalid_request: 400,
+  render_failed: 400,
+  context_exceeded: 400,
+  rollout_finished: 409,
+};
+
+const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {
+  engine_failed: 502,
+  engine_timeout: 504,
+  trainer_failed: 502,
+  cancelled: 409,
+  // nginx's "client closed request": nobody reads it, but logs and tests can tell it apart.
+  client_gone: 499,
+};
+
+const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
+  unknown_request: 404,
+  already_resolved: 409,
+  not_appended_prefix: 400,
+};
+
+/** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
+export function httpStatus(e: unknown): number | undefined {
+  if (e instanceof GatewayError) return e.status;
+  if (e instanceof TurnError) return TURN_STATUS[e.kind];
+  if (e instanceof GenerationError) return e.requestedStatus ?? GENERATION_STATUS[e.kind];
+  if (e instanceof GateError) return GATE_STATUS[e.kind];
+  if (e instanceof InvalidRequestError) return 400;
+  if (e instanceof RolloutExistsError) return 409;
+  return undefined;
+}

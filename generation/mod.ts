@@ -1,0 +1,51 @@
+/**
+ * Who generates a turn's tokens. Every producer is a {@link GenerationBackend}: the interception
+ * gate (a trainer takes pending requests and answers with its own engine's ids), vLLM and SGLang
+ * (called directly over HTTP with the prompt ids). The pause gate holds new generations while a
+ * trainer syncs weights. Failures are {@link GenerationError}s with a kind; the gateway alone
+ * decides which HTTP status each kind becomes.
+ *
+ * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
+ * - `gate.ts`: the interception gate and its `PendingRequest`s.
+ * - `pause_gate.ts`: pause and drain for weight syncs.
+ * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
+ * - `vllm.ts` (+ `vllm_stream.ts`), `sglang.ts`: the engines.
+ *
+ * @example
+ * ```ts
+ * import { InterceptionGate } from "./mod.ts";
+ *
+ * const gate = new InterceptionGate();
+ * const answer = gate.generate({
+ *   requestId: "req_1",
+ *   rolloutId: "r1",
+ *   turnId: "r1.0",
+ *   promptIds: [1, 2, 3],
+ *   sampling: { max_tokens: 16, stop_token_ids: [0] },
+ * });
+ * const pending = await gate.next(1000); // what a trainer's long poll gets
+ * gate.complete(pending!.request_id, { output_ids: [7, 0], finish_reason: "stop" });
+ * (await answer).output_ids; // [7, 0]
+ * ```
+ *
+ * @module
+ */
+export {
+  type Completion,
+  type FinishReason,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationErrorKind,
+  type GenerationRequest,
+  type SamplingRequest,
+} from "./backend.ts";
+export { GateError, type GateErrorKind, InterceptionGate, type PendingRequest } from "./gate.ts";
+export { PauseGate, type PauseStatus } from "./pause_gate.ts";
+export {
+  DEFAULT_ENGINE_RETRIES,
+  DEFAULT_ENGINE_TIMEOUT_MS,
+  EngineHttp,
+  type EngineHttpOptions,
+} from "./engine_http.ts";
+export { VllmBackend, type VllmOptions } from "./vllm.ts";
+export { SglangBackend, type SglangOptions } from "./sglang.ts";

@@ -1,0 +1,23 @@
+#!/bin/sh
+# `npm test`: the static checks first (format, lint, types including every doc example), then the
+# Deno suites and the Python client's suite, then ONE line naming every skipped test group and
+# why (`skipped: none` when nothing was skipped). Exit status: 0 only when everything passed.
+set -u
+cd "$(dirname "$0")/.."
+
+echo "== static checks: deno fmt --check, deno lint, deno check --doc"
+deno fmt --check && deno lint && deno check --doc . || {
+  echo "static checks failed (run deno fmt / deno lint / deno check --doc . to see why)"
+  exit 1
+}
+
+ROLLGATE_SKIP_LOG=$(mktemp)
+export ROLLGATE_SKIP_LOG
+status=0
+echo "== deno test"
+deno test -A --parallel || status=1
+echo "== Python client (clients/python)"
+(cd clients/python && python3 -m unittest discover) || status=1
+deno run --allow-read tests/support/report_skips.ts "$ROLLGATE_SKIP_LOG"
+rm -f "$ROLLGATE_SKIP_LOG"
+exit "$status"

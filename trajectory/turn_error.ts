@@ -1,0 +1,23 @@
+/**
+ * Why a request could not become a turn, in the domain's words. The gateway maps each kind to an
+ * HTTP status (`gateway/http_errors.ts`); nothing below the gateway knows about HTTP.
+ *
+ * @module
+ */
+
+export type TurnErrorKind =
+  /** The request itself cannot be a turn (e.g. no messages). */
+  | "invalid_request"
+  /** The chat template could not render the conversation. */
+  | "render_failed"
+  /** The prompt does not fit the model's context. */
+  | "context_exceeded"
+  /** The rollout is finished and takes no more turns. */
+  | "rollout_finished";
+
+export class TurnError extends Error {
+  override name = "TurnError";
+  constructor(readonly kind: TurnErrorKind, message: string) {
+    super(message);
+  }
+}
