@@ -7,8 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { Sample } from "../../trajectory/samples.ts";
-import type { TurnTreeExport } from "../../trajectory/tree_export.ts";
+import type { Sample, TurnTreeExport } from "../../trajectory/mod.ts";
 
 /**
  * @param trained labels whose chains are trained (default policy: all but `side`, which is

@@ -6,8 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { Sample } from "../../trajectory/mod.ts";
-import { auditTree, formatAudit } from "../../trajectory/audit.ts";
+import { auditTree, formatAudit, type Sample } from "../../trajectory/mod.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { escapeScript } from "../e2e/capture_claude_code.ts";
 import { mainBody } from "./claude_code_session.ts";

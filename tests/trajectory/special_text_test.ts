@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { auditTree, formatAudit } from "../../trajectory/audit.ts";
+import { auditTree, formatAudit } from "../../trajectory/mod.ts";
 import { answerText, toolCallText } from "../support/scripted_policy.ts";
 import {
   chatTurn,
