@@ -1,8 +1,6 @@
 /**
- * The turn tree at scale: a rollout of 200 turns holding ~1M distinct token ids (long tool
- * outputs of ~5k tokens each): a main line of 50 tool-call turns and 5 branches forked from it
- * at different depths, 30 turns each. Built once with the real Qwen3 tokenizer and template and
- * the in-memory backend TEST DOUBLE; then measured:
+ * The turn tree at scale: the 1M-token rollout of `big_rollout.ts` (200 turns, 6 chains), built
+ * once; then measured:
  *
  * - mounting one new turn (history matching alone; + the delta render; the whole turn through
  *   `TurnRunner.start`, undone after each iteration so the tree stays the same size);
@@ -12,108 +10,18 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../canonical/mod.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
-import {
-  buildSamples,
-  Rollout,
-  sharedPrefixTree,
-  type Turn,
-  TurnRunner,
-  TurnTree,
-  turnTree,
-} from "../trajectory/mod.ts";
-import { InMemoryBackendTestDouble } from "../tests/support/in_memory_backend.ts";
-
-const MAIN_TURNS = 50;
-const FORKS = [8, 17, 26, 35, 44];
-const FORK_TURNS = 30;
-const OUTPUT_LINES = 104; // ≈ 5k tokens per tool output
+import { buildSamples, Rollout, sharedPrefixTree, TurnTree, turnTree } from "../trajectory/mod.ts";
+import { buildBigRollout, request, toolOutput, TOOLS } from "./big_rollout.ts";
 
 /** A roomy context: the deepest chain holds ~250k ids. */
 const model = await PolicyModel.load({ contextLength: 1 << 20 });
-const backend = new InMemoryBackendTestDouble();
-const runner = new TurnRunner(model, backend);
 const rollout = new Rollout("bench", "tok", {}, {});
-const TOOLS: ToolSpec[] = [{
-  name: "bash",
-  kind: "function",
-  description: "Run a shell command.",
-  parameters: {
-    type: "object",
-    properties: { command: { type: "string" } },
-    required: ["command"],
-  },
-}];
-const SYSTEM: Message = { role: "system", content: "You are a coding agent in /workspace/repo." };
-const TASK: Message = { role: "user", content: "Fix the failing test in tests/test_cache.py." };
-
-/** Code-like tool output, distinct per (branch, turn): no segment-cache hits between turns. */
-function toolOutput(branch: number, turn: number, lines = OUTPUT_LINES): string {
-  const out: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const n = (branch * 7919 + turn * 104729 + i * 31) % 99991;
-    out.push(
-      `src/pkg_${branch}/mod_${turn}.py:${i + 1}:    value_${n} = compute_${i % 17}` +
-        `(items[${n % 113}], key="k${n}")  # cache ${n.toString(16)}`,
-    );
-  }
-  return out.join("\n");
-}
-
-async function scriptCall(command: string): Promise<void> {
-  const text = `<think>\nInspect the next module.\n</think>\n\n<tool_call>\n` +
-    `{"name": "bash", "arguments": {"command": ${
-      JSON.stringify(command)
-    }}}\n</tool_call><|im_end|>`;
-  const ids = await model.tokenizer.encode(text);
-  backend.enqueue({ output_ids: ids, logprobs: ids.map(() => -0.1), finish_reason: "stop" });
-}
-
-function request(messages: Message[]): CanonicalRequest {
-  return { protocol: "chat", model: "policy", messages, tools: TOOLS, sampling: {}, stream: false };
-}
-
-/** Runs `count` tool-call turns from `messages`, returning the history after the last answer. */
-async function loop(
-  messages: Message[],
-  branch: number,
-  count: number,
-): Promise<{ messages: Message[]; turns: Turn[] }> {
-  const turns: Turn[] = [];
-  for (let k = 0; k < count; k++) {
-    await scriptCall(`cat src/pkg_${branch}/mod_${k}.py`);
-    const turn = await runner.start(rollout, request(messages), "call_");
-    await turn.result;
-    turns.push(turn);
-    const answer = turn.message as AssistantMessage;
-    messages = [
-      ...messages,
-      answer,
-      { role: "tool", content: toolOutput(branch, k), tool_call_id: answer.tool_calls![0].id },
-    ];
-  }
-  return { messages, turns };
-}
-
 const built = performance.now();
-const main = await loop([SYSTEM, TASK], 0, MAIN_TURNS);
-let deepest = main;
-for (const [f, depth] of FORKS.entries()) {
-  // A fork: the history up to main turn `depth`'s answer, then a different tool output.
-  const answer = main.turns[depth].message!;
-  const history: Message[] = [
-    ...main.turns[depth].messages,
-    answer,
-    {
-      role: "tool",
-      content: toolOutput(100 + f, depth),
-      tool_call_id: answer.tool_calls![0].id,
-    },
-  ];
-  const fork = await loop(history, f + 1, FORK_TURNS);
-  if (fork.turns.at(-1)!.promptLength > deepest.turns.at(-1)!.promptLength) deepest = fork;
-}
+const big = await buildBigRollout(model, rollout);
+const { runner, scriptCall } = big;
+const deepest = { turns: big.deepest };
 const spt = sharedPrefixTree(rollout);
 const samples = buildSamples(rollout);
 const exported = JSON.stringify(turnTree(rollout));

@@ -8,11 +8,12 @@ import { audit } from "./audit.ts";
 import { inspect } from "./inspect.ts";
 import { rolloutCommand } from "./rollout.ts";
 import { serve } from "./serve.ts";
+import { view } from "./view.ts";
 import { USAGE } from "./usage.ts";
 
 /**
  * Runs one command line. Returns the exit status, or `undefined` when the process should stay
- * up (`serve`) or end by itself once its work is done (`inspect`).
+ * up (`serve`, `view`) or end by itself once its work is done (`inspect`).
  */
 export async function runCommandLine(args: readonly string[]): Promise<number | undefined> {
   const [verb = "serve", ...rest] = args;
@@ -28,6 +29,8 @@ export async function runCommandLine(args: readonly string[]): Promise<number | 
         return await audit(rest);
       case "rollout":
         return await rolloutCommand(rest);
+      case "view":
+        return await view(rest);
       case "help":
       case "--help":
         console.log(USAGE);

@@ -9,6 +9,8 @@ import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation
 export const USAGE = `usage: main.ts serve [options]
        main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
        main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
+       main.ts view <tree file | results.jsonl | rollout id>… [--port N] [--export OUT.html]
+                    (see view --help; a running gateway serves the same pages at /ui)
        main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
                        [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
@@ -37,5 +39,6 @@ export const USAGE = `usage: main.ts serve [options]
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 
-  ROLLGATE_ADMIN_TOKEN  when set, /api requires it and agents must use their rollout token
+  ROLLGATE_ADMIN_TOKEN  when set, /api and the viewer (/ui) require it, and agents must use their
+                        rollout token
 `;

@@ -1,5 +1,5 @@
 /**
- * The whole gateway as one Hono app: agent endpoints, trainer API, health.
+ * The whole gateway as one Hono app: agent endpoints, trainer API, the viewer (`/ui`), health.
  *
  * @module
  */
@@ -13,6 +13,8 @@ import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
+import { uiAuth } from "./ui_auth.ts";
 
 export interface GatewayOptions {
   model: PolicyModel;
@@ -39,6 +41,8 @@ export interface GatewayOptions {
   sampleOptions?: Partial<SampleOptions>;
   /** Rollouts tokenize special-token text in content as plain text unless they say otherwise. */
   splitSpecialTokens?: boolean;
+  /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
+  runResults?: () => readonly RunResult[];
 }
 
 export interface Gateway {
@@ -77,6 +81,20 @@ export function createGateway(options: GatewayOptions): Gateway {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true }));
+  // The viewer reads the store; it never holds a turn up.
+  app.use("/ui", uiAuth(options.adminToken, "/ui"));
+  app.use("/ui/*", uiAuth(options.adminToken, "/ui"));
+  app.route(
+    "/ui",
+    viewerRoutes({
+      source: liveSource({
+        store,
+        sampleOptions: options.sampleOptions,
+        results: options.runResults,
+      }),
+      decode: (ids) => options.model.decode(ids),
+    }),
+  );
   app.route(
     "/api",
     trainerRoutes({

@@ -201,13 +201,20 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
 
   const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
   const adminToken = Deno.env.get("ROLLGATE_ADMIN_TOKEN") || undefined;
-  const gw = createGateway({ model, modelName: o.model, adminToken, publicUrl: o.publicUrl });
+  const records: RolloutRecord[] = [];
+  const gw = createGateway({
+    model,
+    modelName: o.model,
+    adminToken,
+    publicUrl: o.publicUrl,
+    // The viewer at /ui shows each rollout's result (earlier runs' too) once it is graded.
+    runResults: () => [...existing.values(), ...records],
+  });
   const { server, url } = listen(gw, o);
   const writer = await ResultsWriter.open(o.out).catch(async (err) => {
     await stop(server);
     throw new RunnerError(`cannot write ${o.out}: ${(err as Error).message}`);
   });
-  const records: RolloutRecord[] = [];
   const prefix = o.rolloutPrefix ?? `r${crypto.randomUUID().slice(0, 8)}`;
   try {
     const total = tasks.length * o.samples;

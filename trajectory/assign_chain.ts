@@ -26,6 +26,7 @@ export function registerTurn(
     id: `${rollout.id}.${rollout.turns.length}.${idSuffix}`,
     index: rollout.turns.length,
     rolloutId: rollout.id,
+    protocol: req.protocol,
     parent: mount.base,
     mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
     chain: 0,

@@ -49,6 +49,7 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
+export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";

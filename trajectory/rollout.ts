@@ -23,7 +23,8 @@ export class Rollout {
   readonly chains: Chain[] = [];
   /** Sub-agent tool calls whose result has not reached the parent yet, by call id. */
   readonly openAgentCalls = new Map<string, OpenAgentCall>();
-  readonly createdAt = Date.now();
+  /** Milliseconds since the epoch (an imported rollout keeps the recorded one). */
+  createdAt = Date.now();
   status: RolloutStatus = "active";
   /** Host-side tool calls the agent made (`/rollout/:id/v1/tools/:name`). */
   readonly hostCalls: { tool: string; args: unknown; result: unknown; at: number }[] = [];

@@ -70,6 +70,10 @@ export interface TurnRecord {
   chain: number;
   branch: string;
   mount: string;
+  /** The agent's wire protocol (`anthropic`, `chat`, `responses`). */
+  protocol: string;
+  /** The answer came from a hosted API: messages only, no token ids. */
+  black_box: boolean;
   status: string;
   error: string | null;
   /** The request's canonical history. */
@@ -131,6 +135,8 @@ export function turnTree(rollout: Rollout): TurnTreeExport {
       chain: t.chain,
       branch: rollout.chains[t.chain]?.label ?? "main",
       mount: t.mount,
+      protocol: t.protocol,
+      black_box: t.blackBox ?? false,
       status: t.status,
       error: t.error ?? null,
       messages: t.messages,

@@ -11,6 +11,7 @@ import type {
   AnswerHeader,
   AssistantMessage,
   Message,
+  Protocol,
   ToolSpec,
   TurnAnswer,
 } from "../canonical/mod.ts";
@@ -51,6 +52,8 @@ export interface Turn {
   /** Order of arrival within the rollout, from 0. */
   index: number;
   rolloutId: string;
+  /** The wire protocol the agent spoke (how the viewer names its messages). */
+  protocol: Protocol;
   parent: Turn | null;
   mount: MountKind;
   /** Chain id within the rollout (see `branch_label.ts`); extensions inherit their parent's. */

@@ -30,11 +30,11 @@ export interface Import {
 /** Whether `path` (relative to the root) is product code: not a test, fixture, bench or client. */
 export function isProductFile(path: string): boolean {
   const parts = path.split("/");
-  return path.endsWith(".ts") && !path.endsWith("_test.ts") && !NOT_PRODUCT.has(parts[0]) &&
+  return /\.tsx?$/.test(path) && !/_test\.tsx?$/.test(path) && !NOT_PRODUCT.has(parts[0]) &&
     !parts.includes("__fixtures__");
 }
 
-/** Every product `.ts` file under `root`, relative to it, sorted. */
+/** Every product `.ts` / `.tsx` file under `root`, relative to it, sorted. */
 export function productFiles(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {

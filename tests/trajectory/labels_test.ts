@@ -658,6 +658,7 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
     for (const turn of tree.turns) {
       assert.deepEqual(Object.keys(turn).sort(), [
         "answer",
+        "black_box",
         "branch",
         "bridge_ids",
         "chain",
@@ -673,6 +674,7 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
         "output_ids",
         "parent",
         "prompt_ids",
+        "protocol",
         "rendered_messages",
         "retries",
         "session",

@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { auditTree, formatAudit, type Sample } from "../../trajectory/mod.ts";
+import { auditTree, formatAudit, rolloutFromTree, type Sample } from "../../trajectory/mod.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { escapeScript } from "../e2e/capture_claude_code.ts";
 import { mainBody } from "./claude_code_session.ts";
@@ -137,6 +137,10 @@ Deno.test("regression: Claude Code's decoded \\uXXXX tool input (recorded reques
     assert.equal(samples[0].trained_from, 0);
     assert.equal(samples[1].trained_from, t0.prompt_ids.length + t0.output_ids.length);
     assertTrainedOnce(samples, tree);
+
+    // Read back from a saved tree (what the viewer and `inspect` do), the samples are the same.
+    const { shared_prefix: _, ...saved } = await t.tree(r.id);
+    assert.deepEqual(rolloutFromTree(JSON.parse(JSON.stringify(saved))).samples(), samples);
 
     const audit = formatAudit(await auditTree(t.model, tree));
     assert.match(

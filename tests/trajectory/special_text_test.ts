@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { auditTree, formatAudit } from "../../trajectory/mod.ts";
+import { auditTree, formatAudit, rolloutFromTree, turnTree } from "../../trajectory/mod.ts";
 import { answerText, toolCallText } from "../support/scripted_policy.ts";
 import {
   chatTurn,
@@ -104,6 +104,9 @@ Deno.test("split mode per rollout: content special text becomes plain ids, in th
     const imStart = t.model.idOf("<|im_start|>")!;
     const starts = (ids: number[]) => ids.filter((x) => x === imStart).length;
     assert.equal(starts(t1.prompt_ids), starts(normal.ids) - 1, "no forged turn start");
+    // A saved tree read back keeps the mode and the findings.
+    const { shared_prefix: _, ...saved } = tree;
+    assert.deepEqual(turnTree(rolloutFromTree(JSON.parse(JSON.stringify(saved)))), saved);
     // The audit re-renders in the rollout's mode: differences only where sampled ids are kept
     // (pi sends the tool arguments back re-serialized).
     const report = await auditTree(t.model, tree);

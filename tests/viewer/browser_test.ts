@@ -1,0 +1,315 @@
+/**
+ * The viewer in real headless Chromium: the runs page following a live rollout, a rollout with a
+ * sub-agent and a compaction, the token view read back against the samples' loss masks, the
+ * exported file opened offline, and `main.ts view` over a saved tree and a runner results file.
+ * Screenshots go to `ROLLGATE_SCREENSHOT_DIR` (see `tests/support/chromium.ts`).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { Locator, Page } from "playwright-core";
+import type { Sample } from "../../trajectory/mod.ts";
+import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
+import { CHROMIUM_MISSING, launchChromium } from "../support/chromium.ts";
+import { skipGroup } from "../support/skips.ts";
+import { answerText } from "../support/scripted_policy.ts";
+import { runQuiet, skipReason } from "../runner/support.ts";
+import { HARNESSES } from "../../harness/mod.ts";
+import { CAT_OUTPUT, SUB_PROMPT, SUB_REPORT } from "../trajectory/claude_code_session.ts";
+import { chatTurn, fixtures, startGateway, type TestGateway } from "../trajectory/harness.ts";
+import { driftRollout, sessionRollout } from "./rollouts.ts";
+
+const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function withBrowser(
+  fn: (t: TestGateway, b: Awaited<ReturnType<typeof launchChromium>>) => Promise<void>,
+): Promise<void> {
+  const t = await startGateway();
+  const b = await launchChromium();
+  try {
+    await fn(t, b);
+    assert.deepEqual(b.errors, [], "the pages' scripts ran without errors");
+  } finally {
+    await b.close();
+    await t.close();
+  }
+}
+
+const SKIP = skipGroup("viewer browser tests", CHROMIUM_MISSING);
+const browserTest = (name: string, fn: () => Promise<void>, ignore = SKIP) =>
+  Deno.test({ name: `browser: ${name}`, ignore, fn });
+
+type Token = [position: number, role: string, text: string];
+
+/** Every token span under `scope`: position, role class, text. */
+function tokensIn(scope: Page | Locator): Promise<Token[]> {
+  return scope.locator(".tok span[data-i]").evaluateAll((els) =>
+    els.map((e): Token => [
+      Number(e.getAttribute("data-i")),
+      e.className.split(" ")[0],
+      e.textContent ?? "",
+    ])
+  );
+}
+
+/** Pages through a token view with its "next" button, collecting every token. */
+async function readAllTokens(page: Page, served: boolean): Promise<Token[]> {
+  const all: Token[] = [];
+  for (let pages = 0; pages < 200; pages++) {
+    await page.waitForSelector(".tok span[data-i]");
+    all.push(...await tokensIn(page));
+    const next = page.locator(".pager button", { hasText: "next ›" }).first();
+    if (await next.isDisabled()) return all;
+    if (served) await Promise.all([page.waitForNavigation(), next.click()]);
+    else await next.click();
+  }
+  throw new Error("more than 200 pages");
+}
+
+/** The read-back tokens are the sample: every position once, loss mask and text equal. */
+async function assertTokensAre(t: TestGateway, tokens: Token[], s: Sample) {
+  assert.deepEqual(tokens.map(([i]) => i), s.input_ids.map((_, i) => i), "every id once, in order");
+  assert.deepEqual(tokens.map(([, k]) => (k === "k-t" ? 1 : 0)), s.loss_mask);
+  assert.deepEqual(tokens.map(([, k]) => (k === "k-s" ? 1 : 0)), s.sft_mask);
+  assert.equal(tokens.map(([, , text]) => text).join(""), await t.model.decode(s.input_ids));
+}
+
+browserTest(
+  "the runs page follows a live rollout without reloading",
+  () =>
+    withBrowser(async (t, b) => {
+      await b.page.goto(`${t.url}/ui`);
+      await b.page.waitForSelector("text=No rollouts match.");
+      await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument = true);
+      const r = await t.rollout({ metadata: { task: "live-probe", harness: "pi" } });
+      const row = `tr[data-rollout="${r.id}"]`;
+      await b.page.waitForSelector(row);
+      assert.match(await b.page.textContent(`${row} td[data-col=turns]`) ?? "", /^0\/0/);
+      await b.screenshot("runs-live-0-created");
+
+      const body = fixtures.pi()[0].body;
+      t.replies.push(answerText("Say hello.", "Hello."));
+      await chatTurn(t, r, body);
+      await b.page.locator(`${row} td[data-col=turns]`, { hasText: /^1\/1/ }).waitFor();
+      assert.match(await b.page.textContent(`${row} .badge`) ?? "", /active/);
+      await b.screenshot("runs-live-1-turn");
+
+      await t.finish(r.id, 1);
+      await b.page.locator(`${row} .badge`, { hasText: /^finished$/ }).waitFor();
+      assert.equal((await b.page.textContent(`${row} td[data-col=reward]`))?.trim(), "1");
+      assert.equal(
+        await b.page.evaluate(() => (globalThis as Record<string, unknown>).sameDocument),
+        true,
+        "updated in place, not reloaded",
+      );
+      assert.match(await b.page.textContent("[data-updated]") ?? "", /^updated /);
+      await b.screenshot("runs-live-2-finished");
+    }),
+);
+
+browserTest("a rollout with a sub-agent and a compaction", () =>
+  withBrowser(async (t, b) => {
+    const r = await sessionRollout(t);
+    await b.page.goto(`${t.url}/ui/rollouts/${r.id}`);
+    const main = b.page.locator("ul.chains > li.chain[data-label=main]");
+    await main.waitFor();
+    const sub = main.locator("li.chain[data-label=subagent]");
+    const compaction = main.locator("li.chain[data-label=compaction]");
+    assert.equal(await sub.count(), 1, "the sub-agent hangs off the main chain");
+    assert.equal(await compaction.count(), 1, "the compaction hangs off the chain it replaced");
+    assert.equal(await b.page.locator("ul.chains > li.chain[data-label=side]").count(), 1);
+    const subText = await sub.textContent() ?? "";
+    assert.match(subText, /spawned by chain 0/);
+    assert.match(subText, /tool_name: Agent/);
+    assert.match(subText, /closed_by_turn: /);
+    assert.match(await compaction.textContent() ?? "", /replaces chain 0.*replaced_chain: 0/s);
+    assert.equal(await b.page.locator("table.samples tr[data-sample]").count(), 3);
+    await b.screenshot("rollout-subagent-compaction", { fullPage: true });
+
+    // The sub-agent's first turn, in Claude Code's terms.
+    await Promise.all([b.page.waitForNavigation(), sub.locator("a", { hasText: "#1" }).click()]);
+    assert.match(await b.page.textContent("h1") ?? "", /Turn #1/);
+    const roles = await b.page.$$eval(".msg .role", (els) => els.map((e) => e.textContent));
+    assert.deepEqual(roles.slice(0, 2), ["system", "user · text"]);
+    assert.ok(roles.some((x) => x?.startsWith("assistant · tool_use Bash")));
+    assert.match(await b.page.textContent("main") ?? "", new RegExp(SUB_PROMPT));
+
+    // The main agent gets the report as the Agent tool's result, shown in full.
+    await b.page.goto(`${t.url}/ui/rollouts/${r.id}/turns/3`);
+    const result = b.page.locator(".msg.tool", { hasText: "user · tool_result (Agent)" });
+    assert.match(await result.textContent() ?? "", new RegExp(SUB_REPORT.replace("\n", "\\n")));
+    await b.page.goto(`${t.url}/ui/rollouts/${r.id}/turns/4`);
+    assert.match(
+      await b.page.locator(".msg.tool").last().textContent() ?? "",
+      new RegExp(CAT_OUTPUT),
+    );
+    await b.screenshot("turn-main-after-subagent", { fullPage: true });
+  }));
+
+browserTest(
+  "the token view's trained ids are exactly the samples' loss masks",
+  () =>
+    withBrowser(async (t, b) => {
+      const rollouts = [await sessionRollout(t), await driftRollout(t)];
+      for (const r of rollouts) {
+        for (const s of await t.samples(r.id)) {
+          // Pages of 8,192 ids: the longest sample spans three.
+          await b.page.goto(`${t.url}/ui/rollouts/${r.id}/samples/${s.index}?size=8192`);
+          await assertTokensAre(t, await readAllTokens(b.page, true), s);
+        }
+      }
+      // The drifting rollout: drift outlined at its position, both sides named, tooltips.
+      const drift = rollouts[1];
+      const tree = await t.tree(drift.id);
+      const [s] = await t.samples(drift.id);
+      const t0 = tree.turns[0], t1 = tree.turns[1];
+      const at = t0.prompt_ids.length + t0.drift!.position;
+      const from = Math.max(0, t0.prompt_ids.length - 120);
+      await b.page.goto(`${t.url}/ui/rollouts/${drift.id}/samples/0?from=${from}`);
+      assert.equal(await b.page.getAttribute(".tok span.drift", "data-i"), String(at));
+      assert.match(
+        await b.page.textContent(".drifts") ?? "",
+        /drift.*turn #0.*sampled "\\n\\n.*the template renders "\\n/s,
+      );
+      const firstTrained = s.loss_mask.indexOf(1, t1.prompt_ids.length);
+      await b.page.hover(`.tok span[data-i="${firstTrained}"]`);
+      const tip = await b.page.textContent("#tip") ?? "";
+      assert.match(tip, new RegExp(`^#${firstTrained}  id ${s.input_ids[firstTrained]} `));
+      assert.match(tip, /sampled, trained \(loss 1\)\nlogprob -?\d/);
+      await b.page.hover(`.tok span[data-i="${at}"]`);
+      assert.match(await b.page.textContent("#tip") ?? "", /sampled, loss 0/);
+      await b.screenshot("tokens-drift-masked-trained");
+      // The README's picture: every role on one screen.
+      await b.page.goto(
+        `${t.url}/ui/rollouts/${drift.id}/samples/0?from=${t0.prompt_ids.length - 40}&size=220`,
+      );
+      await b.page.mouse.move(0, 0);
+      await b.screenshot("readme-token-view", { fullPage: true });
+    }),
+);
+
+browserTest(
+  "the exported file opens offline and pages through every id",
+  () =>
+    withBrowser(async (t, b) => {
+      const r = await sessionRollout(t);
+      const res = await fetch(`${t.url}/ui/rollouts/${r.id}/export.html`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-disposition") ?? "", /attachment; filename="rollgate-/);
+      const file = await Deno.makeTempFile({ prefix: "rollgate-export-", suffix: ".html" });
+      try {
+        await Deno.writeTextFile(file, await res.text());
+        const page = await b.context.newPage();
+        await b.context.setOffline(true);
+        const requests: string[] = [];
+        page.on("request", (req) => requests.push(req.url()));
+        const url = `file://${file}`;
+        await page.goto(url);
+        await page.waitForSelector("#sample-0 .tok span[data-i]");
+        assert.deepEqual(requests, [url], "the file loads nothing else");
+
+        const samples = await t.samples(r.id);
+        assert.equal(await page.locator("section.tokens").count(), samples.length);
+        // Sample 1 (main) pages locally; its turns' links jump without leaving the file.
+        const main = samples.find((s) => s.branch === "main")!;
+        const section = page.locator(`#sample-${main.index}`);
+        const tokens: Token[] = [];
+        for (let pages = 0; pages < 50; pages++) {
+          tokens.push(...await tokensIn(section));
+          const next = section.locator(".pager button", { hasText: "next ›" });
+          if (await next.isDisabled()) break;
+          await next.click();
+        }
+        await assertTokensAre(t, tokens, main);
+        await page.locator(`a[href="#turn-3"]`).first().click();
+        assert.equal(await page.locator("#turn-3").getAttribute("open"), "");
+        assert.equal(page.url(), `${url}#turn-3`);
+        assert.deepEqual(requests, [url]);
+        await b.screenshot("export-offline", { page });
+      } finally {
+        await Deno.remove(file);
+      }
+    }),
+);
+
+browserTest(
+  "main.ts view serves a saved tree and a runner's results (tests, diff)",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "rollgate-view-" });
+    try {
+      const run = await runQuiet({
+        tasks: `${SHIPPED_TASKS_DIR}/py-slug`,
+        harness: "pi",
+        policy: "gold",
+        out: `${dir}/results.jsonl`,
+      });
+      const [record] = run.file;
+      assert.equal(record.reward, 1, run.log);
+      await withBrowser(async (t, b) => {
+        const r = await sessionRollout(t);
+        await Deno.writeTextFile(`${dir}/tree.json`, JSON.stringify(await t.tree(r.id)));
+        const child = new Deno.Command(DENO, {
+          args: ["run", "-A", "main.ts", "view", `${dir}/tree.json`, `${dir}/results.jsonl`],
+          cwd: ROOT,
+          stdout: "piped",
+          stderr: "inherit",
+        }).spawn();
+        try {
+          const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+          let out = "";
+          while (!out.includes("\n")) {
+            const { value, done } = await reader.read();
+            if (done) throw new Error(`main.ts view ended: ${out}`);
+            out += value;
+          }
+          reader.releaseLock();
+          const url = /(http:\/\/\S+\/ui) \(2 rollouts\)/.exec(out)?.[1];
+          assert.ok(url, out);
+          await b.page.goto(url);
+          const row = `tr[data-rollout="${record.rollout_id}"]`;
+          assert.match(await b.page.textContent(`${row}`) ?? "", /py-slug.*recorded/s);
+          const tests = `${record.tests.filter((x) => x.passed).length}/${record.tests.length}`;
+          assert.equal((await b.page.textContent(`${row} .badge.pass`))?.trim(), tests);
+          assert.equal(await b.page.locator(`tr[data-rollout="${r.id}"]`).count(), 1);
+          assert.equal(
+            await b.page.locator("[data-refresh]").count(),
+            0,
+            "saved files do not change",
+          );
+
+          await Promise.all([b.page.waitForNavigation(), b.page.click(`${row} a`)]);
+          assert.equal(
+            await b.page.locator("table.tests tr[data-test] .badge.pass").count(),
+            record.tests.length,
+          );
+          assert.ok(await b.page.locator(".diff .add").count() > 0, "the diff's added lines");
+          assert.match(await b.page.textContent(".diff") ?? "", /diff --git/);
+          assert.ok(await b.page.locator("table.samples tr[data-sample]").count() >= 1);
+          await b.screenshot("view-results", { fullPage: true });
+          // The results file holds samples but no turns: roles come from the masks alone.
+          await Promise.all([b.page.waitForNavigation(), b.page.click("table.samples a")]);
+          assert.match(
+            await b.page.textContent("main") ?? "",
+            /turns of this sample are not known/,
+          );
+          await assertTokensAre(t, await readAllTokens(b.page, true), record.samples[0] as Sample);
+
+          await b.page.goto(`${url}/rollouts/${r.id}`);
+          assert.match(
+            await b.page.textContent("main") ?? "",
+            /rebuilt from the tree with the default label policy/,
+          );
+          assert.equal(await b.page.locator("li.chain[data-label=compaction]").count(), 1);
+        } finally {
+          child.kill();
+          await child.status;
+          await child.stdout.cancel().catch(() => {});
+        }
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  SKIP || skipGroup("viewer over a runner's results", skipReason(HARNESSES.pi)),
+);
