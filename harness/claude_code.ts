@@ -39,10 +39,11 @@ const VERSION = "2.1.330";
 export const claudeCode: Harness = {
   name: "claude-code",
   protocol: "anthropic",
-  npmPackage: NPM_PACKAGE,
+  registry: "npm",
+  package: NPM_PACKAGE,
   version: VERSION,
   bin: "claude",
-  shellTool: { name: "Bash", argument: "command" },
+  shell: { kind: "tool", name: "Bash", argument: "command" },
   // On Node 20 an unpinned install silently picks 2.1.197 (later versions need Node 22).
   install: [npmInstallLine(NPM_PACKAGE, VERSION)],
   quirks: [

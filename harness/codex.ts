@@ -79,10 +79,11 @@ const VERSION = "0.169.0";
 export const codex: Harness = {
   name: "codex",
   protocol: "responses",
-  npmPackage: NPM_PACKAGE,
+  registry: "npm",
+  package: NPM_PACKAGE,
   version: VERSION,
   bin: "codex",
-  shellTool: { name: "exec_command", argument: "cmd" },
+  shell: { kind: "tool", name: "exec_command", argument: "cmd" },
   install: [npmInstallLine(NPM_PACKAGE, VERSION)],
   quirks: [
     "speaks OpenAI Responses only (POST {base_url}/responses); needs SSE ending in " +

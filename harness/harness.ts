@@ -8,7 +8,9 @@
  * arguments, install commands, completion parsing. Running them is up to a runner: `run_local.ts`
  * for a plain local subprocess (`prepare` writes the config files on the host), `launch.ts` for a
  * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
- * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md`.
+ * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md` (Claude
+ * Code, Codex, pi) and this repository's `docs/agent-clients.md` (OpenCode, Qwen Code,
+ * mini-swe-agent).
  *
  * @module
  */
@@ -46,30 +48,61 @@ export interface Completion {
 
 /** The name and main argument of a CLI's shell tool, e.g. `Bash` / `command`. */
 export interface ShellTool {
+  kind: "tool";
   name: string;
   argument: string;
 }
+
+/**
+ * A shell command written in the reply text of an agent that offers no tools (mini-swe-agent):
+ * one fenced block whose info string is `fence`, e.g. ```` ```mswea_bash_command ````. The run ends
+ * when a command's output starts with the line `submit`; the lines after it are the agent's final
+ * answer.
+ */
+export interface TextShell {
+  kind: "text";
+  fence: string;
+  submit: string;
+}
+
+/** How the agent runs a shell command: a call of its shell tool, or a block in its text. */
+export type Shell = ShellTool | TextShell;
+
+/** Where a CLI is installed from: npm (a `bin` of a package) or PyPI (a console script). */
+export type Registry = "npm" | "pypi";
 
 /** One agent CLI, described. */
 export interface Harness {
   /** The CLI's name, equal to its key in the registry (`HARNESSES` in `mod.ts`). */
   readonly name: string;
   readonly protocol: WireProtocol;
-  /** npm package that provides the CLI. */
-  readonly npmPackage: string;
-  /** The pinned version of `npmPackage` the plugin was written against. */
+  /** The registry `package` comes from. */
+  readonly registry: Registry;
+  /** The npm or PyPI package that provides the CLI. */
+  readonly package: string;
+  /** The pinned version of `package` the plugin was written against. */
   readonly version: string;
-  /** Executable name in `agents/node_modules/.bin`. */
+  /**
+   * Executable name: in `agents/node_modules/.bin` (npm) or `agents/venv/bin` (PyPI), see
+   * `agentBinDir`.
+   */
   readonly bin: string;
-  /** The tool the CLI offers for shell commands. */
-  readonly shellTool: ShellTool;
+  /** How the agent runs shell commands. */
+  readonly shell: Shell;
   /**
    * Shell commands (run in order by the sandbox's shell, network needed) that install the pinned
    * CLI in a sandbox that lacks `bin` on its `PATH`, e.g. `npm install -g <package>@<version>`.
    * Image and template builders run the same lines. The local backend needs none: it binds this
-   * repository's `agents/node_modules` read-only and puts its `.bin` on `PATH`.
+   * repository's `agents/node_modules` and `agents/venv` read-only and puts their executables on
+   * `PATH`.
    */
   readonly install: readonly string[];
+  /**
+   * A file (path relative to `HOME`) the CLI writes its outcome to, for a CLI whose stdout is not
+   * a machine-readable event stream (mini-swe-agent's trajectory). Runners read it after the run
+   * and pass its text to {@link completion}.
+   */
+  readonly resultFile?: string;
   /**
    * Documentation: what this CLI sends that the gateway normalizes or must tolerate (history
    * echo, retries, roles, ids). The facts are in `reference/agent-clients.md`; the rules live in
@@ -91,10 +124,16 @@ export interface Harness {
    * friends. `PATH` is the runner's business.
    */
   env(o: LaunchOptions): Record<string, string>;
-  /** Command-line arguments for one non-interactive run with a JSON event stream on stdout. */
+  /**
+   * Command-line arguments for one non-interactive run with a JSON event stream on stdout (or,
+   * for a harness with a {@link resultFile}, its outcome in that file).
+   */
   args(prompt: string, o: LaunchOptions): string[];
-  /** Success or failure, from the CLI's stdout (its JSON event stream) and exit code. */
-  completion(stdout: string, exitCode: number): Completion;
+  /**
+   * Success or failure, from the CLI's stdout (its JSON event stream), exit code and, for a
+   * harness with a {@link resultFile}, that file's text (`undefined` when it was not written).
+   */
+  completion(stdout: string, exitCode: number, result?: string): Completion;
 }
 
 /**
@@ -103,6 +142,17 @@ export interface Harness {
  */
 export function npmInstallLine(npmPackage: string, version: string): string {
   return `npm install -g --no-fund --no-audit --loglevel=error ${npmPackage}@${version}`;
+}
+
+/**
+ * The install line for a PyPI-distributed CLI: a virtual environment of the sandbox's own
+ * `python3` under `/opt/rollgate/<venv>` holding the pinned requirements, and its `bin` linked into
+ * `/usr/local/bin` (as writable as npm's global prefix, which the npm lines need too).
+ */
+export function pipInstallLine(venv: string, bin: string, requirements: readonly string[]): string {
+  const dir = `/opt/rollgate/${venv}`;
+  return `python3 -m venv ${dir} && ${dir}/bin/pip install --quiet --disable-pip-version-check ` +
+    `${requirements.join(" ")} && ln -sf ${dir}/bin/${bin} /usr/local/bin/${bin}`;
 }
 
 /** The rollout's agent base URL: `<gateway>/rollout/<id>` (no `/v1`). */

@@ -27,7 +27,10 @@ Deno.test("registry: every harness under its own name, unknown names listed", ()
   assert.equal(harness("pi"), pi);
   assert.ok(isHarnessName("codex"));
   assert.ok(!isHarnessName("toString"));
-  assert.throws(() => harness("aider"), /unknown harness aider; known: claude-code, codex, pi/);
+  assert.throws(
+    () => harness("aider"),
+    /unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent$/,
+  );
 });
 
 Deno.test("claude-code: base URL, token and zero-egress switches in the env, no PATH", () => {
@@ -142,7 +145,8 @@ Deno.test("pi: completion ignores the exit code and reads the last assistant mes
 Deno.test("every harness: pinned install line, documented quirks, pure config files", () => {
   for (const h of Object.values(HARNESSES)) {
     assert.ok(h.install.length > 0, h.name);
-    assert.ok(h.install[0].includes(`${h.npmPackage}@${h.version}`), h.install[0]);
+    const pin = h.registry === "npm" ? `${h.package}@${h.version}` : `${h.package}==${h.version}`;
+    assert.ok(h.install[0].includes(pin), h.install[0]);
     assert.ok(h.quirks.length >= 3, `${h.name} documents its quirks`);
     assert.deepEqual(h.configFiles(o), h.configFiles(o), "pure");
     for (const path of Object.keys(h.configFiles(o))) {

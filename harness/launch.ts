@@ -62,7 +62,7 @@ export function ensureCliScript(h: Harness): string {
     `{ echo ${shellWord(`${CLI_MISSING_MARKER} ${why}`)} >&2; exit ${CLI_MISSING_EXIT_CODE}; }`;
   const install = h.install.length
     ? `( ${h.install.join(" && ")} ) >&2 || ${
-      missing(`installing ${h.npmPackage}@${h.version} failed (no network in the sandbox?)`)
+      missing(`installing ${h.package}@${h.version} failed (no network in the sandbox?)`)
     }; `
     : "";
   return `if ! command -v ${bin} >/dev/null 2>&1; then ${install}command -v ${bin} >/dev/null ` +
@@ -85,6 +85,8 @@ export function sandboxLaunch(
   const argv = [h.bin, ...h.args(prompt, lo)].map(shellWord).join(" ");
   const command = [
     `mkdir -p ${shellWord(scratchTmp(home))}`,
+    // A result file left by an earlier run in this HOME is not this run's outcome.
+    ...(h.resultFile ? [`rm -f ${shellWord(`${home}/${h.resultFile}`)}`] : []),
     ensureCliScript(h),
     `cd ${shellWord(lo.workdir)}`,
     `exec ${argv} < /dev/null`,

@@ -6,11 +6,12 @@
  * and the documented request quirks. Runners stay generic: `runLocal` (host subprocess) and
  * `sandboxLaunch` (files + env + one command for a sandbox; used by `runner/`).
  *
- * Adding a fourth CLI is one new file plus one registry line: write `harness/<name>.ts` exporting
- * a `Harness` (copy `pi.ts` as a template) and register it in {@link HARNESSES} below (the
- * {@link HarnessName} type follows from it). Nothing in `runner/`, `sandbox/` or `main.ts` changes;
- * `--harness <name>` works at once. (If it speaks a wire protocol the gateway does not serve yet,
- * that protocol is a gateway change, not a harness change.)
+ * Adding a CLI is one new file plus one registry line: write `harness/<name>.ts` exporting a
+ * `Harness` (copy `pi.ts` as a template; `mini_swe_agent.ts` for a PyPI-distributed, tool-less one)
+ * and register it in {@link HARNESSES} below (the {@link HarnessName} type follows from it).
+ * Nothing in `runner/`, `sandbox/` or `main.ts` changes; `--harness <name>` works at once. (If it
+ * speaks a wire protocol the gateway does not serve yet, that protocol is a gateway change, not a
+ * harness change.)
  *
  * @example
  * ```ts
@@ -26,7 +27,10 @@
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
 import type { Harness } from "./harness.ts";
+import { miniSweAgent } from "./mini_swe_agent.ts";
+import { opencode } from "./opencode.ts";
 import { pi } from "./pi.ts";
+import { qwenCode } from "./qwen_code.ts";
 
 export * from "./harness.ts";
 export { claudeCode, modelCapabilities } from "./claude_code.ts";
@@ -40,6 +44,24 @@ export {
   piModels,
   piSettings,
 } from "./pi.ts";
+export {
+  MINI_CONFIG_REL,
+  MINI_FENCE,
+  MINI_SUBMIT,
+  MINI_TRAJECTORY_REL,
+  miniConfig,
+  miniSweAgent,
+} from "./mini_swe_agent.ts";
+export {
+  opencode,
+  OPENCODE_CONFIG_DIR_REL,
+  OPENCODE_PROVIDER,
+  OPENCODE_TOKEN_ENV,
+  opencodeConfig,
+  opencodePluginStub,
+  type OpencodeWire,
+} from "./opencode.ts";
+export { QWEN_DIR_REL, qwenCode, qwenSettings } from "./qwen_code.ts";
 export * from "./run_local.ts";
 export * from "./launch.ts";
 
@@ -48,6 +70,9 @@ export const HARNESSES = {
   "claude-code": claudeCode,
   codex,
   pi,
+  opencode,
+  "qwen-code": qwenCode,
+  "mini-swe-agent": miniSweAgent,
 } as const satisfies Readonly<Record<string, Harness>>;
 
 /** The agent CLIs rollgate knows: the registry's keys. */

@@ -92,10 +92,11 @@ const VERSION = "0.73.1";
 export const pi: Harness = {
   name: "pi",
   protocol: "chat",
-  npmPackage: NPM_PACKAGE,
+  registry: "npm",
+  package: NPM_PACKAGE,
   version: VERSION,
   bin: "pi",
-  shellTool: { name: "bash", argument: "command" },
+  shell: { kind: "tool", name: "bash", argument: "command" },
   install: [npmInstallLine(NPM_PACKAGE, VERSION)],
   quirks: [
     "POST {baseUrl}/chat/completions with stream:true and stream_options.include_usage; a JSON " +

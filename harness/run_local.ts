@@ -24,8 +24,21 @@
  */
 import type { Completion, Harness, LaunchOptions } from "./harness.ts";
 
-/** `agents/node_modules/.bin` of this repository, where the pinned CLIs are installed. */
+/** `agents/node_modules/.bin` of this repository, where the pinned npm CLIs are installed. */
 export const AGENTS_BIN_DIR = new URL("../agents/node_modules/.bin", import.meta.url).pathname;
+
+/** `agents/venv/bin` of this repository, where the pinned Python CLIs are installed. */
+export const AGENTS_VENV_BIN_DIR = new URL("../agents/venv/bin", import.meta.url).pathname;
+
+/** Where this repository installs `h`'s CLI (`npm install --prefix agents`, `agents/install_python.sh`). */
+export function agentBinDir(h: Pick<Harness, "registry">): string {
+  return h.registry === "pypi" ? AGENTS_VENV_BIN_DIR : AGENTS_BIN_DIR;
+}
+
+/** The command that installs `h`'s CLI into this repository's `agents/`. */
+export function agentInstallHint(h: Pick<Harness, "registry">): string {
+  return h.registry === "pypi" ? "sh agents/install_python.sh" : "npm install --prefix agents";
+}
 
 /** System directories every run's `PATH` ends with. */
 const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
@@ -33,7 +46,7 @@ const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
 export interface RunLocalOptions {
   /** Time budget; default 120 s. On expiry the process group gets SIGTERM, then SIGKILL. */
   timeoutMs?: number;
-  /** Where the CLI binaries live; default `AGENTS_BIN_DIR`. */
+  /** Where the CLI binaries live; default {@link agentBinDir}. */
   binDir?: string;
   /** Directory with the `node` the JS-launched CLIs need; default: found on this process's PATH. */
   nodeDir?: string;
@@ -69,7 +82,7 @@ export function findNodeDir(): string | undefined {
 }
 
 /** Whether the harness's binary is installed in `binDir`. */
-export function binaryInstalled(h: Harness, binDir = AGENTS_BIN_DIR): boolean {
+export function binaryInstalled(h: Harness, binDir = agentBinDir(h)): boolean {
   try {
     return Deno.statSync(`${binDir}/${h.bin}`).isFile;
   } catch {
@@ -103,11 +116,13 @@ export async function runLocal(
   o: LaunchOptions,
   options: RunLocalOptions = {},
 ): Promise<RunResult> {
-  const binDir = options.binDir ?? AGENTS_BIN_DIR;
+  const binDir = options.binDir ?? agentBinDir(h);
   const timeoutMs = options.timeoutMs ?? 120_000;
   const grace = options.killGraceMs ?? 2_000;
   await Deno.mkdir(o.home, { recursive: true });
   await h.prepare(o.home, o);
+  const resultPath = h.resultFile ? `${o.home}/${h.resultFile}` : undefined;
+  if (resultPath) await Deno.remove(resultPath).catch(() => {});
   const env = {
     PATH: runPath(binDir, options.nodeDir ?? findNodeDir()),
     ...h.env(o),
@@ -144,7 +159,10 @@ export async function runLocal(
   const [stdout, stderr] = await Promise.all([out, err]);
   const durationMs = Math.round(performance.now() - started);
 
-  let completion = h.completion(stdout, status.code);
+  const result = resultPath
+    ? await Deno.readTextFile(resultPath).catch(() => undefined)
+    : undefined;
+  let completion = h.completion(stdout, status.code, result);
   if (timedOut) {
     completion = { ...completion, ok: false, error: `timed out after ${timeoutMs} ms` };
   }

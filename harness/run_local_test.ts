@@ -7,10 +7,11 @@ function shHarness(script: string, env: Record<string, string> = {}): Harness {
   return {
     name: "pi",
     protocol: "chat",
-    npmPackage: "none",
+    registry: "npm",
+    package: "none",
     version: "0",
     bin: "sh",
-    shellTool: { name: "bash", argument: "command" },
+    shell: { kind: "tool", name: "bash", argument: "command" },
     install: [],
     quirks: [],
     configFiles: () => ({ prepared: "yes" }),
@@ -69,5 +70,22 @@ Deno.test("runLocal: the budget kills the whole process group", async () => {
     assert.equal(run.completion.ok, false);
     assert.match(run.completion.error ?? "", /timed out after 300 ms/);
     assert.ok(!run.stdout.includes("never"));
+  });
+});
+
+Deno.test("runLocal: a harness's result file reaches its completion; a stale one does not", async () => {
+  await withDirs(async (o) => {
+    const write = 'mkdir -p "$HOME/out"; printf "%s" "$1" > "$HOME/out/result.json"';
+    const h: Harness = {
+      ...shHarness(write),
+      resultFile: "out/result.json",
+      args: (prompt) => ["-c", write, "sh", prompt],
+      completion: (_stdout, code, result) => ({ ok: code === 0, finalText: result }),
+    };
+    const run = await runLocal(h, '{"submitted":true}', o, { binDir: "/bin" });
+    assert.equal(run.completion.finalText, '{"submitted":true}');
+    // Same HOME, a run that writes nothing: the previous run's file is not its outcome.
+    const silent = await runLocal({ ...h, args: () => ["-c", "true"] }, "x", o, { binDir: "/bin" });
+    assert.equal(silent.completion.finalText, undefined);
   });
 });

@@ -46,10 +46,13 @@ export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_age
 export {
   answerText,
   FINAL_TEXT,
+  finalAnswerText,
+  hasActed,
   scriptedLogprob,
   type ScriptedPolicyName,
   type ScriptedPolicyRun,
   scriptFor,
+  shellActionText,
   startScriptedPolicy,
   toolCallText,
 } from "./scripted_policy.ts";

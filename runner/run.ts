@@ -17,10 +17,16 @@
  * @module
  */
 import { createGateway, type Gateway } from "../gateway/mod.ts";
-import { binaryInstalled, type Harness, harness as harnessNamed } from "../harness/mod.ts";
+import {
+  agentInstallHint,
+  binaryInstalled,
+  type Harness,
+  harness as harnessNamed,
+} from "../harness/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import {
   AGENTS_NODE_MODULES,
+  AGENTS_VENV,
   createSandboxProvider,
   loadTasks,
   type SandboxProvider,
@@ -119,19 +125,28 @@ async function sandboxProvider(
     throw new RunnerError(`sandbox preflight failed: ${(err as Error).message}`);
   }
   if (o.sandbox === "local") {
-    const agents = given.local?.agentsDir === undefined
-      ? AGENTS_NODE_MODULES
-      : given.local.agentsDir;
-    if (!agents || !binaryInstalled(h, `${agents}/.bin`)) {
+    const binDir = localBinDir(h, given.local ?? {});
+    if (!binDir || !binaryInstalled(h, binDir)) {
       throw new RunnerError(
-        `${h.bin} is not installed in ${
-          agents ?? "(no agents dir)"
-        }/.bin; the local sandbox binds ` +
-          `that directory: run \`npm ci --prefix agents\` (${h.npmPackage}@${h.version})`,
+        `${h.bin} is not installed in ${binDir ?? "(no agents dir)"}; the local sandbox binds ` +
+          `that directory: run \`${agentInstallHint(h)}\` (${h.package}@${h.version})`,
       );
     }
   }
   return provider;
+}
+
+/** The directory of the local sandbox's `PATH` that must hold `h`'s CLI, or `null` for none. */
+function localBinDir(
+  h: Harness,
+  local: { agentsDir?: string | null; agentsVenv?: string | null },
+): string | null {
+  if (h.registry === "pypi") {
+    const venv = local.agentsVenv === undefined ? AGENTS_VENV : local.agentsVenv;
+    return venv ? `${venv}/bin` : null;
+  }
+  const agents = local.agentsDir === undefined ? AGENTS_NODE_MODULES : local.agentsDir;
+  return agents ? `${agents}/.bin` : null;
 }
 
 /** Serves the gateway on TCP; the URL it listens on. */

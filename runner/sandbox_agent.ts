@@ -75,7 +75,13 @@ export async function runAgentInSandbox(o: SandboxAgentOptions): Promise<AgentOu
     signal: o.signal,
   });
   const duration_ms = Math.round(performance.now() - started);
-  const completion = o.harness.completion(r.stdout, r.exitCode);
+  const result = o.harness.resultFile
+    ? await o.sandbox.readFile(`${home}/${o.harness.resultFile}`).then(
+      (bytes) => new TextDecoder().decode(bytes),
+      () => undefined,
+    )
+    : undefined;
+  const completion = o.harness.completion(r.stdout, r.exitCode, result);
   const cliMissing = r.exitCode === CLI_MISSING_EXIT_CODE && r.stderr.includes(CLI_MISSING_MARKER);
   let error = completion.error ?? null;
   if (cliMissing) {

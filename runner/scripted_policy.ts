@@ -2,11 +2,15 @@
  * SCRIPTED SELF-TEST POLICIES, not a model: they stand in for the trainer so the whole rollout
  * loop (agent CLI in a sandbox → gateway → diff → grading) can be checked without one.
  *
- * - `gold`: turn 1 calls the agent's own shell tool with a command that writes the task's gold
- *   patch to a temporary file (quoted heredoc) and runs `git apply`; once a tool result is in the
- *   prompt, a final answer. Expected reward: 1.
+ * - `gold`: turn 1 runs, through the agent's own shell (its shell tool, or a fenced block for an
+ *   agent without tools), a command that writes the task's gold patch to a temporary file (quoted
+ *   heredoc) and runs `git apply`; once its output is in the prompt, a final answer. Expected
+ *   reward: 1.
  * - `noop`: a final answer at once, nothing changed. Expected reward: 0.
  * - `wrong` (hidden): like `gold` with a deliberately broken patch. Expected reward: 0.
+ *
+ * An agent without tools has no "final answer" of its own: it ends when a command's output starts
+ * with its submit line, so there the final answer is that command, echoing the answer after it.
  *
  * Each rollout gets its own in-process loop consuming `gate.next(…, rolloutId)`; replies are
  * written as Qwen3 text (the default policy model's format: `<think>`, `<tool_call>` JSON,
@@ -15,7 +19,7 @@
  *
  * @module
  */
-import type { Harness } from "../harness/mod.ts";
+import { type Harness, shellWord } from "../harness/mod.ts";
 import type { InterceptionGate } from "../generation/mod.ts";
 import { type PolicyModel, pythonJson, qwen3SampledText } from "../model/mod.ts";
 import type { SweTask } from "../sandbox/mod.ts";
@@ -50,6 +54,37 @@ export function answerText(reasoning: string, text: string): string {
   return qwen3SampledText({ role: "assistant", content: text, reasoning_content: reasoning });
 }
 
+/** A Qwen3 turn that runs `command` through `h`'s shell: a tool call, or a fenced block. */
+export function shellActionText(h: Harness, reasoning: string, command: string): string {
+  if (h.shell.kind === "tool") {
+    return toolCallText(reasoning, h.shell.name, { [h.shell.argument]: command });
+  }
+  return answerText(
+    reasoning,
+    `THOUGHT: ${reasoning}\n\n\`\`\`${h.shell.fence}\n${command}\n\`\`\``,
+  );
+}
+
+/**
+ * A Qwen3 turn that ends the run with `text` as the agent's final answer: the answer itself, or
+ * for a text shell the submit command followed by the answer (what the agent reports).
+ */
+export function finalAnswerText(h: Harness, reasoning: string, text: string): string {
+  if (h.shell.kind === "tool") return answerText(reasoning, text);
+  const command = `echo ${h.shell.submit} && printf '%s\\n' ${shellWord(text)}`;
+  return shellActionText(h, reasoning, command);
+}
+
+/**
+ * Whether the decoded prompt already holds the result of a shell command the policy ran: a
+ * `<tool_response>`, or for a text shell any earlier assistant turn (its command's output follows
+ * it as a user message).
+ */
+export function hasActed(h: Harness, promptText: string): boolean {
+  if (h.shell.kind === "tool") return promptText.includes("</tool_response>");
+  return promptText.split("<|im_start|>assistant\n").length > 2;
+}
+
 /** The deterministic logprob the scripted policies assign to their i-th sampled token. */
 export function scriptedLogprob(i: number): number {
   return -((i % 7) + 1) / 100;
@@ -61,16 +96,12 @@ export type Script = (promptText: string) => string;
 /** The script of `policy` for one rollout of `task` with harness `h`. */
 export function scriptFor(policy: ScriptedPolicyName, h: Harness, task: SweTask): Script {
   if (policy === "noop") {
-    return () => answerText("The task needs no action from me here.", FINAL_TEXT.noop);
+    return () => finalAnswerText(h, "The task needs no action from me here.", FINAL_TEXT.noop);
   }
   const patch = policy === "gold" ? task.gold_patch : wrongPatch(task);
-  const call = toolCallText("I will apply the fix with the shell.", h.shellTool.name, {
-    [h.shellTool.argument]: applyPatchCommand(patch),
-  });
-  return (text) =>
-    text.includes("</tool_response>")
-      ? answerText("The patch is applied.", FINAL_TEXT.applied)
-      : call;
+  const call = shellActionText(h, "I will apply the fix with the shell.", applyPatchCommand(patch));
+  const done = finalAnswerText(h, "The patch is applied.", FINAL_TEXT.applied);
+  return (text) => hasActed(h, text) ? done : call;
 }
 
 /** A running scripted policy for one rollout. */

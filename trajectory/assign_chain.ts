@@ -5,7 +5,7 @@
  * @module
  */
 import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
-import { AGENT_TOOL_NAMES, type Chain, classifyChain } from "./branch_label.ts";
+import { AGENT_TOOL_NAMES, type Chain, classifyChain, demoteToSide } from "./branch_label.ts";
 import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";
@@ -115,12 +115,13 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     startChain(rollout, turn, rewriteFork(turn, null, prompted, of, mount));
     return;
   }
-  const label = classifyChain(
+  const { demote, ...label } = classifyChain(
     { messages: turn.messages, tools: turn.tools, matched: mount.matched },
     rollout.chains,
     [...rollout.openAgentCalls.values()],
   );
   startChain(rollout, turn, label);
+  if (demote !== undefined) demoteToSide(rollout.chains[demote], turn.chain);
 }
 
 /**

@@ -70,6 +70,29 @@ function promptArgument(args: string): string {
   return "";
 }
 
+/** What {@link classifyChain} decides for a new chain. */
+export interface ChainClass extends Pick<Chain, "label" | "parent" | "evidence"> {
+  /**
+   * An earlier chain this one shows to have been a side request after all: the caller relabels it
+   * with {@link demoteToSide}.
+   */
+  demote?: number;
+}
+
+/**
+ * Relabels `chain` as `side`: a one-request, tool-less first chain that a later chain offering
+ * tools showed to be a side request (e.g. OpenCode's session title, asked before the first turn).
+ */
+export function demoteToSide(chain: Chain, by: number): void {
+  chain.evidence = {
+    ...chain.evidence,
+    reason: "tool-less request sent ahead of the agent's first turn",
+    demoted_by_chain: by,
+    first_label: chain.label,
+  };
+  chain.label = "side";
+}
+
 export interface ClassifyInput {
   messages: readonly Message[];
   tools: readonly ToolSpec[];
@@ -85,7 +108,7 @@ export function classifyChain(
   input: ClassifyInput,
   chains: readonly Chain[],
   openCalls: readonly OpenAgentCall[],
-): Pick<Chain, "label" | "parent" | "evidence"> {
+): ChainClass {
   if (chains.length === 0) {
     return { label: "main", parent: null, evidence: { reason: "first request of the rollout" } };
   }
@@ -118,6 +141,26 @@ export function classifyChain(
         prompt_matched: promptArgument(call.arguments) !== "" &&
           first.includes(promptArgument(call.arguments)),
       },
+    };
+  }
+  // The first request of a rollout is taken for the main line. When it offered no tools, was not
+  // continued, and now the first request offering tools arrives under a system prompt of its own,
+  // that first request was a side request sent ahead of the agent's first turn (OpenCode asks for
+  // a session title first): this chain is the main line. An agent without tools (mini-swe-agent)
+  // never offers any, so its conversation stays main.
+  const opening = chains[0];
+  if (
+    known.length === 0 && input.tools.length > 0 && opening.label === "main" &&
+    opening.root === opening.latest && chains.every((c) => c.root.tools.length === 0)
+  ) {
+    return {
+      label: "main",
+      parent: null,
+      evidence: {
+        reason: "first request offering tools; the tool-less request before it was a side request",
+        demoted_chain: opening.id,
+      },
+      demote: opening.id,
     };
   }
   // Only side chains have this system prompt: a recurring side request (another title), not a

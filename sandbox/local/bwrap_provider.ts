@@ -33,11 +33,19 @@ import { FORWARDER_PORT, FORWARDER_SCRIPT, serveRolloutSocket } from "../gateway
 /** `agents/node_modules` of this repository (the pinned agent CLIs). */
 export const AGENTS_NODE_MODULES = new URL("../../agents/node_modules", import.meta.url).pathname;
 
+/**
+ * `agents/venv` of this repository: the pinned Python agent CLIs in a virtual environment of the
+ * host's `/usr/bin/python3`, which the sandbox sees too (`agents/install_python.sh`).
+ */
+export const AGENTS_VENV = new URL("../../agents/venv", import.meta.url).pathname;
+
 export interface LocalProviderOptions {
   /** Parent directory of the sandbox roots; default the system temp dir. */
   tempDir?: string;
   /** Agent CLIs, bound read-only at the same path, `.bin` on `PATH`; `null` for none. */
   agentsDir?: string | null;
+  /** Python agent CLIs' venv, bound read-only at the same path, `bin` on `PATH`; `null` for none. */
+  agentsVenv?: string | null;
   /** Extra host paths bound read-only at the same path. */
   roBinds?: string[];
   /** `bwrap` executable; default `bwrap` on `PATH`. */
@@ -124,6 +132,11 @@ export class LocalProvider implements SandboxProvider {
       if (agents && exists(agents)) {
         roBinds.push(agents);
         path.unshift(`${agents}/.bin`);
+      }
+      const venv = this.#opts.agentsVenv === undefined ? AGENTS_VENV : this.#opts.agentsVenv;
+      if (venv && exists(venv)) {
+        roBinds.push(venv);
+        path.unshift(`${venv}/bin`);
       }
       const nodeDir = nodeOutsideUsr();
       if (nodeDir) {

@@ -4,5 +4,10 @@
  *
  * @module
  */
-export { AGENTS_NODE_MODULES, LocalProvider, type LocalProviderOptions } from "./bwrap_provider.ts";
+export {
+  AGENTS_NODE_MODULES,
+  AGENTS_VENV,
+  LocalProvider,
+  type LocalProviderOptions,
+} from "./bwrap_provider.ts";
 export { LOCAL_MOUNTS, LocalSandbox } from "./bwrap_sandbox.ts";

@@ -247,7 +247,7 @@ function blackBoxTest(backend: "anthropic" | "openai", harnesses: Harness[]): vo
     ignore: installed.length === 0,
     async fn(t) {
       const upstream = new ScriptedUpstreamTestDouble({
-        shellTools: installed.map((h) => h.shellTool),
+        shellTools: installed.flatMap((h) => h.shell.kind === "tool" ? [h.shell] : []),
         command: COMMAND,
         finalText: FINAL_TEXT,
       });

@@ -3,25 +3,22 @@
  * in gate mode, the scripted policy double answering the gate over HTTP, and the CLI launched
  * through its harness plugin as a local subprocess in a fresh git repository.
  *
- * Turn 1: the policy calls the CLI's shell tool to create a file (and list the directory). The CLI
- * really runs it and sends the result back. Turn 2 (the prompt now holds a `<tool_response>`): a
- * final answer. Then the recorded trajectory is checked token for token.
+ * Turn 1: the policy runs a shell command through the CLI (its shell tool, or for an agent without
+ * tools a fenced block in the reply) to create a file and list the directory. The CLI really runs
+ * it and sends the output back. Turn 2 (the prompt now holds that output): a final answer (for an
+ * agent without tools, the submit command carrying it). Then the recorded trajectory is checked
+ * token for token.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { describeRun, type Harness, runLocal, type RunResult, tail } from "../../harness/mod.ts";
+import { finalAnswerText, hasActed, shellActionText } from "../../runner/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
-import type { TurnTreeExport } from "../../trajectory/tree_export.ts";
+import type { TurnTreeExport } from "../../trajectory/mod.ts";
 import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
-import {
-  answerText,
-  type PolicyRecord,
-  ScriptedPolicy,
-  sharedModel,
-  toolCallText,
-} from "../support/scripted_policy.ts";
+import { type PolicyRecord, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
 
 export const MODEL_ID = "rollgate-policy";
@@ -34,13 +31,11 @@ export const FINAL_TEXT = `Done: ${FILE_NAME} now contains ${FILE_TEXT}.`;
 /** Time budget of one CLI run. */
 export const RUN_BUDGET_MS = 120_000;
 
-/** What the scripted policy says: a shell call first, a final answer once a tool result is in. */
+/** What the scripted policy says: a shell command first, a final answer once its output is in. */
 export function scenarioScript(h: Harness) {
   return ({ text }: { text: string }): string => {
-    if (text.includes("</tool_response>")) return answerText("The file exists now.", FINAL_TEXT);
-    return toolCallText("I will create the file with the shell.", h.shellTool.name, {
-      [h.shellTool.argument]: COMMAND,
-    });
+    if (hasActed(h, text)) return finalAnswerText(h, "The file exists now.", FINAL_TEXT);
+    return shellActionText(h, "I will create the file with the shell.", COMMAND);
   };
 }
 
@@ -102,6 +97,18 @@ export function toolResponses(text: string): string[] {
   return [...text.matchAll(/<tool_response>([\s\S]*?)<\/tool_response>/g)].map((m) => m[1]);
 }
 
+/**
+ * The shell outputs in a decoded prompt: `<tool_response>` blocks, or for an agent without tools
+ * the user messages that follow an assistant turn.
+ */
+export function shellOutputs(h: Harness, text: string): string[] {
+  if (h.shell.kind === "tool") return toolResponses(text);
+  const afterFirstAnswer = text.slice(text.indexOf("<|im_start|>assistant\n"));
+  return [...afterFirstAnswer.matchAll(/<\|im_start\|>user\n([\s\S]*?)<\|im_end\|>/g)].map((m) =>
+    m[1]
+  );
+}
+
 /** The system message of a decoded Qwen3 prompt (empty when there is none). */
 export function systemSegment(text: string): string {
   const m = /^<\|im_start\|>system\n([\s\S]*?)<\|im_end\|>/.exec(text);
@@ -116,6 +123,7 @@ function summarizeRecords(records: PolicyRecord[]): string {
 
 /** Checks the recorded rollout against what the policy double saw and said. */
 async function checkTrajectory(
+  h: Harness,
   gw: GatewayProcess,
   rolloutId: string,
   records: PolicyRecord[],
@@ -168,18 +176,22 @@ async function checkTrajectory(
   checkLossOwnership(tree, samples);
 
   const text = await (await sharedModel()).decode(s.input_ids);
-  const responses = toolResponses(text);
-  assert.equal(responses.length, 1, "one tool response in the sample");
+  const outputs = shellOutputs(h, text);
+  assert.equal(outputs.length, 1, "one shell output in the sample");
   assert.ok(
-    responses[0].includes(FILE_NAME),
-    `the shell's listing reaches the prompt inside <tool_response>: ${responses[0]}`,
+    outputs[0].includes(FILE_NAME),
+    `the shell's listing reaches the prompt as the command's output: ${outputs[0]}`,
   );
   assert.ok(
     systemSegment(text).includes(systemMarker),
     `the CLI's system prompt (${JSON.stringify(systemMarker)}) is the rendered system message`,
   );
   assert.ok(text.includes(PROMPT), "the user's prompt is in the sample");
-  assert.ok(text.endsWith(`${FINAL_TEXT}<|im_end|>`), "the sample ends with the final answer");
+  const lastTurn = text.slice(text.lastIndexOf("<|im_start|>assistant\n"));
+  assert.ok(
+    lastTurn.endsWith("<|im_end|>") && lastTurn.includes(FINAL_TEXT),
+    "the sample ends with the final answer",
+  );
 }
 
 export interface ScenarioOptions {
@@ -193,7 +205,7 @@ export interface ScenarioOptions {
 export function cliScenarioTest(h: Harness, options: ScenarioOptions): void {
   const missing = cliMissing(h);
   Deno.test({
-    name: `e2e ${h.name}: shell tool call then answer, recorded token for token` +
+    name: `e2e ${h.name}: a shell command then the answer, recorded token for token` +
       (options.appendChunk ? ", streamed as sampled" : "") +
       (missing ? ` [skipped: ${missing}]` : ""),
     ignore: skipGroup(`e2e ${h.name}`, missing),
@@ -233,7 +245,7 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
     assert.ok(run.completion.ok, `the CLI's completion says ok: ${run.completion.error}`);
     assert.equal(run.completion.finalText?.trim(), FINAL_TEXT, "the CLI reports the final answer");
     assert.equal(await Deno.readTextFile(`${workdir}/${FILE_NAME}`), `${FILE_TEXT}\n`, "the file");
-    await checkTrajectory(gw, rollout.id, policy.records, options.systemMarker);
+    await checkTrajectory(h, gw, rollout.id, policy.records, options.systemMarker);
     assert.deepEqual(probe.attempts, [], "no attempt to reach the outside through the proxy");
   } catch (e) {
     const context = [

@@ -142,7 +142,7 @@ Deno.test("main.ts rollout: setup mistakes end with one clear line, exit 1, no s
     ],
     [
       [...tasks, "--harness", "aider"],
-      /^rollgate: unknown harness aider; known: claude-code, codex, pi$/,
+      /^rollgate: unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent$/,
     ],
     [
       [...tasks, "--harness", "pi", "--sandbox", "vm"],

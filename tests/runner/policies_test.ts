@@ -1,9 +1,10 @@
 /**
  * The scripted self-test policies through the whole loop, with each real CLI inside the local
- * sandbox: `gold` (the agent applies the gold patch with its own shell tool) earns reward 1 on
- * every shipped task; `noop` (a final answer, nothing done) and `wrong` (a broken patch that
- * applies cleanly) earn 0 on every shipped task. A rollout takes about a second here, so the full
- * matrix (3 CLIs × 3 policies × 6 tasks) costs well under a minute.
+ * sandbox: `gold` (the agent applies the gold patch with its own shell, a tool or a fenced block)
+ * earns reward 1 on every shipped task; `noop` (a final answer, nothing done) earns 0 on every
+ * shipped task. `wrong` (a broken patch that applies cleanly) earns 0: it checks the grader, not
+ * the harness, so it runs with one CLI of each wire protocol only. A rollout takes 1–5 s here
+ * (OpenCode, Qwen Code and mini-swe-agent start slower than the first three).
  */
 import assert from "node:assert/strict";
 import { FINAL_TEXT, type PolicyName } from "../../runner/mod.ts";
@@ -51,6 +52,9 @@ async function run(harness: string, policy: PolicyName) {
   return result;
 }
 
+/** One CLI per wire protocol runs the broken patch (Anthropic, Responses, Chat). */
+const WRONG_PATCH_CLIS = new Set(["claude-code", "codex", "pi"]);
+
 CLIS.forEach(({ h }) => {
   const skip = skipReason(h);
   const tag = skip ? ` [skipped: ${skip}]` : "";
@@ -90,6 +94,7 @@ CLIS.forEach(({ h }) => {
     }
   });
 
+  if (!WRONG_PATCH_CLIS.has(h.name)) return;
   Deno.test({
     name: `runner ${h.name}: a wrong patch applies and earns 0 on every task${tag}`,
     ignore: skipGroup(`runner policies (${h.name})`, skip),

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { parseRolloutArgs } from "../../cli/mod.ts";
-import { pi } from "../../harness/mod.ts";
+import { miniSweAgent, pi } from "../../harness/mod.ts";
 import {
   applyPatchCommand,
   FINAL_TEXT,
@@ -138,6 +138,27 @@ Deno.test("scripted replies: real Qwen3 ids that parse into the shell call / ans
       JSON.stringify(applyPatchCommand(wrongPatch(task))).slice(1, 40),
     ),
   );
+});
+
+Deno.test("scripted replies without tools: one fenced action; the submit command reports", async () => {
+  const task = TASKS.find((t) => t.instance_id === "py-slug")!;
+  const gold = scriptFor("gold", miniSweAgent, task);
+  const opening = "<|im_start|>user\nPlease solve this issue<|im_end|>\n<|im_start|>assistant\n";
+  // mini-swe-agent's action regex (mini_textbased.yaml), applied as it does: exactly one match.
+  const actions = (reply: string) =>
+    [...reply.matchAll(/```mswea_bash_command\s*\n([\s\S]*?)\n```/g)].map((m) => m[1].trim());
+  assert.deepEqual(actions(gold(opening)), [applyPatchCommand(task.gold_patch).trim()]);
+  const observed = `${opening}THOUGHT: …<|im_end|>\n<|im_start|>user\n<returncode>0</returncode>` +
+    "<|im_end|>\n<|im_start|>assistant\n";
+  const [submit] = actions(gold(observed));
+  // mini-swe-agent runs actions with /bin/sh; the first output line ends the run, the rest is the
+  // submission.
+  const out = await new Deno.Command("sh", { args: ["-c", submit], stdout: "piped" }).output();
+  const [first, ...rest] = new TextDecoder().decode(out.stdout).split("\n");
+  assert.equal(first, "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT");
+  assert.equal(rest.join("\n"), `${FINAL_TEXT.applied}\n`);
+  assert.equal(actions(scriptFor("noop", miniSweAgent, task)(opening)).length, 1);
+  assert.ok(scriptFor("noop", miniSweAgent, task)(opening).includes(FINAL_TEXT.noop));
 });
 
 function record(task: string, sample: number, extra: Partial<RolloutRecord> = {}): RolloutRecord {

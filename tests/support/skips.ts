@@ -7,7 +7,7 @@
  * @module
  */
 import { LocalProvider } from "../../sandbox/mod.ts";
-import { binaryInstalled, type Harness } from "../../harness/mod.ts";
+import { agentInstallHint, binaryInstalled, type Harness } from "../../harness/mod.ts";
 import { referencePython } from "../reference/python_env.ts";
 
 /** One skipped group, as the log holds it (one JSON object per line). */
@@ -39,7 +39,7 @@ export function localSandboxMissing(): Promise<string | undefined> {
 
 /** Why `h`'s CLI cannot run here; undefined when it is installed. */
 export function cliMissing(h: Harness): string | undefined {
-  return binaryInstalled(h) ? undefined : `${h.bin} not installed (npm ci --prefix agents)`;
+  return binaryInstalled(h) ? undefined : `${h.bin} not installed (${agentInstallHint(h)})`;
 }
 
 /** Why the `transformers` cross-checks cannot run; undefined when the venv is there. */

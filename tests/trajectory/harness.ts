@@ -234,7 +234,11 @@ export async function anthropicTurn(
     { ...claudeHeaders(r), ...headers },
     body,
   );
-  if (!body.stream) return JSON.parse(text);
+  return body.stream ? readAnthropicStream(text) : JSON.parse(text);
+}
+
+/** The assistant blocks of a streamed Messages answer, rebuilt as an SDK accumulates them. */
+export function readAnthropicStream(text: string): AnthropicAnswer {
   const blocks: Json[] = [];
   const partial: string[] = [];
   let stop_reason = "", usage: Json = {};

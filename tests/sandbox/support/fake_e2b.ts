@@ -13,6 +13,7 @@
  * @module
  */
 import {
+  LOCAL_MOUNTS,
   LocalProvider,
   type LocalSandbox,
   type Proc,
@@ -60,8 +61,20 @@ export class FakeE2B {
   #local: LocalProvider;
   #count = 0;
 
-  constructor(readonly apiKey: string, tempDir?: string) {
-    this.#local = new LocalProvider({ tempDir, agentsDir: null });
+  /**
+   * `agents`: each box binds this repository's agent CLIs (as an image with them baked in would
+   * have them) and shares the host's network unless created with `allowInternetAccess: false` (the
+   * gateway-only allow list is approximated by the host's network, where the gateway listens).
+   * Without it, boxes have no agent CLIs and no network.
+   */
+  constructor(
+    readonly apiKey: string,
+    tempDir?: string,
+    readonly options: { agents?: boolean } = {},
+  ) {
+    this.#local = new LocalProvider(
+      options.agents ? { tempDir } : { tempDir, agentsDir: null, agentsVenv: null },
+    );
     this.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen() {} },
       (req) => this.#handle(req),
@@ -119,9 +132,20 @@ export class FakeE2B {
       return Response.json({ code: 401, message: "Invalid API key" }, { status: 401 });
     }
     if (req.method === "POST" && path === "/v2/sandboxes") {
-      const b = body as { templateID: string; metadata?: Record<string, string> };
+      const b = body as {
+        templateID: string;
+        metadata?: Record<string, string>;
+        allowInternetAccess?: boolean;
+      };
       const id = `fake${++this.#count}`;
-      const local = await this.#local.create({ image: "local" });
+      const online = this.options.agents && b.allowInternetAccess !== false;
+      const local = await this.#local.create({ image: "local", network: online ? "full" : "none" });
+      if (this.options.agents) {
+        // envd runs commands in a login shell, whose /etc/profile resets PATH: keep the sandbox's
+        // (agent CLIs first) as a template that installed them would.
+        const path = (await local.exec('printf %s "$PATH"')).stdout;
+        await local.writeFile(`${LOCAL_MOUNTS.home}/.profile`, `export PATH=${shellQuote(path)}\n`);
+      }
       this.boxes.set(id, {
         id,
         templateID: b.templateID,
