@@ -39,7 +39,7 @@ const measuredOutputIds = await model.tokenizer.encode(MEASURED_OUTPUT);
 
 /** The full re-render path: whole-history template render + uncached tokenization. */
 async function fullRender(messages: Message[]): Promise<number[]> {
-  const text = model.template.render(toTemplateMessages(messages), toTemplateTools(TOOLS), {
+  const text = model.template!.render(toTemplateMessages(messages), toTemplateTools(TOOLS), {
     addGenerationPrompt: true,
     kwargs: model.templateKwargs,
   });

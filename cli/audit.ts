@@ -6,12 +6,13 @@
  */
 import { PolicyModel } from "../model/mod.ts";
 import { auditTree, formatAudit } from "../trajectory/mod.ts";
+import { modelOptions } from "./model_flags.ts";
 import { loadSource, treeVerbArgs } from "./tree_source.ts";
 
 /** Exit status 1 when any turn does not extend its parent verbatim. */
 export async function audit(args: string[]): Promise<number> {
   const { values, positionals, gateway } = treeVerbArgs(args);
-  const model = await PolicyModel.load({ dir: values["model-dir"] });
+  const model = await PolicyModel.load(modelOptions(values));
   let status = 0;
   for (const target of positionals) {
     const report = await auditTree(model, (await loadSource(target, gateway)).tree);

@@ -9,6 +9,7 @@ import { createGateway, upstreamsFromFlags } from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -19,7 +20,7 @@ export async function serve(args: string[]): Promise<void> {
     options: {
       port: { type: "string" },
       host: { type: "string" },
-      "model-dir": { type: "string" },
+      ...MODEL_FLAGS,
       "context-length": { type: "string" },
       "max-body-bytes": { type: "string" },
       "public-url": { type: "string" },
@@ -46,7 +47,7 @@ export async function serve(args: string[]): Promise<void> {
   const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", POSITIVE) ?? 7860;
   const hostname = values.host ?? env("ROLLGATE_HOST") ?? "127.0.0.1";
   const model = await PolicyModel.load({
-    dir: values["model-dir"] ?? env("ROLLGATE_MODEL_DIR"),
+    ...modelOptions(values),
     contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
   });
   const engine = {
@@ -101,9 +102,12 @@ export async function serve(args: string[]): Promise<void> {
   Deno.serve({
     port,
     hostname,
-    onListen: ({ hostname, port }) =>
+    onListen: ({ hostname, port }) => {
       console.log(
-        `rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
-      ),
+        `rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, family ` +
+          `${model.family}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
+      );
+      for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
+    },
   }, gw.app.fetch);
 }

@@ -6,6 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import type { Sample, TurnTreeExport } from "../trajectory/mod.ts";
+import { MODEL_FLAGS } from "./model_flags.ts";
 import { UsageError } from "./usage_error.ts";
 
 export interface Source {
@@ -47,7 +48,7 @@ export function treeVerbArgs(args: string[]) {
     allowPositionals: true,
     options: {
       gateway: { type: "string" },
-      "model-dir": { type: "string" },
+      ...MODEL_FLAGS,
       json: { type: "boolean" },
     },
   });

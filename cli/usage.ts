@@ -5,10 +5,14 @@
  * @module
  */
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
+import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
+
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ");
+const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const USAGE = `usage: main.ts serve [options]
        main.ts inspect <rollout id | tree file> [--gateway URL] [--json]
-       main.ts audit <rollout id | tree file> [--gateway URL] [--model-dir DIR] [--json]
+       main.ts audit <rollout id | tree file> [--gateway URL] [--json] [model flags as serve]
        main.ts view <tree file | results.jsonl | rollout id>… [--port N] [--export OUT.html]
                     (see view --help; a running gateway serves the same pages at /ui)
        main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
@@ -19,6 +23,13 @@ export const USAGE = `usage: main.ts serve [options]
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
   --model-dir DIR       directory with tokenizer.json + tokenizer_config.json
                         (env ROLLGATE_MODEL_DIR, default: bundled Qwen3)
+  --model-family NAME   ${FAMILY_NAMES} (env ROLLGATE_MODEL_FAMILY,
+                        default: detected from the model directory's chat template)
+  --tool-parser NAME    output parser of the generic family: ${PARSER_NAMES}
+                        (env ROLLGATE_TOOL_PARSER, default none: tool-call markup is counted as
+                        malformed and answered as text)
+  --template-kwargs JSON  template variables, e.g. '{"enable_thinking": false}'
+                        (env ROLLGATE_TEMPLATE_KWARGS)
   --context-length N    context window in tokens (default: the config's model_max_length)
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)

@@ -25,12 +25,13 @@ import {
   viewerRoutes,
 } from "../viewer/mod.ts";
 import { integerFlag, PORT } from "./flags.ts";
+import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { loadSource } from "./tree_source.ts";
 import { UsageError } from "./usage_error.ts";
 
 export const VIEW_USAGE =
   `usage: main.ts view <tree file | results.jsonl | rollout id>… [--port N] [--host H]
-                    [--model-dir DIR] [--gateway URL]
+                    [--gateway URL] [model flags as serve]
        main.ts view <…> --export OUT.html [--rollout ID]
 
   Serves the viewer over saved files at http://H:N/ui (default 127.0.0.1, any free port).
@@ -61,7 +62,7 @@ export async function view(args: string[]): Promise<number | undefined> {
     options: {
       port: { type: "string" },
       host: { type: "string" },
-      "model-dir": { type: "string" },
+      ...MODEL_FLAGS,
       gateway: { type: "string" },
       export: { type: "string" },
       rollout: { type: "string" },
@@ -82,7 +83,7 @@ export async function view(args: string[]): Promise<number | undefined> {
     results.push(...loaded.results);
   }
   const source = savedSource(rollouts, results);
-  const model = await PolicyModel.load({ dir: values["model-dir"] });
+  const model = await PolicyModel.load(modelOptions(values));
   const decode = (ids: number[]) => model.decode(ids);
 
   if (values.export) {

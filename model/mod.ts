@@ -1,6 +1,6 @@
 /**
- * The policy model's language: tokenizer files, chat-template rendering, delta rendering, output
- * parsing.
+ * The policy model's language: tokenizer files, model families (rendering, delta rendering,
+ * output parsing, per family: `families/`), the chat template.
  *
  * @example
  * ```ts
@@ -12,15 +12,42 @@
  *
  * @module
  */
-export {
-  PolicyModel,
-  type PolicyModelOptions,
-  type Rendered,
-  type RenderOptions,
-} from "./policy_model.ts";
+export { PolicyModel, type PolicyModelOptions } from "./policy_model.ts";
+export type { Rendered, RenderOptions } from "./families/mod.ts";
 export { type SpecialTextHit } from "./special_text.ts";
 export { DEFAULT_MODEL_DIR, loadModelFiles, type ModelFiles, QWEN3_SHA256 } from "./model_files.ts";
-export { loadTokenizer, type LoadTokenizerOptions, type TextTokenizer } from "./tokenizer.ts";
+export {
+  type AddedToken,
+  loadTokenizer,
+  type LoadTokenizerOptions,
+  type TextTokenizer,
+} from "./tokenizer.ts";
 export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
-export { type OutputParser, type ParsedOutput, qwen3SampledText } from "./parsers/mod.ts";
-export { type ArgValue, Num, pythonJson, pythonString } from "./python_json.ts";
+export type {
+  OutputParser,
+  ParsedOutput,
+  StreamDeltas,
+  StreamingOutputParser,
+} from "./parsers/mod.ts";
+export {
+  type ChatFormat,
+  FAMILIES,
+  FamilyError,
+  familyNamed,
+  type FamilyQuirks,
+  GENERIC_FAMILY,
+  type ModelFamily,
+  qwen3SampledText,
+  TOOL_PARSERS,
+} from "./families/mod.ts";
+export {
+  type ArgValue,
+  isPythonSpace,
+  Num,
+  pythonFloatRepr,
+  pythonJson,
+  pythonJsonDumps,
+  pythonScalarStr,
+  pythonString,
+  pythonStrip,
+} from "./python_json.ts";

@@ -45,8 +45,10 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 }
 
 /**
- * Reads a model directory. With `expectSha256` (the default for the bundled Qwen3 files) a hash
- * mismatch is an error.
+ * Reads a model directory: `tokenizer.json`, `tokenizer_config.json` and the chat template (from
+ * the config, else from `chat_template.jinja`, else none: the model family decides whether it
+ * needs one). With `expectSha256` (the default for the bundled Qwen3 files) a hash mismatch is
+ * an error.
  *
  * @example
  * ```ts
@@ -90,10 +92,31 @@ export async function loadModelFiles(
     }
   }
   const config = JSON.parse(new TextDecoder().decode(configBytes)) as TokenizerConfig;
+  if (Array.isArray(config.chat_template)) {
+    // Named templates (`[{name, template}]`): transformers uses "default".
+    const named = config.chat_template as { name?: string; template?: string }[];
+    config.chat_template = named.find((t) => t.name === "default")?.template;
+  }
   if (typeof config.chat_template !== "string") {
-    throw new Error(`tokenizer_config.json in ${dir} has no chat_template string`);
+    // Newer model repositories keep the template in a file of its own; a family written in code
+    // (or harmony, which has no Jinja template) needs none.
+    try {
+      config.chat_template = await Deno.readTextFile(base + "chat_template.jinja");
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      delete config.chat_template;
+    }
   }
   return { dir: base, tokenizerPath, config, sha256 };
+}
+
+/** The ids of the config's added tokens (`<|im_end|>`, `<think>`, …) by their text. */
+export function addedTokenIds(config: TokenizerConfig): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
+    ids.set(t.content, Number(id));
+  }
+  return ids;
 }
 
 /** The text of a special token that a config may give as a string or an AddedToken object. */

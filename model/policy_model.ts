@@ -1,42 +1,15 @@
 /**
- * The policy model's language in one object: tokenizer, chat template, output parser and the
- * special ids the gateway needs. Loaded once per gateway and shared by every rollout.
+ * The policy model's language in one object: tokenizer, model family (renderer, output parser,
+ * special ids) and context length. Loaded once per gateway and shared by every rollout.
  *
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
+import { bindFamily, type ChatFormat, type Rendered, type RenderOptions } from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
-import { loadModelFiles, type ModelFiles, tokenText } from "./model_files.ts";
-import {
-  type OutputParser,
-  type ParsedOutput,
-  selectParser,
-  type StreamingOutputParser,
-  streamingParserFor,
-} from "./parsers/mod.ts";
-import { renderDelta } from "./render_delta.ts";
-import { SegmentEncoder } from "./segment_encoder.ts";
-import { SpecialText, type SpecialTextHit } from "./special_text.ts";
-import { toTemplateMessages, toTemplateTools } from "./template_input.ts";
+import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
+import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
-
-/** How message content is tokenized. */
-export interface RenderOptions {
-  /**
-   * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
-   * the template's own markup keeps its control ids (see `special_text.ts`). Departs from what
-   * `transformers` and inference engines do with the same conversation.
-   */
-  splitSpecialTokens?: boolean;
-}
-
-/** A render and its ids, with the special-token text found in the rendered content. */
-export interface Rendered {
-  text: string;
-  ids: number[];
-  /** Positions index `ids`; message indices index the rendered messages. */
-  specialText: SpecialTextHit[];
-}
 
 export interface PolicyModelOptions {
   /** Directory with `tokenizer.json` + `tokenizer_config.json`; default: bundled Qwen3. */
@@ -46,60 +19,33 @@ export interface PolicyModelOptions {
   contextLength?: number;
   /** Template variables for every render (e.g. `{ enable_thinking: false }`). */
   templateKwargs?: Record<string, unknown>;
+  /** Model family by name (`--model-family`); default: detected from the model directory. */
+  family?: string;
+  /** Output parser of the generic family (`--tool-parser`). */
+  toolParser?: string;
 }
 
 export class PolicyModel {
-  readonly template: ChatTemplate;
-  readonly parser: OutputParser;
-  readonly segments: SegmentEncoder;
-  /** The end-of-turn token (`<|im_end|>` for Qwen3): appended, untrained, when output lacks it. */
-  readonly endOfTurnId: number;
-  readonly endOfTurnText: string;
-  /** Ids that stop generation. */
-  readonly stopTokenIds: number[];
-  readonly contextLength: number;
+  /** The model directory's own Jinja chat template, if it has one. */
+  readonly template: ChatTemplate | null;
   /** One past the largest id the tokenizer knows (added tokens included). */
   readonly vocabSize: number;
-  /** Ids around tool outputs (`<tool_response>`, `</tool_response>`, and the wrapping newline). */
-  toolResponseMarkers: { open: number; close: number; newline: number } | null = null;
-  readonly #addedTokens = new Map<string, number>();
-  /** Special-token text in content: found, escaped, and (split mode) tokenized as text. */
-  readonly specialText: SpecialText;
-  #splitSegments?: Promise<SegmentEncoder>;
+  readonly contextLength: number;
+  readonly #addedTokens: Map<string, number>;
 
   private constructor(
     readonly files: ModelFiles,
     readonly tokenizer: TextTokenizer,
+    /** The model family bound to this tokenizer: renderer, parsers, special ids, quirks. */
+    readonly format: ChatFormat,
     readonly templateKwargs: Record<string, unknown> | undefined,
     contextLength: number | undefined,
   ) {
     const config = files.config;
-    const added = new Map<string, { id: number; special: boolean }>();
-    for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
-      this.#addedTokens.set(t.content, Number(id));
-      added.set(t.content, { id: Number(id), special: t.special === true });
-    }
-    this.specialText = new SpecialText(added);
-    this.template = new ChatTemplate(config.chat_template!, config);
-    const eos = tokenText(config.eos_token);
-    const eosId = eos === null ? undefined : this.idOf(eos);
-    if (eos === null || eosId === undefined) {
-      throw new Error("tokenizer_config.json needs an eos_token that is an added token");
-    }
-    this.endOfTurnText = eos;
-    this.endOfTurnId = eosId;
-    const endOfText = this.idOf("<|endoftext|>");
-    this.stopTokenIds = endOfText === undefined || endOfText === eosId
-      ? [eosId]
-      : [eosId, endOfText];
-    const turnStart = config.chat_template!.includes("<|im_start|>") ? "<|im_start|>" : eos;
-    this.segments = new SegmentEncoder(tokenizer, turnStart);
-    this.parser = selectParser({
-      template: config.chat_template!,
-      idOf: (t) => this.idOf(t),
-      endOfTurn: this.stopTokenIds,
-      decode: (ids) => tokenizer.decode(ids),
-    });
+    this.#addedTokens = addedTokenIds(config);
+    this.template = typeof config.chat_template === "string"
+      ? new ChatTemplate(config.chat_template, config)
+      : null;
     this.contextLength = contextLength ?? config.model_max_length ?? 32768;
     this.vocabSize = tokenizer.vocabSize;
   }
@@ -115,13 +61,42 @@ export class PolicyModel {
   static async load(options: PolicyModelOptions = {}): Promise<PolicyModel> {
     const files = await loadModelFiles(options.dir);
     const tokenizer = await loadTokenizer(files, options.engine);
-    const model = new PolicyModel(files, tokenizer, options.templateKwargs, options.contextLength);
-    const open = model.idOf("<tool_response>"), close = model.idOf("</tool_response>");
-    const newline = await tokenizer.encode("\n");
-    if (open !== undefined && close !== undefined && newline.length === 1) {
-      model.toolResponseMarkers = { open, close, newline: newline[0] };
-    }
-    return model;
+    const format = await bindFamily({
+      files,
+      tokenizer,
+      family: options.family,
+      toolParser: options.toolParser,
+      templateKwargs: options.templateKwargs,
+    });
+    return new PolicyModel(files, tokenizer, format, options.templateKwargs, options.contextLength);
+  }
+
+  /** The family's registry name (`qwen3`, `qwen3.5`, `generic`, …). */
+  get family(): string {
+    return this.format.family;
+  }
+
+  get parser(): OutputParser {
+    return this.format.parser;
+  }
+
+  /** The end-of-turn token (`<|im_end|>` for Qwen3): appended, untrained, when output lacks it. */
+  get endOfTurnId(): number {
+    return this.format.endOfTurn.id;
+  }
+
+  get endOfTurnText(): string {
+    return this.format.endOfTurn.text;
+  }
+
+  /** Ids that stop generation. */
+  get stopTokenIds(): number[] {
+    return [...this.format.stopTokenIds];
+  }
+
+  /** Ids around tool outputs (`<tool_response>`, `</tool_response>`, and the wrapping newline). */
+  get toolResponseMarkers(): ChatFormat["toolResponseMarkers"] {
+    return this.format.toolResponseMarkers;
   }
 
   /** Id of an added token such as `<|im_end|>`. */
@@ -129,68 +104,26 @@ export class PolicyModel {
     return this.#addedTokens.get(token);
   }
 
-  /** Full render of a conversation with the generation prompt, and its ids. */
+  /**
+   * Full render of a conversation with the generation prompt, its ids, and the special-token
+   * text of its content (`options.splitSpecialTokens`: tokenized as text).
+   */
   renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
     options: RenderOptions = {},
   ): Promise<Rendered> {
-    const templateTools = toTemplateTools(tools);
-    return this.#encode(
-      messages,
-      options,
-      (ms) =>
-        this.template.render(toTemplateMessages(ms), templateTools, {
-          addGenerationPrompt,
-          kwargs: this.templateKwargs,
-        }),
-    );
+    return this.format.renderer.renderFull(messages, tools, addGenerationPrompt, options);
   }
 
   /** Ids the template appends after a finished assistant turn for `newMessages` + generation prompt. */
-  renderDeltaIds(newMessages: readonly Message[], options: RenderOptions = {}): Promise<Rendered> {
-    return this.#encode(
-      newMessages,
-      options,
-      (ms) => renderDelta(this.template, this.endOfTurnText, ms, this.templateKwargs),
-    );
-  }
-
-  /**
-   * Renders and tokenizes. Content without special-token text takes the plain path. With some, a
-   * second render with the text escaped tells content from markup: in the default mode it only
-   * locates the control ids content produced (the ids are the plain path's); in the split mode
-   * its ids are the result.
-   */
-  async #encode(
-    messages: readonly Message[],
-    options: RenderOptions,
-    render: (messages: readonly Message[]) => string,
+  renderDeltaIds(
+    newMessages: readonly Message[],
+    tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
   ): Promise<Rendered> {
-    const hits = this.specialText.find(messages);
-    if (hits.length === 0) {
-      const text = render(messages);
-      return { text, ids: await this.segments.encode(text), specialText: [] };
-    }
-    const escaped = render(this.specialText.escape(messages));
-    if (options.splitSpecialTokens) {
-      const ids = await (await this.#splitSegmentEncoder()).encode(escaped);
-      return { text: this.specialText.restore(escaped), ids, specialText: hits };
-    }
-    const text = render(messages);
-    const ids = await this.segments.encode(text);
-    const positions = this.specialText.locate(escaped, ids, hits);
-    return { text, ids, specialText: hits.map((h, i) => ({ ...h, position: positions[i] })) };
-  }
-
-  /** The segment encoder of the split mode, loaded on first use (its own segment cache). */
-  #splitSegmentEncoder(): Promise<SegmentEncoder> {
-    return this.#splitSegments ??= loadTokenizer(this.files, this.tokenizer.engine, {
-      withoutAddedTokens: true,
-    }).then((plain) =>
-      new SegmentEncoder(this.specialText.splitEncoder(plain), this.segments.turnStart)
-    );
+    return this.format.renderer.renderDelta(newMessages, tools, options);
   }
 
   /**
@@ -198,32 +131,21 @@ export class PolicyModel {
    * result, as inside a tool loop), through its end-of-turn token: what a full re-render would put
    * where the sampled ids are. Cost follows the message, not the history.
    */
-  async renderAnswerIds(message: AssistantMessage): Promise<number[]> {
-    const prefix = this.template.render([{ role: "user", content: "." }], [], {
-      addGenerationPrompt: true,
-      kwargs: this.templateKwargs,
-    });
-    const text = this.template.render(
-      toTemplateMessages([
-        { role: "user", content: "." },
-        message,
-        { role: "tool", content: ".", tool_call_id: "_" },
-      ]),
-      [],
-      { addGenerationPrompt: false, kwargs: this.templateKwargs },
-    );
-    const end = text.indexOf(this.endOfTurnText, prefix.length);
-    if (!text.startsWith(prefix) || end < 0) return [];
-    return await this.segments.encode(text.slice(prefix.length, end + this.endOfTurnText.length));
+  renderAnswerIds(message: AssistantMessage): Promise<number[]> {
+    return this.format.renderer.renderAnswer(message);
   }
 
   /** A parser for one answer's ids as they stream in (deltas safe to show before the end). */
   streamingParser(): StreamingOutputParser {
-    return streamingParserFor(this.parser, this);
+    return this.format.streamingParser();
   }
 
-  parse(ids: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {
-    return this.parser.parse(ids, newToolCallId);
+  parse(
+    ids: readonly number[],
+    newToolCallId: () => string,
+    tools?: readonly ToolSpec[],
+  ): Promise<ParsedOutput> {
+    return this.format.parser.parse(ids, newToolCallId, tools);
   }
 
   decode(ids: number[]): Promise<string> {

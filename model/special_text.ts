@@ -20,7 +20,7 @@
  * @module
  */
 import type { Message } from "../canonical/mod.ts";
-import type { TextTokenizer } from "./tokenizer.ts";
+import type { AddedToken, TextTokenizer } from "./tokenizer.ts";
 
 /** One occurrence of special-token text in a message's content. */
 export interface SpecialTextHit {
@@ -62,7 +62,7 @@ export class SpecialText {
   readonly #cuts: RegExp;
 
   /** @param added every added token: text → id and whether it is special */
-  constructor(added: ReadonlyMap<string, { id: number; special: boolean }>) {
+  constructor(added: ReadonlyMap<string, AddedToken>) {
     const byLength = (a: string, b: string) => b.length - a.length;
     this.#ids = new Map([...added].map(([text, t]) => [text, t.id]));
     this.#tokens = [...added].filter(([, t]) => t.special).map(([text]) => text).sort(byLength);

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "./policy_model.ts";
 import { loadTokenizer } from "./tokenizer.ts";
+import { SpecialText } from "./special_text.ts";
 import type { Message } from "../canonical/mod.ts";
 import { referencePython } from "../tests/reference/python_env.ts";
 
 const model = await PolicyModel.load();
+const special = new SpecialText(model.tokenizer.addedTokens);
 const IM_START = model.idOf("<|im_start|>")!, IM_END = model.idOf("<|im_end|>")!;
 const THINK = model.idOf("<think>")!;
 
@@ -27,7 +29,7 @@ function count(ids: readonly number[], id: number): number {
 }
 
 Deno.test("special text: found in system, user and tool content with offsets, not in assistant text", () => {
-  const hits = model.specialText.find([
+  const hits = special.find([
     ...history,
     { role: "assistant", content: "I sampled <|im_end|> myself" },
   ]);
@@ -90,7 +92,7 @@ Deno.test("special text, split mode: a delta renders what the full render holds,
   const prefix = await model.renderFull(before, [], false, opts);
   const full = await model.renderFull(history, [], true, opts);
   for (let round = 0; round < 2; round++) { // the second round is served by the segment cache
-    const delta = await model.renderDeltaIds(history.slice(3), opts);
+    const delta = await model.renderDeltaIds(history.slice(3), [], opts);
     // `prefix` ends with `<|im_end|>\n`; the delta starts right after `<|im_end|>`.
     assert.equal(prefix.ids.at(-2), IM_END);
     assert.deepEqual([...prefix.ids.slice(0, -1), ...delta.ids], full.ids);
@@ -156,7 +158,7 @@ Deno.test({
   },
 });
 
-const vocabulary = loadTokenizer(model.files, "auto", { withoutAddedTokens: true });
+const vocabulary = model.tokenizer.withoutAddedTokens();
 
 Deno.test("special text: the vocabulary-only tokenizers of both engines agree", async () => {
   const js = await loadTokenizer(model.files, "js", { withoutAddedTokens: true });
@@ -168,6 +170,22 @@ Deno.test("special text: the vocabulary-only tokenizers of both engines agree", 
 
 /** Content tokenized the split mode's way: special text plain, non-special added tokens kept. */
 async function splitEncode(text: string): Promise<number[]> {
-  const escaped = model.specialText.escape([{ role: "user", content: text }])[0].content;
-  return await model.specialText.splitEncoder(await vocabulary).encode(escaped);
+  const escaped = special.escape([{ role: "user", content: text }])[0].content;
+  return await special.splitEncoder(await vocabulary).encode(escaped);
 }
+
+Deno.test("special text: every family renders through the same finding, locating and split mode", async () => {
+  for (const family of ["qwen3", "qwen3.5", "qwen3.6", "qwen3-coder", "generic"]) {
+    const m = await PolicyModel.load({
+      family,
+      ...(family === "generic" ? { toolParser: "hermes" } : {}),
+    });
+    const normal = await m.renderFull(history, []);
+    assert.deepEqual(normal.ids, await m.tokenizer.encode(normal.text), family);
+    assert.equal(normal.specialText.length, 4, family);
+    for (const h of normal.specialText) assert.equal(normal.ids[h.position!], m.idOf(h.token));
+    const split = await m.renderFull(history, [], true, { splitSpecialTokens: true });
+    assert.equal(await m.decode(split.ids), normal.text, family);
+    assert.equal(count(split.ids, IM_START), count(normal.ids, IM_START) - 2, family);
+  }
+});

@@ -12,6 +12,13 @@ import { Tokenizer as RustTokenizer } from "tokenizers";
 import { Tokenizer as JsTokenizer } from "@huggingface/tokenizers";
 import type { ModelFiles } from "./model_files.ts";
 
+/** An added token: matched in text before the vocabulary, as one id. */
+export interface AddedToken {
+  id: number;
+  /** Marked special (`<|im_end|>`); non-special added tokens are e.g. Qwen3's `<think>`. */
+  special: boolean;
+}
+
 export interface TextTokenizer {
   /** Which implementation is in use. */
   readonly engine: "rust" | "js";
@@ -21,12 +28,37 @@ export interface TextTokenizer {
   readonly vocabSize: number;
   /** Text of `ids`, special tokens kept. */
   decode(ids: number[]): Promise<string>;
+  /** The added tokens, by text. */
+  readonly addedTokens: ReadonlyMap<string, AddedToken>;
+  /** The same vocabulary without its added tokens (their text is ordinary text), loaded once. */
+  withoutAddedTokens(): Promise<Pick<TextTokenizer, "encode">>;
 }
 
-class RustTextTokenizer implements TextTokenizer {
+/** What both implementations share: the added tokens and the vocabulary-only tokenizer. */
+abstract class ModelTokenizer {
+  abstract readonly engine: "rust" | "js";
+  readonly addedTokens: ReadonlyMap<string, AddedToken>;
+  #withoutAdded?: Promise<TextTokenizer>;
+  constructor(readonly files: ModelFiles) {
+    this.addedTokens = new Map(
+      Object.entries(files.config.added_tokens_decoder ?? {}).map(([id, t]) => [
+        t.content,
+        { id: Number(id), special: t.special === true },
+      ]),
+    );
+  }
+  withoutAddedTokens(): Promise<TextTokenizer> {
+    return this.#withoutAdded ??= loadTokenizer(this.files, this.engine, {
+      withoutAddedTokens: true,
+    });
+  }
+}
+
+class RustTextTokenizer extends ModelTokenizer implements TextTokenizer {
   readonly engine = "rust";
   readonly vocabSize: number;
-  constructor(private readonly tok: RustTokenizer) {
+  constructor(private readonly tok: RustTokenizer, files: ModelFiles) {
+    super(files);
     this.vocabSize = tok.getVocabSize(true);
   }
   async encode(text: string): Promise<number[]> {
@@ -39,10 +71,11 @@ class RustTextTokenizer implements TextTokenizer {
   }
 }
 
-class JsTextTokenizer implements TextTokenizer {
+class JsTextTokenizer extends ModelTokenizer implements TextTokenizer {
   readonly engine = "js";
   readonly vocabSize: number;
-  constructor(private readonly tok: JsTokenizer, vocabSize: number) {
+  constructor(private readonly tok: JsTokenizer, vocabSize: number, files: ModelFiles) {
+    super(files);
     this.vocabSize = vocabSize;
   }
   encode(text: string): Promise<number[]> {
@@ -96,6 +129,7 @@ export async function loadTokenizer(
         text === null
           ? RustTokenizer.fromFile(files.tokenizerPath)
           : RustTokenizer.fromString(text),
+        files,
       );
     } catch (e) {
       if (engine === "rust") throw e;
@@ -108,7 +142,7 @@ export async function loadTokenizer(
   const vocab = json.model.vocab as Record<string, number>;
   for (const id of Object.values(vocab)) maxId = Math.max(maxId, id);
   for (const t of json.added_tokens as { id: number }[]) maxId = Math.max(maxId, t.id);
-  return new JsTextTokenizer(new JsTokenizer(json, files.config), maxId + 1);
+  return new JsTextTokenizer(new JsTokenizer(json, files.config), maxId + 1, files);
 }
 
 /** `tokenizer.json` text without its added tokens (so their text is plain text). */

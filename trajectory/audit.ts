@@ -34,6 +34,8 @@ export interface TurnAudit {
   special_text: TurnRecord["special_text"];
   /** Set on the first turn of a fork (`rewrite`, `retry`): the chain it forks from, and why. */
   fork?: { from_chain: number; label: string; evidence: Record<string, unknown> };
+  /** Tool calls in the policy's output that did not parse (answered to the agent as text). */
+  malformed_tool_calls: number;
 }
 
 export interface RolloutAudit {
@@ -94,6 +96,7 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
       extends_parent: null,
       drift: t.drift,
       special_text: t.special_text ?? [],
+      malformed_tool_calls: t.malformed_tool_calls ?? 0,
       ...(forkOf.has(t.id) ? { fork: forkOf.get(t.id) } : {}),
     };
     if (diff >= 0) {
@@ -130,6 +133,8 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
       `only where sampled ids are kept, ${audits.length - equal - retained} differ elsewhere; ` +
       `${extended} extend their parent verbatim, ${broken} do not; ` +
       `${count((a) => a.drift !== null)} with drift; ` +
+      `${audits.reduce((n, a) => n + a.malformed_tool_calls, 0)} malformed tool calls ` +
+      `(in ${count((a) => a.malformed_tool_calls > 0)} turns, answered as text); ` +
       `${forks.rewrite} rewrite, ${forks.retry} retry forks; ` +
       `${specials} special-token texts in content`,
   };
@@ -169,6 +174,9 @@ export function formatAudit(report: RolloutAudit): string {
           ? "; extends parent verbatim"
           : "; DOES NOT extend parent") +
         (t.drift ? `; drift at output[${t.drift.position}] (sampled ids kept)` : "") +
+        (t.malformed_tool_calls
+          ? `; ${t.malformed_tool_calls} malformed tool calls (answered as text)`
+          : "") +
         (special
           ? `; ${special} special-token text${special > 1 ? "s" : ""} in content: ` +
             describeSpecialText(t.special_text)

@@ -213,7 +213,7 @@ export class TurnRunner {
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids, specialText } = await this.model.renderDeltaIds(newMessages, options);
+    const { ids, specialText } = await this.model.renderDeltaIds(newMessages, req.tools, options);
     const eot = this.model.endOfTurnId;
     const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
     // Positions in the whole prompt: after the base's prompt, its output and the bridge.
@@ -283,6 +283,7 @@ export class TurnRunner {
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
+      req.tools,
     );
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;

@@ -77,6 +77,21 @@ export interface GeneratedTurn {
   reasoningKept: boolean;
 }
 
+/** Options for families other than Qwen3; without them the generator is what it always was. */
+export interface GeneratorOptions {
+  /**
+   * Strings holding the family's own markup (`</parameter>`, `<|call|>`, …), mixed into string
+   * argument values: a parser must not cut them short nor take them for structure.
+   */
+  markup?: readonly string[];
+  /**
+   * Arguments follow each tool's schema (strings, integers, floats, booleans, enums, arrays,
+   * nested objects), so formats that type argument values by schema (XML calls) parse back to
+   * the same values. Schemas gain a `number` kind.
+   */
+  typedArguments?: boolean;
+}
+
 export interface GeneratedConversation {
   seed: number;
   tools: ToolSpec[];
@@ -107,8 +122,10 @@ const PARAM_NAMES = [
   "tags",
 ];
 
-function schemaFor(rng: Rng, name: string): unknown {
-  const kinds = ["string", "integer", "boolean", "enum", "array", "object"] as const;
+function schemaFor(rng: Rng, name: string, typed: boolean): unknown {
+  const kinds = typed
+    ? ["string", "string", "integer", "number", "boolean", "enum", "array", "object"] as const
+    : ["string", "integer", "boolean", "enum", "array", "object"] as const;
   const properties: Record<string, unknown> = {};
   const n = rng.int(0, 4);
   for (let i = 0; i < n; i++) {
@@ -128,6 +145,9 @@ function schemaFor(rng: Rng, name: string): unknown {
           ...(rng.chance(0.3) ? { maximum: rng.pick([100, 65535, 120000]) } : {}),
           ...(rng.chance(0.2) ? { default: null } : {}),
         };
+        break;
+      case "number":
+        properties[p] = { type: "number", ...desc };
         break;
       case "boolean":
         properties[p] = { type: "boolean", ...desc, default: rng.chance(0.5) };
@@ -167,12 +187,12 @@ function toolDescription(rng: Rng): string | undefined {
   ])();
 }
 
-function makeTools(rng: Rng): ToolSpec[] {
+function makeTools(rng: Rng, typed: boolean): ToolSpec[] {
   const count = rng.weighted([[2, 0], [3, 1], [3, 2], [2, 3], [2, 4]] as const);
   const names = new Set<string>();
   while (names.size < count) names.add(rng.pick(TOOL_NAMES));
   return [...names].map((name) => {
-    const t: ToolSpec = { name, kind: "function", parameters: schemaFor(rng, name) };
+    const t: ToolSpec = { name, kind: "function", parameters: schemaFor(rng, name, typed) };
     const d = toolDescription(rng);
     if (d !== undefined) t.description = d;
     return t;
@@ -207,6 +227,58 @@ function argObject(rng: Rng, depth: number): { [key: string]: ArgValue } {
   return out;
 }
 
+/** A string argument value: ordinary, edge whitespace, or the family's markup. */
+function stringValue(rng: Rng, markup: readonly string[]): string {
+  return rng.weighted<() => string>([
+    [5, () => rng.pick(["src/main.py", "ls -la | grep foo", "README.md", "", "x"])],
+    [3, () => sentence(rng, UNICODE_NFC)],
+    [1, () => 'quote " backslash \\ tab \t newline \n done'],
+    [1, () => rng.pick(CODE_SNIPPETS)],
+    [1, () => rng.pick(["\nleading newline", "trailing newline\n", "\n", "  padded  ", "\n\n"])],
+    [markup.length > 0 ? 3 : 0, () => rng.pick(markup)],
+  ])();
+}
+
+/** A value of the type `schema` declares (see `schemaFor`). */
+function typedValue(
+  rng: Rng,
+  schema: Record<string, unknown>,
+  markup: readonly string[],
+): ArgValue {
+  switch (schema.type) {
+    case "integer":
+      return new Num(rng.pick(["0", "1", "42", "-3", "100000", "65535"]));
+    case "number":
+      return new Num(rng.pick(["3.14", "1.0", "-0.5", "2.5", "0.001", "1e-05", "12.0", "7"]));
+    case "boolean":
+      return rng.chance(0.5);
+    case "array":
+      return Array.from({ length: rng.int(0, 3) }, () => stringValue(rng, markup));
+    case "object":
+      return rng.chance(0.5)
+        ? { depth: new Num(String(rng.int(0, 9))), follow: rng.chance(0.5) }
+        : {
+          depth: new Num("2"),
+          follow: false,
+          nested: { k: [new Num("1.5"), null, "v"], "ключ": { deep: true } },
+        };
+    default:
+      if (Array.isArray(schema.enum)) return rng.pick(schema.enum as string[]);
+      return stringValue(rng, markup);
+  }
+}
+
+/** Arguments for `tool` that follow its schema (each property present with probability 0.8). */
+function typedArguments(rng: Rng, tool: ToolSpec, markup: readonly string[]) {
+  const props = (tool.parameters as { properties?: Record<string, Record<string, unknown>> })
+    .properties ?? {};
+  const out: { [key: string]: ArgValue } = {};
+  for (const [key, schema] of Object.entries(props)) {
+    if (rng.chance(0.8)) out[key] = typedValue(rng, schema, markup);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Assistant turns
 
@@ -215,13 +287,16 @@ function assistantWithCalls(
   tools: ToolSpec[],
   ensureAscii: boolean,
   nextId: () => string,
+  options: GeneratorOptions,
 ): AssistantMessage {
   const count = rng.weighted([[5, 1], [2, 2], [1, 3]] as const);
-  const calls: ToolCall[] = Array.from({ length: count }, () => ({
-    id: nextId(),
-    name: rng.pick(tools).name,
-    arguments: pythonJson(argObject(rng, 0), ensureAscii),
-  }));
+  const calls: ToolCall[] = Array.from({ length: count }, () => {
+    const tool = rng.pick(tools);
+    const args = options.typedArguments
+      ? typedArguments(rng, tool, options.markup ?? [])
+      : argObject(rng, 0);
+    return { id: nextId(), name: tool.name, arguments: pythonJson(args, ensureAscii) };
+  });
   const content = rng.weighted(
     [
       [5, () => ""],
@@ -253,10 +328,15 @@ function finalAnswer(rng: Rng): AssistantMessage {
 // Conversations
 
 /** A deterministic conversation for `seed`. */
-export function generateConversation(seed: number): GeneratedConversation {
+export function generateConversation(
+  seed: number,
+  options: GeneratorOptions = {},
+): GeneratedConversation {
   const rng = new Rng(seed);
-  const tools = makeTools(rng);
-  const ensureAscii = rng.chance(0.3);
+  const typed = options.typedArguments === true;
+  const tools = makeTools(rng, typed);
+  // Typed formats write strings raw, so the JSON spelling of the arguments is the parser's own.
+  const ensureAscii = rng.chance(0.3) && !typed;
   const messages: Message[] = [];
   const turns: GeneratedTurn[] = [];
   let idCounter = 0;
@@ -290,7 +370,7 @@ export function generateConversation(seed: number): GeneratedConversation {
     userAfterAssistant ||= turns.length > 0;
     const loops = tools.length === 0 ? 0 : rng.weighted([[2, 0], [3, 1], [3, 2], [2, 3]] as const);
     for (let l = 0; l < loops; l++) {
-      const a = assistantWithCalls(rng, tools, ensureAscii, nextId);
+      const a = assistantWithCalls(rng, tools, ensureAscii, nextId, options);
       addAssistant(a);
       const lastOfAll = e === episodes - 1 && l === loops - 1;
       if (lastOfAll && rng.chance(0.15)) return { seed, tools, messages, turns, ensureAscii };
@@ -311,6 +391,7 @@ export function generateConversation(seed: number): GeneratedConversation {
 export function* generateConversations(
   firstSeed: number,
   count: number,
+  options: GeneratorOptions = {},
 ): Generator<GeneratedConversation> {
-  for (let i = 0; i < count; i++) yield generateConversation(firstSeed + i);
+  for (let i = 0; i < count; i++) yield generateConversation(firstSeed + i, options);
 }

@@ -388,7 +388,7 @@ Deno.test({
       const message = d.turn.message!;
       // The recorded message is the generator's message (with the gateway's tool-call ids).
       assert.deepEqual(message, c.messages[d.generated.index], where(c, t.k));
-      const text = model.template.render(
+      const text = model.template!.render(
         toTemplateMessages([...d.history, message]),
         toTemplateTools(c.conversation.tools),
         { addGenerationPrompt: false },

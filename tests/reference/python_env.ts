@@ -1,7 +1,8 @@
 /**
  * Test-only bridge to the Python reference environment (`.venv` at the repo root, set up from
  * `tests/reference/requirements.txt`), used to cross-check our chat-template rendering against
- * Hugging Face `transformers`.
+ * Hugging Face `transformers` (and, in `renderers_env.ts`, our model families against
+ * `renderers`).
  *
  * Setup (once): `python3 -m venv .venv && .venv/bin/pip install -r tests/reference/requirements.txt`
  *
@@ -38,7 +39,6 @@ function toPath(url: URL): string {
   return decodeURIComponent(url.pathname);
 }
 
-const SCRIPT = toPath(new URL("./chat_template_reference.py", import.meta.url));
 const VENV_PYTHON = toPath(new URL("../../.venv/bin/python", import.meta.url));
 
 /**
@@ -55,17 +55,14 @@ export function referencePython(): string | null {
 }
 
 /**
- * Renders every case with `transformers` in a single Python process (the tokenizer in
- * `modelDir` — a directory holding `tokenizer.json` and `tokenizer_config.json` — is loaded
- * once, offline). Results are returned in input order.
- *
- * Per-case template errors are reported as `{ error }`; failure to start the reference
- * environment or to load the tokenizer throws.
+ * Runs a reference script of this folder in the venv: one JSON line per input in, one per input
+ * out, in order. A failure to start or a non-zero exit throws with the script's stderr.
  */
-export async function renderWithTransformers(
-  modelDir: string,
-  cases: ReferenceCase[],
-): Promise<ReferenceResult[]> {
+export async function runReferenceScript(
+  script: string,
+  args: string[],
+  inputs: unknown[],
+): Promise<unknown[]> {
   const python = referencePython();
   if (python === null) {
     throw new Error(
@@ -74,21 +71,14 @@ export async function renderWithTransformers(
     );
   }
   const child = new Deno.Command(python, {
-    args: [SCRIPT, modelDir],
+    args: [toPath(new URL(`./${script}`, import.meta.url)), ...args],
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   // Collect output concurrently with writing, so large inputs cannot deadlock on full pipes.
   const output = child.output();
-  const input = cases.map((c) =>
-    JSON.stringify({
-      messages: c.messages,
-      tools: c.tools ?? null,
-      add_generation_prompt: c.add_generation_prompt,
-      kwargs: c.kwargs ?? {},
-    }) + "\n"
-  ).join("");
+  const input = inputs.map((c) => JSON.stringify(c) + "\n").join("");
   const writer = child.stdin.getWriter();
   let writeError: unknown = null;
   try {
@@ -103,15 +93,40 @@ export async function renderWithTransformers(
   const stderrText = new TextDecoder().decode(stderr).trim();
   if (code !== 0 || writeError !== null) {
     throw new Error(
-      `chat_template_reference.py exited with ${code}: ${stderrText}`,
+      `${script} exited with ${code}: ${stderrText}`,
       writeError === null ? undefined : { cause: writeError },
     );
   }
   const lines = new TextDecoder().decode(stdout).split("\n").filter((l) => l.trim() !== "");
-  if (lines.length !== cases.length) {
+  if (lines.length !== inputs.length) {
     throw new Error(
-      `expected ${cases.length} result lines, got ${lines.length}; stderr: ${stderrText}`,
+      `expected ${inputs.length} result lines, got ${lines.length}; stderr: ${stderrText}`,
     );
   }
-  return lines.map((l) => JSON.parse(l) as ReferenceResult);
+  return lines.map((l) => JSON.parse(l));
+}
+
+/**
+ * Renders every case with `transformers` in a single Python process (the tokenizer in
+ * `modelDir` — a directory holding `tokenizer.json` and `tokenizer_config.json` — is loaded
+ * once, offline). Results are returned in input order.
+ *
+ * Per-case template errors are reported as `{ error }`; failure to start the reference
+ * environment or to load the tokenizer throws.
+ */
+export async function renderWithTransformers(
+  modelDir: string,
+  cases: ReferenceCase[],
+): Promise<ReferenceResult[]> {
+  const inputs = cases.map((c) => ({
+    messages: c.messages,
+    tools: c.tools ?? null,
+    add_generation_prompt: c.add_generation_prompt,
+    kwargs: c.kwargs ?? {},
+  }));
+  return await runReferenceScript(
+    "chat_template_reference.py",
+    [modelDir],
+    inputs,
+  ) as ReferenceResult[];
 }

@@ -509,7 +509,10 @@ Deno.test("drift: a non-canonical separator is recorded with its position and tr
       );
       assert.match(records[1], /; extends parent verbatim$/);
       assert.match(records.at(-2)!, /^drift: .*sampled ids are kept verbatim.*trained/);
-      assert.match(records.at(-1)!, /; 1 extend their parent verbatim, 0 do not; 1 with drift; /);
+      assert.match(
+        records.at(-1)!,
+        /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\); /,
+      );
       const inspect = await run(["inspect", file]);
       assert.match(inspect.stdout, /drift at output\[\d+\] \(sampled ids kept\)/);
       assert.match(inspect.stdout.trimEnd().split("\n").at(-1)!, /^drift: /);
@@ -805,6 +808,7 @@ Deno.test("main.ts inspect and audit read an exported tree", async () => {
         records.at(-1),
         `cc-cli: 7 turns; 4 equal a full render, 3 differ only where sampled ids are kept, ` +
           `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift; ` +
+          "0 malformed tool calls (in 0 turns, answered as text); " +
           `0 rewrite, 0 retry forks; 0 special-token texts in content`,
       );
 

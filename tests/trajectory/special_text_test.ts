@@ -98,7 +98,9 @@ Deno.test("split mode per rollout: content special text becomes plain ids, in th
     ]);
     const [t0] = tree.turns;
     const head = t0.prompt_ids.length + t0.output_ids.length + t1.bridge_ids.length;
-    const delta = await t.model.renderDeltaIds(t1.messages.slice(-1), { splitSpecialTokens: true });
+    const delta = await t.model.renderDeltaIds(t1.messages.slice(-1), t1.tools, {
+      splitSpecialTokens: true,
+    });
     assert.deepEqual(t1.prompt_ids.slice(head), delta.ids, "the delta in the split mode");
     const normal = await t.model.renderFull(t1.messages, t1.tools);
     const imStart = t.model.idOf("<|im_start|>")!;

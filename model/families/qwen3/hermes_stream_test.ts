@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
-import { PolicyModel } from "../policy_model.ts";
-import type { AssistantMessage } from "../../canonical/mod.ts";
-import { PlainParser } from "./plain.ts";
-import { Qwen3Parser } from "./qwen3.ts";
-import { IncrementalDecoder, Qwen3StreamParser } from "./qwen3_stream.ts";
-import { PlainStreamParser, type StreamDeltas, streamingParserFor } from "./stream_parser.ts";
+import { PolicyModel } from "../../policy_model.ts";
+import type { AssistantMessage } from "../../../canonical/mod.ts";
+import {
+  IncrementalDecoder,
+  PlainParser,
+  PlainStreamParser,
+  type StreamDeltas,
+} from "../../parsers/mod.ts";
+import { ThinkStreamParser } from "../think_tags.ts";
+import { HermesParser } from "./hermes_parser.ts";
 
 const model = await PolicyModel.load();
-assert.ok(model.parser instanceof Qwen3Parser);
+assert.ok(model.parser instanceof HermesParser);
 const THINK = model.idOf("<think>")!, END_THINK = model.idOf("</think>")!;
 const TOOL_CALL = model.idOf("<tool_call>")!, IM_END = model.endOfTurnId;
 const END_OF_TEXT = model.idOf("<|endoftext|>")!;
@@ -46,7 +50,7 @@ async function stream(
 ): Promise<{ sent: StreamDeltas; final: AssistantMessage }> {
   const final = await parse(ids, m);
   const reasoning = final.reasoning_content ?? "";
-  const parser = streamingParserFor(m.parser, m);
+  const parser = m.streamingParser();
   const sent = { reasoning: "", text: "" };
   for (let i = 0; i < ids.length;) {
     const n = Math.min(chunk(), ids.length - i);
@@ -81,9 +85,9 @@ async function idsOf(...parts: (string | number | number[])[]): Promise<number[]
 
 const one = () => 1;
 
-Deno.test("qwen3 stream: reasoning then content, id by id", async () => {
+Deno.test("hermes stream: reasoning then content, id by id", async () => {
   const ids = await idsOf("<think>\nThe user greets.\n\n</think>\n\nHello 👋 there!\n<|im_end|>");
-  const parser = streamingParserFor(model.parser, model);
+  const parser = model.streamingParser();
   const deltas: StreamDeltas[] = [];
   for (const id of ids) deltas.push(await parser.push([id]));
   const reasoning = deltas.map((d) => d.reasoning).join("");
@@ -101,7 +105,7 @@ Deno.test("qwen3 stream: reasoning then content, id by id", async () => {
   assert.equal(deltas.slice(0, close).map((d) => d.reasoning).join(""), "The user greets.");
 });
 
-Deno.test("qwen3 stream: a character split across ids is sent once whole", async () => {
+Deno.test("hermes stream: a character split across ids is sent once whole", async () => {
   const ids = await idsOf(THINK, "a𡚴🫝", END_THINK, "中𡚴x");
   assert.ok(ids.length > 8);
   const { sent } = await stream(ids, one);
@@ -114,7 +118,7 @@ Deno.test("qwen3 stream: a character split across ids is sent once whole", async
   assert.equal(final.reasoning_content, "a𡚴\uFFFD");
 });
 
-Deno.test("qwen3 stream: content stops at a tool call (id or text form)", async () => {
+Deno.test("hermes stream: content stops at a tool call (id or text form)", async () => {
   const call = '{"name": "f", "arguments": {"q": "日本語 🎉"}}';
   const ids = await idsOf(
     "<think>\nR\n</think>\n\nLet me look.\n\n<tool_call>\n",
@@ -146,7 +150,7 @@ Deno.test("qwen3 stream: content stops at a tool call (id or text form)", async 
   );
 });
 
-Deno.test("qwen3 stream: outputs not beginning with `<think>`", async () => {
+Deno.test("hermes stream: outputs not beginning with `<think>`", async () => {
   // No think at all: the text could still turn into reasoning, so nothing streams.
   assert.deepEqual((await stream(await idsOf("Just text."), one)).sent, {
     reasoning: "",
@@ -168,14 +172,16 @@ Deno.test("qwen3 stream: outputs not beginning with `<think>`", async () => {
   assert.equal(junk.final.content, "Body.<think>");
 });
 
-Deno.test("qwen3 stream: end-of-turn ids are held, and text when more follows", async () => {
+Deno.test("hermes stream: end-of-turn ids are held, and text when more follows", async () => {
   const ids = await idsOf(THINK, "r", END_THINK, "a", IM_END, "b", IM_END, END_OF_TEXT);
-  const parser = new Qwen3StreamParser(
+  const parser = new ThinkStreamParser(
     {
       thinkStart: THINK,
       thinkEnd: END_THINK,
-      toolCall: TOOL_CALL,
       endOfTurn: [IM_END, END_OF_TEXT],
+      promptOpensReasoning: false,
+      trim: "newlines",
+      toolCallStart: { text: "<tool_call>", id: TOOL_CALL },
     },
     (ids) => model.decode(ids),
   );
@@ -185,9 +191,9 @@ Deno.test("qwen3 stream: end-of-turn ids are held, and text when more follows", 
   assert.equal((await parse(ids)).content, "a<|im_end|>b");
 });
 
-Deno.test("qwen3 stream: pushes that overlap are serialized", async () => {
+Deno.test("hermes stream: pushes that overlap are serialized", async () => {
   const ids = await idsOf("<think>\nA long 思考 ✨.\n</think>\n\nAnd the 答え 🌸 is 42.\n");
-  const parser = streamingParserFor(model.parser, model);
+  const parser = model.streamingParser();
   const deltas = await Promise.all(ids.map((id) => parser.push([id])));
   assert.equal(deltas.map((d) => d.reasoning).join(""), "A long 思考 ✨.");
   assert.equal(deltas.map((d) => d.text).join(""), "And the 答え 🌸 is 42.");
@@ -236,18 +242,14 @@ Deno.test("incremental decoder: bounded work on long and invalid outputs", async
   }
 });
 
-Deno.test("streamingParserFor", async () => {
-  assert.ok(streamingParserFor(model.parser, model) instanceof Qwen3StreamParser);
+Deno.test("streaming parsers: the family's, and the plain one", async () => {
+  assert.ok(model.streamingParser() instanceof ThinkStreamParser);
   const plain = new PlainParser(model.stopTokenIds, (ids) => model.decode(ids));
-  const p = streamingParserFor(plain, model);
-  assert.ok(p instanceof PlainStreamParser);
+  const p = new PlainStreamParser(model.stopTokenIds, (ids) => model.decode(ids));
   const ids = await idsOf("<think>x 🫝", IM_END, "y", IM_END);
   let text = "";
   for (const id of ids) text += (await p.push([id])).text;
   assert.equal(text, (await plain.parse(ids)).message.content);
-  // An unknown parser streams nothing.
-  const other = streamingParserFor({ name: "x", parse: () => Promise.reject() }, model);
-  assert.deepEqual(await other.push(ids), { reasoning: "", text: "" });
 });
 
 // ---- property test: generated outputs, random chunking ----
@@ -371,11 +373,11 @@ async function property(m: PolicyModel, seed: number, count: number) {
   assert.ok(wholeChecked > count / 10, `only ${wholeChecked} outputs streamed whole`);
 }
 
-Deno.test("qwen3 stream: prefix guarantee over generated outputs and random chunks", async () => {
+Deno.test("hermes stream: prefix guarantee over generated outputs and random chunks", async () => {
   await property(model, 1234, 250);
 });
 
-Deno.test("qwen3 stream: the JS tokenizer engine keeps the guarantee too", async () => {
+Deno.test("hermes stream: the JS tokenizer engine keeps the guarantee too", async () => {
   const js = await PolicyModel.load({ engine: "js" });
   await property(js, 99, 60);
 });

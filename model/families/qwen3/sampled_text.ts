@@ -1,11 +1,11 @@
 /**
  * The text a Qwen3 policy samples for an assistant message: what the chat template renders for it
  * as the last assistant turn (after `<|im_start|>assistant\n`), `<|im_end|>` included. The inverse
- * of `Qwen3Parser.parse`; scripted policies and tests tokenize it to get real sampled ids.
+ * of `HermesParser.parse`; scripted policies and tests tokenize it to get real sampled ids.
  *
  * @example
  * ```ts
- * import { qwen3SampledText } from "./qwen3_sampled_text.ts";
+ * import { qwen3SampledText } from "./sampled_text.ts";
  *
  * qwen3SampledText({ role: "assistant", content: "Hi.", reasoning_content: "Greet." });
  * // "<think>\nGreet.\n</think>\n\nHi.<|im_end|>"
@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../canonical/mod.ts";
+import type { AssistantMessage } from "../../../canonical/mod.ts";
 
 export function qwen3SampledText(message: AssistantMessage): string {
   const content = message.content;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { PolicyModel } from "../policy_model.ts";
-import { Qwen3Parser, splitToolCalls } from "./qwen3.ts";
-import type { ParsedOutput } from "./output_parser.ts";
+import { PolicyModel } from "../../policy_model.ts";
+import type { ParsedOutput } from "../../parsers/mod.ts";
+import { HermesParser, splitToolCalls } from "./hermes_parser.ts";
 
 const model = await PolicyModel.load();
-assert.ok(model.parser instanceof Qwen3Parser);
+assert.ok(model.parser instanceof HermesParser);
 
 /** Parses the ids of `text` as the policy's output; tool-call ids are `id0`, `id1`, … */
 async function parse(text: string): Promise<ParsedOutput & { ids: number[] }> {
@@ -13,7 +13,7 @@ async function parse(text: string): Promise<ParsedOutput & { ids: number[] }> {
   return { ...await model.parse(ids, () => `id${n++}`), ids };
 }
 
-Deno.test("qwen3 parser: reasoning and content", async () => {
+Deno.test("hermes parser: reasoning and content", async () => {
   const out = await parse("<think>\nThe user greets.\n</think>\n\nHello!<|im_end|>");
   assert.deepEqual(out.message, {
     role: "assistant",
@@ -25,25 +25,25 @@ Deno.test("qwen3 parser: reasoning and content", async () => {
   assert.equal(out.reasoningTokens, out.ids.indexOf(model.idOf("</think>")!) + 1);
 });
 
-Deno.test("qwen3 parser: multi-line reasoning keeps inner newlines and spaces", async () => {
+Deno.test("hermes parser: multi-line reasoning keeps inner newlines and spaces", async () => {
   const out = await parse("<think>\n\n  Step 1.\n\nStep 2.  \n\n</think>\n\nDone.<|im_end|>");
   assert.equal(out.message.reasoning_content, "  Step 1.\n\nStep 2.  ");
   assert.equal(out.message.content, "Done.");
 });
 
-Deno.test("qwen3 parser: no think block, no end-of-turn", async () => {
+Deno.test("hermes parser: no think block, no end-of-turn", async () => {
   const out = await parse("Just text.");
   assert.deepEqual(out.message, { role: "assistant", content: "Just text." });
   assert.equal(out.reasoningTokens, 0);
 });
 
-Deno.test("qwen3 parser: `</think>` without `<think>` (generation prompt opened it)", async () => {
+Deno.test("hermes parser: `</think>` without `<think>` (generation prompt opened it)", async () => {
   const out = await parse("Thinking here.\n</think>\n\nAnswer.<|im_end|>");
   assert.equal(out.message.reasoning_content, "Thinking here.");
   assert.equal(out.message.content, "Answer.");
 });
 
-Deno.test("qwen3 parser: truncated `<think>` (cut off while reasoning)", async () => {
+Deno.test("hermes parser: truncated `<think>` (cut off while reasoning)", async () => {
   const out = await parse("<think>\nLet me think about this for a wh");
   assert.deepEqual(out.message, {
     role: "assistant",
@@ -53,7 +53,7 @@ Deno.test("qwen3 parser: truncated `<think>` (cut off while reasoning)", async (
   assert.equal(out.reasoningTokens, out.ids.length);
 });
 
-Deno.test("qwen3 parser: several tool calls, with content, raw arguments kept", async () => {
+Deno.test("hermes parser: several tool calls, with content, raw arguments kept", async () => {
   const text = "<think>\nTwo calls.\n</think>\n\nLet me check both.\n" +
     '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>\n' +
     '<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la", "timeout": 1.0}}\n</tool_call>\n' +
@@ -73,7 +73,7 @@ Deno.test("qwen3 parser: several tool calls, with content, raw arguments kept", 
   assert.equal(out.malformedToolCalls, 0);
 });
 
-Deno.test("qwen3 parser: raw argument spacing is kept (compact and odd spacing)", async () => {
+Deno.test("hermes parser: raw argument spacing is kept (compact and odd spacing)", async () => {
   const out = await parse(
     '<tool_call>\n{"name":"f","arguments":{"a":1,  "b" : [1,2], "c":{"d":"x y"}}}\n</tool_call><|im_end|>',
   );
@@ -81,7 +81,7 @@ Deno.test("qwen3 parser: raw argument spacing is kept (compact and odd spacing)"
   assert.equal(out.message.content, "");
 });
 
-Deno.test("qwen3 parser: arguments given as a JSON string holding an object", async () => {
+Deno.test("hermes parser: arguments given as a JSON string holding an object", async () => {
   const out = await parse(
     '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": 1}"}\n</tool_call><|im_end|>',
   );
@@ -92,12 +92,12 @@ Deno.test("qwen3 parser: arguments given as a JSON string holding an object", as
   assert.equal(bad.message.tool_calls, undefined);
 });
 
-Deno.test("qwen3 parser: missing arguments become {}", async () => {
+Deno.test("hermes parser: missing arguments become {}", async () => {
   const out = await parse('<tool_call>\n{"name": "now"}\n</tool_call><|im_end|>');
   assert.deepEqual(out.message.tool_calls, [{ id: "id0", name: "now", arguments: "{}" }]);
 });
 
-Deno.test("qwen3 parser: a malformed tool call stays text and is counted", async () => {
+Deno.test("hermes parser: a malformed tool call stays text and is counted", async () => {
   const broken = '<tool_call>\n{"name": "f", "arguments": {"a": }\n</tool_call>';
   const good = '<tool_call>\n{"name": "g", "arguments": {"b": 2}}\n</tool_call>';
   const out = await parse(`<think>\nOops.\n</think>\n\nTrying.\n${broken}\n${good}<|im_end|>`);
@@ -111,7 +111,7 @@ Deno.test("qwen3 parser: a malformed tool call stays text and is counted", async
   assert.equal(only.message.content, `Trying.\n${broken}`);
 });
 
-Deno.test("qwen3 parser: other malformed shapes", async () => {
+Deno.test("hermes parser: other malformed shapes", async () => {
   for (
     const body of [
       '{"arguments": {}}', // no name
@@ -128,7 +128,7 @@ Deno.test("qwen3 parser: other malformed shapes", async () => {
   }
 });
 
-Deno.test("qwen3 parser: end-of-turn ids are not content (`<|im_end|>`, `<|endoftext|>`)", async () => {
+Deno.test("hermes parser: end-of-turn ids are not content (`<|im_end|>`, `<|endoftext|>`)", async () => {
   const out = await parse("Hi.<|im_end|><|endoftext|>");
   assert.equal(out.message.content, "Hi.");
 });
@@ -145,7 +145,7 @@ Deno.test("splitToolCalls: content before, between and after calls", () => {
   assert.equal(splitToolCalls(call("a"), id).content, "");
 });
 
-Deno.test("qwen3 parser: the JS tokenizer engine parses the same (empty bodies included)", async () => {
+Deno.test("hermes parser: the JS tokenizer engine parses the same (empty bodies included)", async () => {
   const js = await PolicyModel.load({ engine: "js" });
   assert.equal(js.tokenizer.engine, "js");
   for (
@@ -163,4 +163,25 @@ Deno.test("qwen3 parser: the JS tokenizer engine parses the same (empty bodies i
       text,
     );
   }
+});
+
+Deno.test("hermes parser: a JSON string holding `</tool_call>` does not cut the call short", async () => {
+  const args = '{"code": "x = \\"</tool_call>\\"", "n": 1}';
+  const next = '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>';
+  const out = await parse(
+    `<tool_call>\n{"name": "f", "arguments": ${args}}\n</tool_call>\n${next}`,
+  );
+  assert.equal(out.malformedToolCalls, 0);
+  assert.deepEqual(out.message.tool_calls, [
+    { id: "id0", name: "f", arguments: args },
+    { id: "id1", name: "g", arguments: "{}" },
+  ]);
+});
+
+Deno.test("hermes parser: a call never closed (cut off) is text, counted as malformed", async () => {
+  const text = 'Checking.\n<tool_call>\n{"name": "f", "arguments": {"a": ';
+  const out = await parse(text);
+  assert.equal(out.malformedToolCalls, 1);
+  assert.equal(out.message.tool_calls, undefined);
+  assert.equal(out.message.content, text);
 });

@@ -1,0 +1,143 @@
+/**
+ * The contract of a model family: how a policy of that family reads a conversation (renderer)
+ * and how its output is read back (parser), plus the ids and quirks the gateway needs.
+ *
+ * A `ModelFamily` is what the registry holds (name, detection, `bind`); `bind` ties it to a
+ * loaded tokenizer and gives a `ChatFormat`, which is what the turn path uses.
+ *
+ * @module
+ */
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
+import type { ModelFiles } from "../model_files.ts";
+import type { SpecialTextHit } from "../special_text.ts";
+import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
+import type { TextTokenizer } from "../tokenizer.ts";
+
+/** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
+export interface Rendered {
+  text: string;
+  ids: number[];
+  /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
+  specialText: SpecialTextHit[];
+}
+
+/** How message content is tokenized. */
+export interface RenderOptions {
+  /**
+   * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
+   * the template's own markup keeps its control ids (`special_text.ts`). Departs from what
+   * `transformers` and inference engines do with the same conversation.
+   */
+  splitSpecialTokens?: boolean;
+}
+
+/** Messages and tools → the policy's prompt, in full or as the delta after a recorded turn. */
+export interface Renderer {
+  /** Full render of a conversation (with the generation prompt unless told otherwise). */
+  renderFull(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    addGenerationPrompt?: boolean,
+    options?: RenderOptions,
+  ): Promise<Rendered>;
+  /**
+   * What follows a recorded assistant turn's end-of-turn id when `newMessages` (tool results,
+   * a user message; never an assistant message) are appended, generation prompt included.
+   * Cost follows `newMessages`, not the history.
+   */
+  renderDelta(
+    newMessages: readonly Message[],
+    tools: readonly ToolSpec[],
+    options?: RenderOptions,
+  ): Promise<Rendered>;
+  /**
+   * The ids a full render puts where an assistant turn's sampled ids are (as an earlier turn
+   * inside a tool loop), end-of-turn id included; `[]` when the family cannot say. Compared with
+   * the sampled ids to report drift.
+   */
+  renderAnswer(message: AssistantMessage): Promise<number[]>;
+}
+
+/** Ids around tool outputs in a rendered prompt (`<tool_response>`, `</tool_response>`, `\n`). */
+export interface ToolResponseMarkers {
+  open: number;
+  close: number;
+  newline: number;
+}
+
+/** What differs between families in ways a user of the data should know. */
+export interface FamilyQuirks {
+  /** How tool-call arguments reach the prompt, e.g. "JSON string verbatim" or "XML values". */
+  readonly argumentRendering: string;
+  /**
+   * The template leaves earlier turns' reasoning out of later prompts (after a new user
+   * message), so a full re-render differs from the gateway's prompt in retained sampled ids.
+   */
+  readonly dropsOldReasoning: boolean;
+  /** The generation prompt opens reasoning (`<think>\n`): sampled output starts inside it. */
+  readonly promptOpensReasoning: boolean;
+}
+
+/** How a family's output is read: complete and streaming. */
+export interface OutputFormat {
+  /** Complete parser: sampled ids → assistant message (reasoning, content, tool calls). */
+  readonly parser: OutputParser;
+  /**
+   * A fresh streaming parser for one answer. Its deltas are prefixes of what `parser` gives
+   * for the final ids (the streaming prefix guarantee, `parsers/stream_parser.ts`).
+   */
+  streamingParser(): StreamingOutputParser;
+}
+
+/** A family bound to a tokenizer: everything the turn path needs. */
+export interface ChatFormat extends OutputFormat {
+  /** The family's registry name (`qwen3`, `qwen3.5`, `generic`, …). */
+  readonly family: string;
+  readonly renderer: Renderer;
+  /** The id (and text) that ends an assistant turn; appended, untrained, when output lacks it. */
+  readonly endOfTurn: { id: number; text: string };
+  /** Ids that stop generation. */
+  readonly stopTokenIds: readonly number[];
+  readonly toolResponseMarkers: ToolResponseMarkers | null;
+  readonly quirks: FamilyQuirks;
+  /** What the operator should know about this binding (printed when the gateway starts). */
+  readonly notes?: readonly string[];
+}
+
+/** What `ModelFamily.bind` gets. */
+export interface FamilyContext {
+  files: ModelFiles;
+  tokenizer: TextTokenizer;
+  /** Id of an added token such as `<|im_end|>`, if the vocabulary has it. */
+  idOf(token: string): number | undefined;
+  /** Template variables for every render (`enable_thinking`, `preserve_thinking`, …). */
+  templateKwargs: Record<string, unknown>;
+  /** The output parser asked for by name (`--tool-parser`); used by the generic family. */
+  toolParser?: string;
+}
+
+/** A registry entry. */
+export interface ModelFamily {
+  /** Registry name, as `--model-family` takes it. */
+  readonly name: string;
+  /** One line for `--help` and errors. */
+  readonly summary: string;
+  /** Whether a model directory belongs to this family (tokenizer_config / template fingerprint). */
+  detect(files: ModelFiles): boolean;
+  /** Binds the family to a loaded tokenizer; throws `FamilyError` when the files do not fit. */
+  bind(ctx: FamilyContext): Promise<ChatFormat>;
+}
+
+/** A model directory or flag that no family can serve, with the reason. */
+export class FamilyError extends Error {
+  override name = "FamilyError";
+}
+
+/** The id of `token`, or a `FamilyError` naming the family that needs it. */
+export function requireToken(ctx: FamilyContext, family: string, token: string): number {
+  const id = ctx.idOf(token);
+  if (id === undefined) {
+    throw new FamilyError(`${family}: the tokenizer has no added token ${token}`);
+  }
+  return id;
+}

@@ -1,0 +1,45 @@
+/**
+ * The generic family: any model directory with a Jinja chat template that no family claims.
+ * The model's own template renders (exact by construction); the output is read by the parser
+ * named with `--tool-parser` (`hermes`, `qwen3_coder`, …; default `none`: all output is text, and
+ * text in a known tool-call markup is counted as malformed, never passed off as a plain answer).
+ *
+ * @module
+ */
+import { type ChatFormat, type FamilyContext, FamilyError, type ModelFamily } from "../family.ts";
+import { bindJinjaFormat } from "../jinja_format.ts";
+import { TOOL_PARSERS, toolParserNamed } from "../tool_parsers.ts";
+
+async function bind(ctx: FamilyContext): Promise<ChatFormat> {
+  const name = ctx.toolParser ?? "none";
+  const parser = toolParserNamed(name);
+  if (!parser) {
+    throw new FamilyError(
+      `unknown tool parser ${name}; known: ${TOOL_PARSERS.map((p) => p.name).join(", ")}`,
+    );
+  }
+  const template = ctx.files.config.chat_template ?? "";
+  const format = await bindJinjaFormat(ctx, {
+    family: "generic",
+    // Templates that test `arguments is string` take the JSON text (kept verbatim); the others
+    // expect a mapping.
+    argumentsAsObject: !/arguments\s+is\s+string/.test(template),
+    argumentRendering: "as the model's chat template writes them",
+    output: parser.create,
+  });
+  const notes = [`generic family: the model's chat template, tool parser ${name}`];
+  if (name === "none" && template.includes("tool_calls")) {
+    notes.push(
+      "the chat template renders tool calls but no --tool-parser was given: the policy's " +
+        "calls are answered as text and counted as malformed",
+    );
+  }
+  return { ...format, notes };
+}
+
+export const generic: ModelFamily = {
+  name: "generic",
+  summary: "any model directory with a Jinja chat template; output read by --tool-parser",
+  detect: (files) => typeof files.config.chat_template === "string",
+  bind,
+};

@@ -1,0 +1,125 @@
+/**
+ * Model families: how a policy of each family reads a conversation and how its output is read
+ * back. One folder per family, one entry per family in `FAMILIES`.
+ *
+ * A model directory is matched to a family by `detectFamily` (the first family in `FAMILIES`
+ * whose `detect` accepts its `tokenizer_config.json` / chat template), or forced by name
+ * (`--model-family`); a directory with a chat template and no known family gets the generic
+ * family (its own template, output read by `--tool-parser`). How to add a family: `README.md`
+ * in this folder.
+ *
+ * @example
+ * ```ts
+ * import { bindFamily } from "./mod.ts";
+ * import { loadModelFiles } from "../model_files.ts";
+ * import { loadTokenizer } from "../tokenizer.ts";
+ *
+ * const files = await loadModelFiles();
+ * const tokenizer = await loadTokenizer(files);
+ * const format = await bindFamily({ files, tokenizer, family: "qwen3.5" });
+ * const { ids } = await format.renderer.renderFull([{ role: "user", content: "hi" }], []);
+ * ```
+ *
+ * @module
+ */
+import { addedTokenIds, type ModelFiles } from "../model_files.ts";
+import type { TextTokenizer } from "../tokenizer.ts";
+import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
+import { generic } from "./generic/mod.ts";
+import { qwen3 } from "./qwen3/mod.ts";
+import { qwen35, qwen36 } from "./qwen35/mod.ts";
+import { qwen3Coder } from "./qwen3_coder/mod.ts";
+
+export * from "./family.ts";
+export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
+export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
+export { type TurnIds, turnIds } from "./chatml_ids.ts";
+export {
+  type ReasoningSplit,
+  splitReasoning,
+  ThinkStreamParser,
+  type ThinkTagRules,
+  withoutEndOfTurn,
+} from "./think_tags.ts";
+export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
+export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
+export {
+  hermesOutputFormat,
+  HermesParser,
+  qwen3SampledText,
+  rawMember,
+  splitToolCalls,
+} from "./qwen3/mod.ts";
+export {
+  hasXmlToolCalls,
+  Qwen35TextRenderer,
+  splitXmlToolCalls,
+  xmlArgumentsJson,
+  xmlOutputFormat,
+  XmlToolCallParser,
+} from "./qwen35/mod.ts";
+export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+
+/** Every family with its own detection, most specific first. */
+export const FAMILIES: readonly ModelFamily[] = [qwen36, qwen35, qwen3Coder, qwen3];
+
+/** The fallback: the model's own chat template, output read by `--tool-parser`. */
+export const GENERIC_FAMILY: ModelFamily = generic;
+
+/** A family by registry name. */
+export function familyNamed(name: string): ModelFamily | undefined {
+  return [...FAMILIES, generic].find((f) => f.name === name);
+}
+
+/** The family a model directory belongs to (the generic family when none claims it). */
+export function detectFamily(files: ModelFiles): ModelFamily {
+  return FAMILIES.find((f) => f.detect(files)) ?? generic;
+}
+
+export interface BindOptions {
+  files: ModelFiles;
+  tokenizer: TextTokenizer;
+  /** Force a family by name (`--model-family`); default: detected. */
+  family?: string;
+  /** Output parser for the generic family (`--tool-parser`). */
+  toolParser?: string;
+  templateKwargs?: Record<string, unknown>;
+}
+
+/**
+ * Detects (or looks up) the family and binds it to the tokenizer.
+ *
+ * @throws FamilyError for an unknown family name, a directory nothing can serve (no family and
+ *   no chat template), or a tokenizer that lacks the family's special tokens
+ */
+export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
+  let family: ModelFamily | undefined;
+  if (options.family !== undefined) {
+    family = familyNamed(options.family);
+    if (!family) {
+      const known = [...FAMILIES, generic].map((f) => f.name).join(", ");
+      throw new FamilyError(`unknown model family ${options.family}; known: ${known}`);
+    }
+  } else {
+    family = detectFamily(options.files);
+    if (family === generic && !generic.detect(options.files)) {
+      throw new FamilyError(
+        `${options.files.dir}: no known model family and no chat template; ` +
+          "pass --model-family NAME",
+      );
+    }
+  }
+  if (options.toolParser !== undefined && family !== generic) {
+    throw new FamilyError(
+      `--tool-parser is for the generic family; ${family.name} reads its own output format`,
+    );
+  }
+  const added = addedTokenIds(options.files.config);
+  return await family.bind({
+    files: options.files,
+    tokenizer: options.tokenizer,
+    idOf: (token) => added.get(token),
+    templateKwargs: options.templateKwargs ?? {},
+    toolParser: options.toolParser,
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Qwen3-Coder: ChatML without reasoning, XML tool calls (the output format of Qwen3.5), tools
+ * listed as XML in the system turn. Rendered through the model's own chat template, which reads
+ * tool-call arguments as a mapping; parsed with the Qwen3.5 XML parser.
+ *
+ * @module
+ */
+import type { ModelFamily, OutputFormat } from "../family.ts";
+import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
+import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
+import { FamilyError } from "../family.ts";
+
+/** Reads XML tool calls, after `<think>` reasoning when the template has it. */
+export function xmlToolCallOutput(ctx: OutputContext): OutputFormat {
+  const need = (token: string) => {
+    const id = ctx.idOf(token);
+    if (id === undefined) throw new FamilyError(`XML tool calls need the added token ${token}`);
+    return id;
+  };
+  return xmlOutputFormat(
+    {
+      thinkStart: ctx.thinkTags ? ctx.idOf("<think>") ?? -1 : -1,
+      thinkEnd: ctx.thinkTags ? ctx.idOf("</think>") ?? -1 : -1,
+      toolCall: need("<tool_call>"),
+      endOfTurn: ctx.endOfTurn,
+    },
+    ctx.promptOpensReasoning,
+    ctx.decode,
+  );
+}
+
+export const qwen3Coder: ModelFamily = {
+  name: "qwen3-coder",
+  summary: "Qwen3-Coder: XML tool calls, no reasoning, the model's own chat template",
+  detect: (files) => {
+    const t = files.config.chat_template ?? "";
+    return hasXmlToolCalls(t) && !t.includes("<think>");
+  },
+  bind: (ctx) =>
+    bindJinjaFormat(ctx, {
+      family: "qwen3-coder",
+      argumentsAsObject: true,
+      argumentRendering: "XML <parameter> values as the model's template writes them",
+      output: xmlToolCallOutput,
+    }),
+};

@@ -1,0 +1,146 @@
+/**
+ * A `Renderer` for families whose prompt is plain text with added tokens in it (every family
+ * whose template is ChatML-like): the family writes text, this turns it into ids, deltas and
+ * answers.
+ *
+ * - Ids: the text is cut before every turn-start token and each segment is encoded (and
+ *   cached) on its own; a cut at an added token is token-safe (`segment_encoder.ts`).
+ * - Delta: render a small synthetic conversation `[user, assistant(SENTINEL), ...newMessages]`
+ *   with the generation prompt and no tools, find the sentinel, and take everything after the
+ *   end-of-turn text that closes that assistant message: what a full render appends after the
+ *   recorded turn. Cost follows the new messages (tools only shape the first turn in ChatML
+ *   templates, so they are left out).
+ * - Answer: render `[user, message, tool]`, cut off the generation prompt of `[user]` in front
+ *   and everything after the message's end-of-turn text.
+ *
+ * @module
+ */
+import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
+import { SegmentEncoder } from "../segment_encoder.ts";
+import type { TextTokenizer } from "../tokenizer.ts";
+import { SpecialText } from "../special_text.ts";
+import type { Rendered, Renderer, RenderOptions } from "./family.ts";
+
+/** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
+export interface TextRenderer {
+  render(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    options: { addGenerationPrompt: boolean },
+  ): string;
+}
+
+const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
+
+export class TokenizedRenderer implements Renderer {
+  readonly #segments: SegmentEncoder;
+  /** Special-token text in content: found, located, and (split mode) tokenized as text. */
+  readonly #special: SpecialText;
+  /** The split mode's segment encoder (its own cache), made on first use. */
+  #splitSegments?: Promise<SegmentEncoder>;
+
+  /**
+   * @param endOfTurn text that closes an assistant turn (`<|im_end|>`)
+   * @param turnStart text that starts every turn (`<|im_start|>`): where ids are cut and cached
+   */
+  constructor(
+    readonly text: TextRenderer,
+    readonly tokenizer: TextTokenizer,
+    readonly endOfTurn: string,
+    readonly turnStart: string,
+  ) {
+    this.#segments = new SegmentEncoder(tokenizer, turnStart);
+    this.#special = new SpecialText(tokenizer.addedTokens);
+  }
+
+  /** Ids of rendered text (segment-cached). */
+  encode(text: string): Promise<number[]> {
+    return this.#segments.encode(text);
+  }
+
+  renderFull(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    addGenerationPrompt = true,
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    return this.#encode(
+      messages,
+      options,
+      (ms) => this.text.render(ms, tools, { addGenerationPrompt }),
+    );
+  }
+
+  renderDelta(
+    newMessages: readonly Message[],
+    _tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    return this.#encode(newMessages, options, (ms) => this.deltaText(ms));
+  }
+
+  /**
+   * Renders and tokenizes. Content without special-token text takes the plain path. With some, a
+   * second render with that text escaped tells content from markup: in the default mode it only
+   * locates the control ids content produced (the ids are the plain path's); in the split mode
+   * its ids are the result.
+   */
+  async #encode(
+    messages: readonly Message[],
+    options: RenderOptions,
+    render: (messages: readonly Message[]) => string,
+  ): Promise<Rendered> {
+    const hits = this.#special.find(messages);
+    if (hits.length === 0) {
+      const text = render(messages);
+      return { text, ids: await this.encode(text), specialText: [] };
+    }
+    const escaped = render(this.#special.escape(messages));
+    if (options.splitSpecialTokens) {
+      this.#splitSegments ??= this.tokenizer.withoutAddedTokens().then((vocabulary) =>
+        new SegmentEncoder(this.#special.splitEncoder(vocabulary), this.turnStart)
+      );
+      const ids = await (await this.#splitSegments).encode(escaped);
+      return { text: this.#special.restore(escaped), ids, specialText: hits };
+    }
+    const text = render(messages);
+    const ids = await this.encode(text);
+    const positions = this.#special.locate(escaped, ids, hits);
+    return { text, ids, specialText: hits.map((h, i) => ({ ...h, position: positions[i] })) };
+  }
+
+  /** The delta as text, starting right after the previous turn's end-of-turn text. */
+  deltaText(newMessages: readonly Message[]): string {
+    const synthetic: Message[] = [
+      { role: "user", content: "." },
+      { role: "assistant", content: SENTINEL },
+      ...newMessages,
+    ];
+    const text = this.text.render(synthetic, [], { addGenerationPrompt: true });
+    const anchor = text.indexOf(SENTINEL);
+    const end = anchor < 0 ? -1 : text.indexOf(this.endOfTurn, anchor + SENTINEL.length);
+    if (end < 0) {
+      throw new Error("chat template does not close an assistant turn with " + this.endOfTurn);
+    }
+    return text.slice(end + this.endOfTurn.length);
+  }
+
+  async renderAnswer(message: AssistantMessage): Promise<number[]> {
+    const text = this.answerText(message);
+    return text === null ? [] : await this.encode(text);
+  }
+
+  /** What the template has the policy write for `message`, end-of-turn text included, or null. */
+  answerText(message: AssistantMessage): string | null {
+    const user: Message = { role: "user", content: "." };
+    const prefix = this.text.render([user], [], { addGenerationPrompt: true });
+    const text = this.text.render(
+      [user, message, { role: "tool", content: ".", tool_call_id: "_" }],
+      [],
+      { addGenerationPrompt: false },
+    );
+    const end = text.indexOf(this.endOfTurn, prefix.length);
+    if (!text.startsWith(prefix) || end < 0) return null;
+    return text.slice(prefix.length, end + this.endOfTurn.length);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Output parsers by name, for a model directory that no family claims (`--tool-parser NAME`,
+ * the generic family). Names follow vLLM's tool parsers where one exists.
+ *
+ * @module
+ */
+import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
+import type { OutputFormat } from "./family.ts";
+import type { OutputContext } from "./jinja_format.ts";
+import { hermesOutputFormat } from "./qwen3/mod.ts";
+import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+
+export interface ToolParser {
+  readonly name: string;
+  readonly summary: string;
+  /** The text that starts a tool call in this format: counted as malformed by `none`. */
+  readonly marker: string | null;
+  create(ctx: OutputContext): OutputFormat;
+}
+
+const formats: ToolParser[] = [
+  {
+    name: "hermes",
+    summary: 'Qwen3/Qwen2.5/Hermes: <tool_call>{"name": …, "arguments": {…}}</tool_call>',
+    marker: "<tool_call>",
+    create: hermesOutputFormat,
+  },
+  {
+    name: "qwen3_coder",
+    summary: "Qwen3-Coder/3.5/3.6: <tool_call><function=NAME><parameter=KEY>…",
+    marker: "<function=",
+    create: xmlToolCallOutput,
+  },
+];
+
+/** Text only; anything in a known tool-call markup is counted as a malformed call. */
+const none: ToolParser = {
+  name: "none",
+  summary: "no tool calls: all output is text (known tool-call markup is counted as malformed)",
+  marker: null,
+  create: (ctx) => {
+    const markers = formats.flatMap((p) => (p.marker ? [p.marker] : []));
+    const endOfTurn = [...ctx.endOfTurn];
+    return {
+      parser: new PlainParser(endOfTurn, ctx.decode, markers),
+      streamingParser: () => new PlainStreamParser(endOfTurn, ctx.decode),
+    };
+  },
+};
+
+export const TOOL_PARSERS: readonly ToolParser[] = [...formats, none];
+
+/** The parser named `name`, or undefined. */
+export function toolParserNamed(name: string): ToolParser | undefined {
+  return TOOL_PARSERS.find((p) => p.name === name);
+}

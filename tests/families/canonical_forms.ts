@@ -1,0 +1,22 @@
+/**
+ * What a family's template makes of a generated assistant message (the message a client gets
+ * back and echoes), for `registerFamilyChecks`' `canonical`.
+ *
+ * @module
+ */
+import type { AssistantMessage } from "../../canonical/mod.ts";
+import { pythonStrip } from "../../model/mod.ts";
+
+/** The Qwen3.5 template trims what it renders. */
+export function trimmed(m: AssistantMessage): AssistantMessage {
+  const out: AssistantMessage = { ...m, content: pythonStrip(m.content) };
+  if (m.reasoning_content !== undefined) out.reasoning_content = pythonStrip(m.reasoning_content);
+  return out;
+}
+
+/** The Qwen3 template renders no think block for an earlier turn with empty reasoning. */
+export function withoutEmptyReasoning(m: AssistantMessage): AssistantMessage {
+  if (m.reasoning_content !== "") return m;
+  const { reasoning_content: _, ...rest } = m;
+  return rest;
+}

@@ -1,0 +1,71 @@
+/**
+ * A malformed tool call, in each family's own format, through a real `TurnRunner` (in-memory
+ * generation backend test double): answered to the agent as text, counted in the turn, in the
+ * tree export and in the audit. Never turned silently into "no tool call".
+ */
+import assert from "node:assert/strict";
+import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
+import { PolicyModel } from "../../model/policy_model.ts";
+import { auditTree } from "../../trajectory/audit.ts";
+import { Rollout } from "../../trajectory/rollout.ts";
+import { turnTree } from "../../trajectory/tree_export.ts";
+import { TurnRunner } from "../../trajectory/turn_runner.ts";
+import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+
+const tools: ToolSpec[] = [{
+  name: "bash",
+  kind: "function",
+  parameters: { type: "object", properties: { command: { type: "string" } } },
+}];
+
+/** Per family: a sampled output whose call does not parse, and the content the agent gets. */
+const CASES: { family: string; output: string; content: string }[] = [
+  {
+    family: "qwen3",
+    output: '<think>\nRun it.\n</think>\n\nRunning.\n<tool_call>\n{"name": "bash", "arguments": ' +
+      '{"command": }\n</tool_call><|im_end|>',
+    content: 'Running.\n<tool_call>\n{"name": "bash", "arguments": {"command": }\n</tool_call>',
+  },
+  {
+    family: "qwen3.5",
+    output:
+      "Run it.\n</think>\n\nRunning.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call><|im_end|>",
+    content: "Running.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
+    family: "generic",
+    output: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>',
+    content: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
+  },
+];
+
+for (const c of CASES) {
+  Deno.test(`malformed tool call (${c.family}): text to the agent, counted in turn, export and audit`, async () => {
+    const model = await PolicyModel.load({ family: c.family });
+    const backend = new InMemoryBackendTestDouble();
+    const runner = new TurnRunner(model, backend);
+    const rollout = new Rollout(`malformed-${c.family}`, "token", {}, {});
+    backend.enqueue({ output_ids: await model.tokenizer.encode(c.output), finish_reason: "stop" });
+    const req: CanonicalRequest = {
+      protocol: "chat",
+      model: "policy",
+      messages: [{ role: "user", content: "list files" }],
+      tools,
+      sampling: {},
+      stream: false,
+    };
+    const turn = await runner.start(rollout, req, "call_");
+    const answer = await turn.result;
+    assert.equal(answer.message.tool_calls, undefined);
+    assert.equal(answer.message.content, c.content);
+    assert.equal(answer.stopReason, "stop");
+    assert.equal(turn.malformedToolCalls, 1);
+    const tree = turnTree(rollout);
+    assert.equal(tree.turns[0].malformed_tool_calls, 1);
+    const audit = await auditTree(model, tree);
+    assert.equal(audit.turns[0].malformed_tool_calls, 1);
+    assert.match(audit.summary, /; 1 malformed tool calls \(in 1 turns, answered as text\)$/);
+  });
+}
