@@ -82,6 +82,7 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "split-special-tokens": { type: "boolean" },
       "access-log": { type: "boolean" },
       "drain-grace": { type: "string" },
       help: { type: "boolean" },
@@ -193,6 +194,7 @@ export async function serve(args: string[]): Promise<void> {
     delivery: bounds.delivery,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
+    splitSpecialTokens: values["split-special-tokens"],
     loopbackOnly: isLoopbackHost(hostname),
     accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
       ? (line) => console.log(line)

@@ -37,6 +37,8 @@ export const USAGE = `usage: main.ts serve [options]
   --data-dir DIR        the journal: what a restart restores (env ROLLGATE_DATA_DIR,
                         default ./rollgate-data; one gateway per directory)
   --no-journal          keep nothing on disk (a throwaway gateway)
+  --split-special-tokens  tokenize special-token text in message content as plain text
+                        (rollouts may override with split_special_tokens; default off)
   --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)

@@ -20,6 +20,8 @@ export interface CreateRollout {
   token?: string;
   /** A restored rollout keeps its creation time (ms since the epoch). */
   createdAt?: number;
+  /** Tokenize special-token text in content as plain text (see `PolicyModel.renderFull`). */
+  splitSpecialTokens?: boolean;
 }
 
 /** A rollout id that is already taken. */
@@ -90,6 +92,7 @@ export class RolloutStore {
       spec.sampling ?? {},
       spec.backend,
       spec.sampleOptions ?? {},
+      spec.splitSpecialTokens ?? false,
     );
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
     this.add(rollout);

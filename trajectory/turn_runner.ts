@@ -64,6 +64,7 @@ interface PromptPlan {
   promptLength: number;
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
+  specialText: Turn["specialText"];
 }
 
 /** Bounds on what agents may ask of the gateway; each has a default. */
@@ -227,7 +228,7 @@ export class TurnRunner {
     requireActive(rollout);
     requireMessages(req);
     this.#requireHistoryLimit(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       this.writer.record(turnRetried(mount.retryOf));
@@ -241,7 +242,7 @@ export class TurnRunner {
 
     let plan: PromptPlan;
     try {
-      plan = await this.#planPrompt(mount, req);
+      plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
     } catch (e) {
       throw refuse(
         open,
@@ -394,7 +395,7 @@ export class TurnRunner {
   ): Turn {
     requireActive(rollout);
     this.#requireHistoryLimit(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     this.#admit(rollout);
     const open = this.#open(rollout, req, mount, {
       idSuffix: "bb",
@@ -425,34 +426,52 @@ export class TurnRunner {
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
     this.#requireHistoryLimit(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    return (await this.#planPrompt(mount, req)).promptLength;
+    return (await this.#planPrompt(mount, req, rollout.splitSpecialTokens)).promptLength;
   }
 
-  async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
+  async #planPrompt(
+    mount: Mount,
+    req: CanonicalRequest,
+    splitSpecialTokens: boolean,
+  ): Promise<PromptPlan> {
     const base = mount.base;
+    const options = { splitSpecialTokens };
     if (!base) {
-      const { ids } = await this.model.renderFull(req.messages, req.tools);
+      const { ids, specialText } = await this.model.renderFull(
+        req.messages,
+        req.tools,
+        true,
+        options,
+      );
       return {
         bridgeIds: [],
         deltaIds: ids,
         promptLength: ids.length,
         renderedMessages: req.messages.length,
         toolSpans: this.#toolSpans(ids, req.messages, 0),
+        specialText,
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids } = await this.model.renderDeltaIds(newMessages, req.tools);
+    const { ids, specialText } = await this.model.renderDeltaIds(newMessages, req.tools, options);
     const eot = this.model.endOfTurnId;
     const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
+    // Positions in the whole prompt: after the base's prompt, its output and the bridge.
+    const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
     return {
       bridgeIds,
       deltaIds: ids,
-      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length + ids.length,
+      promptLength: offset + ids.length,
       renderedMessages: newMessages.length,
       toolSpans: this.#toolSpans(ids, newMessages, bridgeIds.length),
+      specialText: specialText.map((hit) => ({
+        ...hit,
+        message: hit.message + mount.baseDepth,
+        position: hit.position === null ? null : hit.position + offset,
+      })),
     };
   }
 
