@@ -24,6 +24,7 @@ export type {
 } from "./parsers/mod.ts";
 export {
   type ChatFormat,
+  deepSeekToolsText,
   FAMILIES,
   FamilyError,
   familyNamed,

@@ -14,10 +14,11 @@
  *   call vanishing into reasoning).
  * - Otherwise, with `open` the first `<think>` and `close` the first `</think>`: if `close ≥ 0`
  *   and (`open < 0` or `open < close`) the reasoning is between them (from the start when
- *   `open < 0`); if `open == 0` and there is no close, the output was cut off while reasoning;
- *   anything else is all body.
+ *   `open < 0`, or when `open > close` with `firstCloseEndsReasoning`); if `open == 0` and there
+ *   is no close, the output was cut off while reasoning; anything else is all body.
  * - Reasoning is trimmed at both ends and the body at its start, by `trim`: `"newlines"` (Qwen3's
- *   parser) or `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render).
+ *   parser), `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render)
+ *   or `"none"` (templates that render the sampled text verbatim).
  *
  * Streaming (`ThinkStreamParser`), following those rules:
  *
@@ -30,8 +31,10 @@
  * - The prompt did not open reasoning and the output does not begin with `<think>`: the text
  *   before a later `</think>` may still become reasoning, so nothing is sent until that is
  *   settled. If a `<think>` came before the first `</think>`, the reasoning is settled there (sent
- *   whole) and the body streams. Otherwise nothing streams at all (a later `<think>` id would
- *   make the complete parse take the whole output as content).
+ *   whole) and the body streams. So it does with `firstCloseEndsReasoning` when the first
+ *   `</think>` comes without a `<think>` (the reasoning is everything before it). Otherwise
+ *   nothing streams at all (a later `<think>` id would make the complete parse take the whole
+ *   output as content).
  * - End-of-turn ids emit nothing; they are held, and become text only if more ids follow.
  *
  * Ids are decoded incrementally, per span the complete split decodes, so a long output costs O(n)
@@ -54,12 +57,21 @@ export interface ThinkTagRules {
   endOfTurn: readonly number[];
   /** The generation prompt ends inside reasoning (`<think>\n`). */
   promptOpensReasoning: boolean;
-  /** What is trimmed around reasoning and content. */
-  trim: "newlines" | "whitespace";
+  /**
+   * What is trimmed around reasoning and content: newlines, Python's whitespace, or nothing
+   * (a template that renders the sampled text verbatim, as DeepSeek's).
+   */
+  trim: "newlines" | "whitespace" | "none";
   /** Where content stops in a stream: the text of the tool-call marker, and its id if any. */
   toolCallStart: { text: string; id?: number };
   /** With `promptOpensReasoning`: the tool-call id ends unclosed reasoning. */
   toolCallClosesReasoning?: boolean;
+  /**
+   * Without `promptOpensReasoning`: everything before the first `</think>` is reasoning even when
+   * a `<think>` follows it (DeepSeek V3.1 thinking: the prompt opened `<think>` after a user
+   * message, the output never writes one, and a later `<think>` is text, e.g. in an argument).
+   */
+  firstCloseEndsReasoning?: boolean;
 }
 
 /** The reasoning/body split of one output, decoded. */
@@ -73,6 +85,7 @@ export interface ReasoningSplit {
 }
 
 function trimTest(trim: ThinkTagRules["trim"]): (code: number) => boolean {
+  if (trim === "none") return () => false;
   return trim === "newlines" ? (c) => c === 10 : isPythonSpace;
 }
 
@@ -138,8 +151,8 @@ export async function splitReasoning(
     }
     to = close >= 0 ? close : ids.length;
     reasoningTokens = close >= 0 ? close + 1 : ids.length;
-  } else if (close >= 0 && (open < 0 || open < close)) {
-    from = open < 0 ? 0 : open + 1;
+  } else if (close >= 0 && (open < 0 || open < close || rules.firstCloseEndsReasoning)) {
+    from = open < 0 || open > close ? 0 : open + 1;
     to = close;
     reasoningTokens = close + 1;
   } else if (open === 0) {
@@ -212,6 +225,8 @@ export class ThinkStreamParser implements StreamingOutputParser {
   #pendingEndOfTurn: number[] = [];
   /** Output not beginning with `<think>`: ids after its first `<think>`, once there is one. */
   #opened: number[] | null = null;
+  /** With `firstCloseEndsReasoning`, before any `<think>`: every id so far. */
+  #unopened: number[] = [];
   readonly #reasoningIds: IncrementalDecoder;
   readonly #contentIds: IncrementalDecoder;
   readonly #reasoning: Trimmer;
@@ -286,8 +301,14 @@ export class ThinkStreamParser implements StreamingOutputParser {
           break;
         case "undecided":
           if (this.#opened === null) {
+            this.#unopened.push(...before);
             if (id === thinkStart) this.#opened = [];
-            else if (id === thinkEnd) this.#mode = "done";
+            else if (id === thinkEnd && this.rules.firstCloseEndsReasoning) {
+              const text = await this.decode(this.#unopened);
+              out.reasoning += trimEnd(trimStart(text, this.#test), this.#test);
+              this.#mode = "content";
+            } else if (id === thinkEnd) this.#mode = "done";
+            else if (this.rules.firstCloseEndsReasoning) this.#unopened.push(id);
           } else {
             this.#opened.push(...before);
             if (id === thinkEnd) {
