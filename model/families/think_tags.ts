@@ -14,8 +14,9 @@
  *   call vanishing into reasoning).
  * - Otherwise, with `open` the first `<think>` and `close` the first `</think>`: if `close ≥ 0`
  *   and (`open < 0` or `open < close`) the reasoning is between them (from the start when
- *   `open < 0`, or when `open > close` with `firstCloseEndsReasoning`); if `open == 0` and there
- *   is no close, the output was cut off while reasoning; anything else is all body.
+ *   `open < 0`); if `open == 0` and there is no close, the output was cut off while reasoning;
+ *   anything else is all body. With `firstCloseEndsReasoning`, the reasoning is everything before
+ *   the first `</think>` wherever a `<think>` is (a leading one skipped).
  * - Reasoning is trimmed at both ends and the body at its start, by `trim`: `"newlines"` (Qwen3's
  *   parser), `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render)
  *   or `"none"` (templates that render the sampled text verbatim).
@@ -31,10 +32,9 @@
  * - The prompt did not open reasoning and the output does not begin with `<think>`: the text
  *   before a later `</think>` may still become reasoning, so nothing is sent until that is
  *   settled. If a `<think>` came before the first `</think>`, the reasoning is settled there (sent
- *   whole) and the body streams. So it does with `firstCloseEndsReasoning` when the first
- *   `</think>` comes without a `<think>` (the reasoning is everything before it). Otherwise
- *   nothing streams at all (a later `<think>` id would make the complete parse take the whole
- *   output as content).
+ *   whole) and the body streams. With `firstCloseEndsReasoning` everything before the first
+ *   `</think>` is sent as the reasoning there, and the body streams. Otherwise nothing streams at
+ *   all (a later `<think>` id would make the complete parse take the whole output as content).
  * - End-of-turn ids emit nothing; they are held, and become text only if more ids follow.
  *
  * Ids are decoded incrementally, per span the complete split decodes, so a long output costs O(n)
@@ -67,9 +67,9 @@ export interface ThinkTagRules {
   /** With `promptOpensReasoning`: the tool-call id ends unclosed reasoning. */
   toolCallClosesReasoning?: boolean;
   /**
-   * Without `promptOpensReasoning`: everything before the first `</think>` is reasoning even when
-   * a `<think>` follows it (DeepSeek V3.1 thinking: the prompt opened `<think>` after a user
-   * message, the output never writes one, and a later `<think>` is text, e.g. in an argument).
+   * Without `promptOpensReasoning`: everything before the first `</think>` is reasoning (a
+   * leading `<think>` skipped), and any other `<think>` is text (DeepSeek V3.1 thinking: the
+   * prompt opened `<think>` after a user message, so the output never writes one).
    */
   firstCloseEndsReasoning?: boolean;
 }
@@ -152,7 +152,7 @@ export async function splitReasoning(
     to = close >= 0 ? close : ids.length;
     reasoningTokens = close >= 0 ? close + 1 : ids.length;
   } else if (close >= 0 && (open < 0 || open < close || rules.firstCloseEndsReasoning)) {
-    from = open < 0 || open > close ? 0 : open + 1;
+    from = open === 0 ? 1 : open < 0 || rules.firstCloseEndsReasoning ? 0 : open + 1;
     to = close;
     reasoningTokens = close + 1;
   } else if (open === 0) {
@@ -300,15 +300,18 @@ export class ThinkStreamParser implements StreamingOutputParser {
           }
           break;
         case "undecided":
-          if (this.#opened === null) {
+          if (this.rules.firstCloseEndsReasoning) {
             this.#unopened.push(...before);
-            if (id === thinkStart) this.#opened = [];
-            else if (id === thinkEnd && this.rules.firstCloseEndsReasoning) {
+            if (id === thinkEnd) {
               const text = await this.decode(this.#unopened);
               out.reasoning += trimEnd(trimStart(text, this.#test), this.#test);
               this.#mode = "content";
-            } else if (id === thinkEnd) this.#mode = "done";
-            else if (this.rules.firstCloseEndsReasoning) this.#unopened.push(id);
+            } else {
+              this.#unopened.push(id);
+            }
+          } else if (this.#opened === null) {
+            if (id === thinkStart) this.#opened = [];
+            else if (id === thinkEnd) this.#mode = "done";
           } else {
             this.#opened.push(...before);
             if (id === thinkEnd) {

@@ -55,7 +55,7 @@ function thinkingFlag(kwargs: Record<string, unknown>): boolean {
   return value;
 }
 
-async function bind(ctx: FamilyContext): Promise<ChatFormat> {
+function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const thinking = thinkingFlag(ctx.templateKwargs);
   const need = (token: string) => requireToken(ctx, NAME, token);
   for (const t of [DS.bos, DS.user, DS.assistant, DS.callEnd, DS.sep, DS.callsEnd]) need(t);
@@ -71,7 +71,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
     },
     (ids) => ctx.tokenizer.decode(ids),
   );
-  return {
+  return Promise.resolve({
     family: NAME,
     renderer: new DeepSeekRenderer(text, ctx),
     ...output,
@@ -94,7 +94,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
         "keep sampled ids a full render would not (reported by audit)",
       ]
       : [],
-  };
+  });
 }
 
 function template(files: ModelFiles): string {
