@@ -214,7 +214,7 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
     return finish(o, tasks, [], skipped, "", print);
   }
 
-  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
+  const model = o.policyModel ?? await PolicyModel.load(o.modelOptions);
   const adminToken = Deno.env.get("ROLLGATE_ADMIN_TOKEN") || undefined;
   const records: RolloutRecord[] = [];
   const gw = createGateway({
