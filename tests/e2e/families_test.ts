@@ -10,12 +10,13 @@
  *
  * @module
  */
-import { claudeCode, codex, type Harness, pi } from "../../harness/mod.ts";
+import { claudeCode, codex, type Harness, pi, tail } from "../../harness/mod.ts";
 import { FAMILIES, GENERIC_FAMILY } from "../../model/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { familyTestModel } from "../support/family_models.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
-import { runScenario } from "./cli_scenario.ts";
+import { within } from "../support/within.ts";
+import { RUN_BUDGET_MS, runScenario } from "./cli_scenario.ts";
 
 /** The three CLIs the issue names, with a distinctive substring of each one's system prompt. */
 const CLIS: { h: Harness; systemMarker: string }[] = [
@@ -34,14 +35,29 @@ for (const family of [...FAMILIES, GENERIC_FAMILY]) {
       (missing ? ` [skipped: ${missing}]` : ""),
     ignore: skipGroup(`e2e families (${family.name})`, missing),
     async fn(t) {
-      const setup = await familyTestModel(family.name);
-      const gateway: GatewayProcess = await startGateway(setup.serveArgs);
+      const setup = await within(
+        `${family.name}: its test model`,
+        60_000,
+        familyTestModel(family.name),
+      );
+      const gateway: GatewayProcess = await within(
+        `${family.name}: the gateway`,
+        60_000,
+        startGateway(setup.serveArgs),
+      );
       try {
         for (const { h, systemMarker } of CLIS) {
-          await t.step(h.name, () => runScenario(h, { systemMarker, family: setup, gateway }));
+          // The CLI's own budget plus the gateway calls and checks around it.
+          await t.step(h.name, () =>
+            within(
+              `${family.name} with ${h.name}`,
+              RUN_BUDGET_MS + 60_000,
+              runScenario(h, { systemMarker, family: setup, gateway }),
+              () => tail(gateway.output()),
+            ));
         }
       } finally {
-        await gateway.stop();
+        await within(`${family.name}: the gateway's exit`, 30_000, gateway.stop());
       }
     },
   });
