@@ -15,12 +15,12 @@ export class SegmentEncoder {
   readonly #splitter: RegExp;
 
   constructor(
-    private readonly tokenizer: TextTokenizer,
+    private readonly tokenizer: Pick<TextTokenizer, "encode">,
     /**
      * The token text that starts a turn, e.g. `<|im_start|>`, or several (DeepSeek: `<｜User｜>`
      * and `<｜tool▁output▁begin｜>`): segments are cut before each.
      */
-    turnStart: string | readonly string[],
+    readonly turnStart: string | readonly string[],
     private readonly maxEntries = 4096,
   ) {
     const starts = typeof turnStart === "string" ? [turnStart] : turnStart;

@@ -28,6 +28,8 @@ import {
 import { qwen3SampledText } from "../../model/mod.ts";
 import type { FamilyTestModel } from "../support/family_models.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { checkLossOwnership } from "../support/loss_ownership.ts";
+import type { TurnTreeExport } from "../../trajectory/mod.ts";
 import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
 import { type PolicyRecord, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
@@ -99,7 +101,9 @@ export interface SampleView {
   logprobs: number[];
   reward: number | null;
   branch: string;
+  chain: number;
   turns: string[];
+  trained_from: number;
   num_sampled: number;
 }
 
@@ -120,6 +124,8 @@ export async function api<T = TrainerView>(
     method: body === undefined ? "GET" : "POST",
     headers: { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
+    // Every wait has an end: a gateway that stops answering fails the test, naming the call.
+    signal: AbortSignal.timeout(60_000),
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);
@@ -232,6 +238,8 @@ async function checkTrajectory(
     ...r2.logprobs,
   ];
   assert.deepEqual(s.logprobs, logprobs, "logprobs aligned with input_ids");
+  const tree = await api<TurnTreeExport>(gw, `/api/rollouts/${rolloutId}/tree`);
+  checkLossOwnership(tree, samples);
 
   if (family) {
     await checkFamilyText(h, family, r1, r2, systemMarker);
