@@ -17,7 +17,8 @@ export const USAGE = `usage: main.ts serve [options]
                     (see view --help; a running gateway serves the same pages at /ui)
        main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
-                       [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
+                       [--gateway-port P] [--time-budget S] [--model NAME]
+                       [model flags as serve]   (see rollout --help)
 
   --port N              port (env ROLLGATE_PORT, default 7860)
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)

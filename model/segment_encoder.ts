@@ -45,11 +45,16 @@ export class SegmentEncoder {
 
   constructor(
     private readonly tokenizer: Pick<TextTokenizer, "encode">,
-    /** The token text that starts a turn, e.g. `<|im_start|>`. */
-    readonly turnStart: string,
+    /**
+     * The token text that starts a turn, e.g. `<|im_start|>`, or several (DeepSeek: `<｜User｜>`
+     * and `<｜tool▁output▁begin｜>`): segments are cut before each.
+     */
+    readonly turnStart: string | readonly string[],
     private readonly maxEntries = 4096,
   ) {
-    this.#splitter = new RegExp(`(?=${turnStart.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")})`);
+    const starts = typeof turnStart === "string" ? [turnStart] : turnStart;
+    const escaped = starts.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    this.#splitter = new RegExp(`(?=${escaped.join("|")})`);
   }
 
   /** Ids of `text`, equal to `tokenizer.encode(text)` when cuts before turn starts are safe. */

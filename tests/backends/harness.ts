@@ -10,7 +10,12 @@ import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
 import { SglangBackend, VllmBackend } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
-import { answerText, type Script, sharedModel, toolCallText } from "../support/scripted_policy.ts";
+import {
+  answerText,
+  sharedModel,
+  type TextScript,
+  toolCallText,
+} from "../support/scripted_policy.ts";
 import { FakeSglang, FakeVllm } from "./fake_engines.ts";
 
 export const ENGINE_MODEL = "Qwen/Qwen3-0.6B";
@@ -29,7 +34,7 @@ export const READ_FILE = {
 };
 
 /** Calls `read_file` until a tool result is in the prompt, then answers. */
-export const toolThenAnswer: Script = ({ text }) =>
+export const toolThenAnswer: TextScript = ({ text }) =>
   text.includes("<tool_response>")
     ? answerText("The file says hello.", "The README says hello.")
     : toolCallText("I should read the README.", "read_file", { path: "README.md" });
@@ -58,7 +63,7 @@ export async function startRig(o: {
   timeoutMs?: number;
   retries?: number;
   defaultBackend?: string;
-  script?: Script;
+  script?: TextScript;
   /** The vLLM backend asks for a streamed answer. */
   vllmStream?: boolean;
 } = {}): Promise<Rig> {
