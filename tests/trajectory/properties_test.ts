@@ -48,6 +48,7 @@ import {
 } from "../../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { pythonJson } from "../support/scripted_policy.ts";
+import { GoldenDigests, handedOut } from "../support/golden.ts";
 
 /** A smaller context than Qwen3's 131072, so huge inputs hit the limit without huge cost. */
 const CONTEXT = 32768;
@@ -884,6 +885,8 @@ async function checkSft(ids: number[], sft: number[], sampled: boolean[], chain:
 
 // ---------------------------------------------------------------------------------------------
 
+/** The random sequences hand out what they did before issue 11's memory work (`golden.ts`). */
+const golden = new GoldenDigests(new URL("./__fixtures__/golden.properties.json", import.meta.url));
 const ONE = Deno.env.get("ROLLGATE_PROPERTY_SEED");
 const RUNS = Number(Deno.env.get("ROLLGATE_PROPERTY_RUNS") ?? 40);
 const SEEDS = ONE ? [Number(ONE)] : Array.from({ length: RUNS }, (_, i) => 1000 + i * 7919);
@@ -901,6 +904,9 @@ Deno.test("turn tree properties hold over random request sequences", async () =>
     try {
       const { rollout, backend, queued } = await runSequence(seed, 30);
       await checkRollout(rollout, backend, queued);
+      if (!ONE && !Deno.env.get("ROLLGATE_PROPERTY_RUNS")) {
+        await golden.check(`sequence ${seed}`, handedOut(rollout));
+      }
       stats.turns += rollout.turns.length;
       stats.failed += rollout.turns.filter((t) => t.status === "failed").length;
       stats.retries += rollout.turns.reduce((n, t) => n + t.retries, 0);
