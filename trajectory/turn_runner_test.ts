@@ -151,7 +151,7 @@ Deno.test("TurnRunner: an empty think block the template drops is drift, trained
   await t1.result;
   assert.equal(t1.drift?.position, 0);
   const [sample] = rollout.samples();
-  assert.deepEqual(sample.loss_mask.slice(t1.promptLength), ids.map(() => 1));
+  assert.deepEqual(Array.from(sample.loss_mask.slice(t1.promptLength)), ids.map(() => 1));
   assert.equal(sample.metadata.label_action, "train");
   assert.deepEqual(sample.metadata.drift, [{ turn: t1.id, ...t1.drift }]);
   assert.ok(rollout.samples({ labels: { drift: "mask" } })[0].loss_mask.every((x) => x === 0));

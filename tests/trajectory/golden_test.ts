@@ -3,8 +3,9 @@
  * benches hand out (samples under several label policies, the shared-prefix export, the turn-tree
  * export) is digest-for-digest what the code gave before the memory work of issue 11
  * (`tests/support/golden.ts`; the digests in `__fixtures__/golden.json` were recorded from the
- * code before it, commit a78209d, and checked again on a second run of it). The random sequences of `properties_test.ts` and the recorded CLI sessions of
- * `tests/recordings/replay_test.ts` are checked the same way in those files.
+ * code before it, commit a78209d, and checked again on a second run of it). The random sequences
+ * of `properties_test.ts` and the recorded CLI sessions of `tests/recordings/replay_test.ts` are
+ * checked the same way in those files.
  *
  * Real Qwen3 tokenizer and template; generation by the in-memory backend TEST DOUBLE.
  */
