@@ -8,6 +8,15 @@
  */
 export { createGateway, type Gateway, type GatewayOptions } from "./app.ts";
 export { GatewayError } from "./gateway_error.ts";
+export {
+  BASE64_IDS_MEDIA_TYPE,
+  base64Ids,
+  type IdEncoding,
+  idsFromBase64,
+  pendingBody,
+  requestedIdEncoding,
+  sampleBody,
+} from "./id_transport.ts";
 export { httpStatus } from "./http_errors.ts";
 export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";

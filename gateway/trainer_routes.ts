@@ -19,6 +19,7 @@ import {
 import { GatewayError } from "./gateway_error.ts";
 import { httpStatus } from "./http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
+import { pendingBody, requestedIdEncoding, sampleBody } from "./id_transport.ts";
 import { presentedToken } from "./auth.ts";
 import { jsonBodyRefusal, sameToken } from "./security/mod.ts";
 import { readJsonBody } from "./read_body.ts";
@@ -30,6 +31,11 @@ import {
   FinishSchema,
   parseOrThrow,
 } from "./trainer_schema.ts";
+
+/** The id transport a trainer-API request asks for (`?ids=`, `Accept`); JSON by default. */
+function idEncoding(c: Context) {
+  return requestedIdEncoding(c.req.query("ids"), c.req.header("accept"));
+}
 
 export interface TrainerRouteOptions {
   store: RolloutStore;
@@ -162,17 +168,25 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.post("/rollouts/:id/finish", async (c) => {
     const r = rollout(c);
+    // Checked before anything changes: a bad `ids` must not finish the rollout.
+    const encoding = idEncoding(c);
     const { reward } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
     r.finish(reward ?? null);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
     const samples = r.samples(o.sampleOptions);
     feed.publish(samples);
-    return c.json({ id: r.id, reward: r.reward, samples });
+    return c.json({
+      id: r.id,
+      reward: r.reward,
+      samples: samples.map((s) => sampleBody(s, encoding)),
+    });
   });
   app.get("/rollouts/:id/samples", (c) => {
     const r = rollout(c);
-    return c.json({ id: r.id, samples: r.samples(o.sampleOptions) });
+    const encoding = idEncoding(c);
+    const samples = r.samples(o.sampleOptions).map((s) => sampleBody(s, encoding));
+    return c.json({ id: r.id, samples });
   });
   app.get("/rollouts/:id/tree", (c) => {
     const r = rollout(c);
@@ -195,6 +209,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   }
 
   app.get("/requests/next", async (c) => {
+    const encoding = idEncoding(c);
     const wait = Number(c.req.query("wait") ?? 0);
     if (!Number.isFinite(wait) || wait < 0) {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
@@ -213,7 +228,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       c.req.raw.signal,
       lease * 1000,
     );
-    return next ? c.json(next) : c.body(null, 204);
+    return next ? c.json(pendingBody(next, encoding)) : c.body(null, 204);
   });
   const checkVocab = (ids: number[], what: string) => {
     const vocab = o.model.vocabSize;
