@@ -1,14 +1,15 @@
 /**
  * The agent client's own session id, from what each CLI sends (see
  * `reference/agent-clients.md`, "Session identity"): Claude Code's `x-claude-code-session-id`,
- * Codex's `session-id` (equal to its thread id), or a Responses body's `prompt_cache_key` (pi in
- * Responses mode sets it to its session id). pi in Chat mode sends none: its retries are matched
- * on content alone.
+ * Codex's `session-id` (equal to its thread id), OpenCode's `x-session-id` (one per OpenCode
+ * session, kept on its retries), or a Responses body's `prompt_cache_key` (pi in Responses mode
+ * sets it to its session id). pi in Chat mode, Qwen Code and mini-swe-agent send none: their
+ * retries are matched on content alone.
  *
  * @module
  */
 
-const HEADERS = ["x-claude-code-session-id", "session-id"];
+const HEADERS = ["x-claude-code-session-id", "session-id", "x-session-id"];
 
 /**
  * @example

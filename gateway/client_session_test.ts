@@ -22,6 +22,26 @@ Deno.test("clientSession: Claude Code's and Codex's recorded session ids; none f
   for (const r of pi) assert.equal(clientSession(r.headers, r.body), undefined);
 });
 
+Deno.test("clientSession: OpenCode's x-session-id, the same on its retries; none from Qwen Code or mini-swe-agent", () => {
+  const opencode = recorded("./openai_chat/__fixtures__/opencode-1.18.33.retry.jsonl");
+  assert.equal(opencode.length, 3);
+  for (const r of opencode) {
+    assert.equal(clientSession(r.headers, r.body), "ses_df3702f2fffexia4Q41zchatMJ");
+  }
+  const overAnthropic = recorded("./anthropic/__fixtures__/opencode-1.18.33.anthropic.jsonl");
+  for (const r of overAnthropic) {
+    assert.equal(clientSession(r.headers, r.body), "ses_df36ee234ffehJbqo0Cl4nt1lW");
+  }
+  for (
+    const path of [
+      "./openai_chat/__fixtures__/qwen-code-0.24.4.retry.jsonl",
+      "./openai_chat/__fixtures__/mini-swe-agent-2.4.6.retry.jsonl",
+    ]
+  ) {
+    for (const r of recorded(path)) assert.equal(clientSession(r.headers, r.body), undefined);
+  }
+});
+
 Deno.test("clientSession: a Responses body's prompt_cache_key when no header names one", () => {
   assert.equal(clientSession(new Headers(), { prompt_cache_key: "pi-session" }), "pi-session");
   assert.equal(clientSession(new Headers(), { prompt_cache_key: "" }), undefined);

@@ -86,6 +86,8 @@ export async function api<T = TrainerView>(
     method: body === undefined ? "GET" : "POST",
     headers: { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
+    // Every wait has an end: a gateway that stops answering fails the test, naming the call.
+    signal: AbortSignal.timeout(60_000),
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);

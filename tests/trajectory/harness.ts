@@ -124,6 +124,9 @@ export async function withGateway(
   }
 }
 
+/** How long one HTTP call of a test may take, headers and body: a hang fails the test. */
+const CALL_DEADLINE_MS = 120_000;
+
 /** One HTTP call whose body is always consumed; `body` is JSON-encoded. */
 export async function call(
   url: string,
@@ -135,6 +138,7 @@ export async function call(
     method: init.method ?? "GET",
     headers,
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(CALL_DEADLINE_MS),
   });
   const text = await res.text();
   let json: Json = text;
@@ -169,6 +173,7 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(CALL_DEADLINE_MS),
   });
   const text = await res.text();
   assert.equal(res.status, 200, `${url}: ${res.status} ${text}`);

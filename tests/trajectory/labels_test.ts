@@ -626,7 +626,10 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
   await withGateway(async (t) => {
     const r = await t.rollout({ id: "tree-shape", metadata: { task: "probe" } });
     await piWithCompactionAndSide(t, r);
-    const stream = await fetch(`${t.url}/api/samples/stream`);
+    // The signal bounds the reads below too: a stream that never delivers fails the test.
+    const stream = await fetch(`${t.url}/api/samples/stream`, {
+      signal: AbortSignal.timeout(60_000),
+    });
     assert.equal(stream.headers.get("content-type"), "application/x-ndjson");
     const samples = await t.finish(r.id, 1);
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();

@@ -6,7 +6,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { auditTree, formatAudit, rolloutFromTree, type Sample } from "../../trajectory/mod.ts";
+import {
+  auditTree,
+  formatAudit,
+  formatTree,
+  rolloutFromTree,
+  type Sample,
+} from "../../trajectory/mod.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { escapeScript } from "../e2e/capture_claude_code.ts";
 import { mainBody } from "./claude_code_session.ts";
@@ -153,6 +159,13 @@ Deno.test("regression: Claude Code's decoded \\uXXXX tool input (recorded reques
       ),
     );
     assert.match(audit, /; 1 rewrite, 0 retry forks; /);
+    // `inspect` says where the fork's training starts and which chain trains what comes before.
+    const view = formatTree(tree, samples).split("\n");
+    assert.match(view.find((l) => l.startsWith("chain 1 rewrite ← chain 0: "))!, /"base_turn"/);
+    assert.match(
+      view.find((l) => l.startsWith("sample 1 rewrite chain 1: "))!,
+      new RegExp(`, trained from ${samples[1].trained_from} \\(before: shared with chain 0\\)`),
+    );
   });
 });
 
