@@ -8,7 +8,8 @@ import type { AssistantMessage, CanonicalRequest, Message, TurnAnswer } from "..
 import { AGENT_TOOL_NAMES, type Chain, classifyChain, demoteToSide } from "./branch_label.ts";
 import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";
-import { historyOf, type Turn } from "./turn.ts";
+import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
+import { sameForm } from "./same_message.ts";
 import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 
 /**
@@ -37,7 +38,7 @@ export function registerTurn(
     drift: null,
     toolSpans: [],
     history: mount.node,
-    historyEdits: mount.edits,
+    historyEdits: sharedEdits(mount.edits, mount.base),
     get messages() {
       return historyOf(this.history, this.historyEdits);
     },
@@ -59,6 +60,21 @@ export function registerTurn(
   assignChain(rollout, turn, mount, req.messages);
   rollout.turns.push(turn);
   return { turn, promptNode };
+}
+
+/**
+ * `edits` with the base turn's own objects where it sent the same message in the same form: a
+ * client that re-serializes every earlier tool call (each request) keeps one copy per message,
+ * not one per turn.
+ */
+function sharedEdits(edits: HistoryEdits, base: Turn | null): HistoryEdits {
+  const known = base?.historyEdits ?? [];
+  if (edits.length === 0 || known.length === 0) return edits;
+  let k = 0;
+  return edits.map(([i, m]) => {
+    while (k < known.length && known[k][0] < i) k++;
+    return k < known.length && known[k][0] === i && sameForm(known[k][1], m) ? known[k] : [i, m];
+  });
 }
 
 /** Puts a new turn on its parent's chain, or labels the chain it starts; closes sub-agent calls. */

@@ -343,4 +343,19 @@ Deno.test("TurnRunner: a turn's history is the shared tree path plus the client'
   assert.deepEqual(t2.messages, history2);
   assert.equal(t2.messages[1], resent);
   assert.deepEqual(t1.messages, [u1]);
+
+  // The next request re-sends the same form again: the turn shares t2's copy instead of its own.
+  const final = (await t2.result).message;
+  await script(answer);
+  const history3 = [
+    ...structuredClone(history2),
+    final,
+    { role: "user", content: "more" } as Message,
+  ];
+  const t3 = await runner.start(rollout, request(history3), "call_");
+  await t3.result;
+  assert.equal(t3.parent, t2);
+  assert.equal(t3.historyEdits.length, 1);
+  assert.equal(t3.historyEdits[0][1], resent, "t2's object, not the third request's copy");
+  assert.deepEqual(t3.messages, history3);
 });
