@@ -6,7 +6,8 @@
  * history, as the gateway gets them from an HTTP body. All rollouts stay in memory to the end,
  * as on a gateway whose trainer collects samples when rollouts finish.
  *
- * Reports the peak RSS sampled during the run, then RSS and the V8 heap after a full GC.
+ * Reports the peak RSS sampled during the run, then RSS and the V8 heap after a full GC, then
+ * RSS once glibc returned its freed memory (`malloc_trim`, Linux).
  *
  *     deno run -A --v8-flags=--expose-gc bench/rollout_memory.ts [--rollouts 1000] [--turns 10] \
  *       [--tokens 32768] [--concurrency 32]
@@ -93,12 +94,27 @@ clearInterval(sampler);
 for (const a of agents) a.history = [];
 gc?.();
 const after = Deno.memoryUsage();
+// What glibc keeps of freed native memory (the tokenizer's allocations): returned with
+// malloc_trim(0) to see how much of the RSS it is (a measurement, not something the gateway does).
+let trimmed = "";
+if (Deno.build.os === "linux") {
+  try {
+    const libc = Deno.dlopen("libc.so.6", {
+      malloc_trim: { parameters: ["usize"], result: "i32" },
+    });
+    libc.symbols.malloc_trim(0n);
+    libc.close();
+    trimmed = `; after malloc_trim(0): RSS ${mb(Deno.memoryUsage().rss)}`;
+  } catch (e) {
+    trimmed = `; malloc_trim unavailable (${(e as Error).message})`;
+  }
+}
 const turns = agents.reduce((n, a) => n + a.rollout.turns.length, 0);
 console.log(
   `${ROLLOUTS} rollouts × ${TURNS} turns (${turns} turns), last prompt ≤ ${lastPrompt} ids: ` +
     `RSS ${mb(baseline)} with the model loaded, peak ${mb(peak)}; after GC: RSS ${
       mb(after.rss)
-    }, heap used ${mb(after.heapUsed)}` +
-    `${gc ? "" : " (no --expose-gc: not collected)"}, external ${mb(after.external)}; ` +
+    }, heap used ${mb(after.heapUsed)} of ${mb(after.heapTotal)}` +
+    `${gc ? "" : " (no --expose-gc: not collected)"}, external ${mb(after.external)}${trimmed}; ` +
     `${((performance.now() - started) / 1000).toFixed(0)} s`,
 );
