@@ -6,7 +6,14 @@
  *
  * @module
  */
-export { createGateway, type Gateway, type GatewayOptions } from "./app.ts";
+export {
+  createGateway,
+  DEFAULT_LIMITS,
+  type Gateway,
+  type GatewayLimits,
+  type GatewayOptions,
+  type GatewayTimeouts,
+} from "./app.ts";
 export { GatewayError } from "./gateway_error.ts";
 export {
   BASE64_IDS_MEDIA_TYPE,
@@ -17,6 +24,13 @@ export {
   requestedIdEncoding,
   sampleBody,
 } from "./id_transport.ts";
+export {
+  DEFAULT_HTTP_TIMEOUTS,
+  type HttpServer,
+  type HttpServerOptions,
+  type HttpTimeouts,
+  serveHttp,
+} from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";

@@ -31,6 +31,7 @@ export type {
 } from "./parsers/mod.ts";
 export {
   type ChatFormat,
+  deepSeekToolsText,
   FAMILIES,
   FamilyError,
   familyNamed,

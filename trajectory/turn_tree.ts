@@ -11,9 +11,14 @@
  */
 import type { Message, ToolSpec } from "../canonical/mod.ts";
 import { identicalJson, sameForm, sameMessage } from "./same_message.ts";
-import type { HistoryEdits, Turn } from "./turn.ts";
+import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
 
 export class MessageNode {
+  /**
+   * Its number in the tree, in order of creation from 1 (a root is 0). Nodes are created only
+   * when a turn is registered or recorded, so replaying a rollout's journal numbers them the same.
+   */
+  id = 0;
   readonly children: MessageNode[] = [];
   /** Turns whose request history ends at this node. */
   readonly promptOf: Turn[] = [];
@@ -64,6 +69,8 @@ export class TurnTree {
   readonly #roots = new Map<string, MessageNode>();
   /** One tools array per root: every turn under it references the same one. */
   readonly #tools = new Map<string, ToolSpec[]>();
+  /** Every node but the roots, by id - 1. */
+  readonly #nodes: MessageNode[] = [];
 
   static toolsKey(tools: readonly ToolSpec[]): string {
     return JSON.stringify(
@@ -121,7 +128,7 @@ export class TurnTree {
   attach(mount: Mount, messages: readonly Message[], turn: Turn): MessageNode {
     let node = mount.node;
     for (let i = mount.matched; i < messages.length; i++) {
-      const created = new MessageNode(messages[i], node, node.depth + 1);
+      const created = this.#number(new MessageNode(messages[i], node, node.depth + 1));
       node.children.push(created);
       node = created;
     }
@@ -129,10 +136,27 @@ export class TurnTree {
     return node;
   }
 
+  /** The node numbered `id` (see {@link MessageNode.id}). */
+  node(id: number): MessageNode | undefined {
+    return this.#nodes[id - 1];
+  }
+
+  /** The messages from the root down to `node`. */
+  static pathTo(node: MessageNode): Message[] {
+    return historyOf(node);
+  }
+
+  #number(node: MessageNode): MessageNode {
+    this.#nodes.push(node);
+    node.id = this.#nodes.length;
+    return node;
+  }
+
   /** Hangs the turn's sampled answer below its prompt node. */
   recordAnswer(promptNode: MessageNode, turn: Turn): void {
     const existing = promptNode.child(turn.message!);
-    const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
+    const node = existing ??
+      this.#number(new MessageNode(turn.message!, promptNode, promptNode.depth + 1));
     if (!existing) promptNode.children.push(node);
     // A later identical answer does not replace the first (histories already mount there); it is
     // the base of its own session's requests.

@@ -11,6 +11,7 @@ import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
 
 const tools: ToolSpec[] = [{
   name: "bash",
@@ -18,8 +19,10 @@ const tools: ToolSpec[] = [{
   parameters: { type: "object", properties: { command: { type: "string" } } },
 }];
 
+const deepSeekDir = await deepSeekV31ModelDir();
+
 /** Per family: a sampled output whose call does not parse, and the content the agent gets. */
-const CASES: { family: string; output: string; content: string }[] = [
+const CASES: { family: string; dir?: string; output: string; content: string }[] = [
   {
     family: "qwen3",
     output: '<think>\nRun it.\n</think>\n\nRunning.\n<tool_call>\n{"name": "bash", "arguments": ' +
@@ -35,6 +38,14 @@ const CASES: { family: string; output: string; content: string }[] = [
       "</tool_call>",
   },
   {
+    family: "deepseek-v3.1",
+    dir: deepSeekDir,
+    output: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
     family: "generic",
     output: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>',
     content: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
@@ -43,7 +54,7 @@ const CASES: { family: string; output: string; content: string }[] = [
 
 for (const c of CASES) {
   Deno.test(`malformed tool call (${c.family}): text to the agent, counted in turn, export and audit`, async () => {
-    const model = await PolicyModel.load({ family: c.family });
+    const model = await PolicyModel.load({ family: c.family, dir: c.dir });
     const backend = new InMemoryBackendTestDouble();
     const runner = new TurnRunner(model, backend);
     const rollout = new Rollout(`malformed-${c.family}`, "token", {}, {});
