@@ -226,6 +226,8 @@ browserTest(
         }
         await assertTokensAre(t, tokens, main);
         await page.locator(`a[href="#turn-3"]`).first().click();
+        // The page's hashchange handler opens the turn after the click returns (a race under load).
+        await page.waitForSelector("#turn-3[open]", { timeout: 15_000 });
         assert.equal(await page.locator("#turn-3").getAttribute("open"), "");
         assert.equal(page.url(), `${url}#turn-3`);
         assert.deepEqual(requests, [url]);
