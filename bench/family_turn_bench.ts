@@ -29,6 +29,7 @@ import { stepMessage, TOOLS } from "./agent_history.ts";
 import { InstantBackend } from "./instant_backend.ts";
 import {
   chatRequest,
+  freshToolResult,
   MEASURED_STEP,
   newToolResult,
   type PrimedRollout,
@@ -61,8 +62,7 @@ function benchFamilySize(
   size: typeof SIZES[number],
 ): void {
   const group = `${family} ${size.label}`;
-  let counter = 0;
-  const next = (): Message[] => [...primed.history, newToolResult(primed.lastCallId, ++counter)];
+  const next = (): Message[] => [...primed.history, freshToolResult(primed.lastCallId)];
   Deno.bench({
     name: `delta turn ${group}`,
     group,

@@ -22,6 +22,7 @@ import { chatBody, startHttpGateway } from "./http_fixture.ts";
 import { InstantBackend } from "./instant_backend.ts";
 import {
   chatRequest,
+  freshToolResult,
   MEASURED_OUTPUT,
   newToolResult,
   type PrimedRollout,
@@ -92,13 +93,12 @@ for (const size of SIZES) {
       `(${full.length})`,
   );
 
-  let counter = 0;
   Deno.bench({
     name: `delta turn ${size.label}`,
     group: size.label,
     baseline: true,
     async fn(b) {
-      const req = chatRequest([...primed.history, newToolResult(primed.lastCallId, ++counter)]);
+      const req = chatRequest([...primed.history, freshToolResult(primed.lastCallId)]);
       b.start();
       const turn = await runner.start(primed.rollout, req, "call_");
       await turn.result;
@@ -113,7 +113,7 @@ for (const size of SIZES) {
     n: size.full.n,
     warmup: size.full.warmup,
     async fn(b) {
-      const messages = [...primed.history, newToolResult(primed.lastCallId, ++counter)];
+      const messages = [...primed.history, freshToolResult(primed.lastCallId)];
       b.start();
       await fullRender(messages);
       b.end();
@@ -125,14 +125,13 @@ for (const size of SIZES) {
 const http = await startHttpGateway(model);
 const httpPrimed = await http.prime(32_000, [10, 70], 32_000);
 console.log(`http 32k: measured prompt ~${httpPrimed.promptTokens} tokens`);
-let httpCounter = 0;
 Deno.bench({
   name: "http chat e2e 32k (delta, streaming)",
   group: "32k http",
   n: 200,
   async fn(b) {
     const request = chatBody(
-      [...httpPrimed.history, newToolResult(httpPrimed.lastCallId, ++httpCounter)],
+      [...httpPrimed.history, freshToolResult(httpPrimed.lastCallId)],
       true,
     );
     b.start();

@@ -33,6 +33,17 @@ export function newToolResult(toolCallId: string, n: number): ToolMessage {
   return { role: "tool", tool_call_id: toolCallId, content: NEW_OUTPUT.replace("#", String(n)) };
 }
 
+let runs = 0;
+
+/**
+ * A tool result no earlier call in this process produced, so a measured turn tokenizes it for
+ * real: the segment cache is shared by every rollout of a model, and per-bench counters would
+ * hand a later group (32k, 128k, HTTP) the text an earlier group (1k) already put in the cache.
+ */
+export function freshToolResult(toolCallId: string): ToolMessage {
+  return newToolResult(toolCallId, ++runs);
+}
+
 /** What the policy "samples" in every measured turn. */
 export const MEASURED_STEP: Pick<AgentStep, "reasoning" | "tool" | "args"> = {
   reasoning: "The focused test passes now. Run the whole module to check nothing else broke.",

@@ -10,6 +10,7 @@ import type { z } from "zod";
 import type { InterceptionGate, PauseGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
+  compactTurnTree,
   type Rollout,
   type RolloutStore,
   type SampleOptions,
@@ -197,6 +198,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.get("/rollouts/:id/tree", (c) => {
     const r = rollout(c);
+    const form = c.req.query("form") ?? "full";
+    if (form === "compact") return c.json(compactTurnTree(r));
+    if (form !== "full") throw new GatewayError(400, `form must be full or compact, got ${form}`);
     return c.json({ ...turnTree(r), shared_prefix: sharedPrefixTree(r) });
   });
   app.get("/samples/stream", (c) => {

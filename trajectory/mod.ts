@@ -51,6 +51,12 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
+export {
+  type CompactTreeExport,
+  type CompactTurnRecord,
+  compactTurnTree,
+  expandCompactTree,
+} from "./compact_tree.ts";
 export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export {
   type BlackBoxAnswer,

@@ -121,41 +121,57 @@ export function turnTree(rollout: Rollout): TurnTreeExport {
   return {
     format: "rollgate.tree.v1",
     rollout: rollout.summary(),
-    chains: rollout.chains.map((c) => ({
-      id: c.id,
-      label: c.label,
-      parent: c.parent,
-      root: c.root.id,
-      evidence: c.evidence,
-    })),
-    turns: rollout.turns.map((t) => ({
-      id: t.id,
-      index: t.index,
-      parent: t.parent?.id ?? null,
-      chain: t.chain,
-      branch: rollout.chains[t.chain]?.label ?? "main",
-      mount: t.mount,
-      protocol: t.protocol,
-      black_box: t.blackBox ?? false,
-      status: t.status,
-      error: t.error ?? null,
-      messages: t.messages,
-      answer: t.message ?? null,
-      tools: t.tools,
-      rendered_messages: t.renderedMessages,
-      prompt_ids: t.status === "failed" && t.deltaIds.length === 0 ? [] : promptIds(t),
-      output_ids: t.outputIds,
-      logprobs: t.logprobs,
-      finish_reason: t.finishReason ?? null,
-      retries: t.retries,
-      session: t.session,
-      drift: t.drift,
-      special_text: t.specialText,
-      tool_spans: t.toolSpans,
-      bridge_ids: t.bridgeIds,
-      malformed_tool_calls: t.malformedToolCalls,
-      weight_version: t.weightVersion ?? null,
-      timings: t.timings,
-    })),
+    chains: chainRecords(rollout),
+    turns: rollout.turns.map((t) =>
+      turnRecord(
+        rollout,
+        t,
+        t.status === "failed" && t.deltaIds.length === 0 ? [] : promptIds(t),
+      )
+    ),
+  };
+}
+
+/** The rollout's chains as exported. */
+export function chainRecords(rollout: Rollout): TurnTreeExport["chains"] {
+  return rollout.chains.map((c) => ({
+    id: c.id,
+    label: c.label,
+    parent: c.parent,
+    root: c.root.id,
+    evidence: c.evidence,
+  }));
+}
+
+/** A turn's record with `prompt` as its prompt ids. */
+export function turnRecord(rollout: Rollout, t: Turn, prompt: number[]): TurnRecord {
+  return {
+    id: t.id,
+    index: t.index,
+    parent: t.parent?.id ?? null,
+    chain: t.chain,
+    branch: rollout.chains[t.chain]?.label ?? "main",
+    mount: t.mount,
+    protocol: t.protocol,
+    black_box: t.blackBox ?? false,
+    status: t.status,
+    error: t.error ?? null,
+    messages: t.messages,
+    answer: t.message ?? null,
+    tools: t.tools,
+    rendered_messages: t.renderedMessages,
+    prompt_ids: prompt,
+    output_ids: t.outputIds,
+    logprobs: t.logprobs,
+    finish_reason: t.finishReason ?? null,
+    retries: t.retries,
+    session: t.session,
+    drift: t.drift,
+    special_text: t.specialText,
+    tool_spans: t.toolSpans,
+    bridge_ids: t.bridgeIds,
+    malformed_tool_calls: t.malformedToolCalls,
+    weight_version: t.weightVersion ?? null,
+    timings: t.timings,
   };
 }
