@@ -147,9 +147,9 @@ async function measure(o: Options, rate: number) {
   try {
     const agents: Agent[] = [];
     const count = Math.max(1, Math.round(rate * o.think));
-    // Each measured turn adds ~250 tokens; start below the target so the window centers on it.
-    const turnsPerAgent = (o.warmup + o.seconds) / o.think;
-    const primeTokens = Math.max(1000, o.tokens - (turnsPerAgent * 250) / 2);
+    // Each turn adds ~300 tokens; start below the target so the measured window centers on it.
+    const turnsToCenter = (o.warmup + o.seconds / 2) / o.think;
+    const primeTokens = Math.max(1000, o.tokens - turnsToCenter * 300);
     let charsPerToken = 3.5;
     for (let i = 0; i < count; i++) {
       const res = await fetch(`${url}/api/rollouts`, {

@@ -12,7 +12,14 @@
  */
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
-import { buildSamples, Rollout, sharedPrefixTree, TurnTree, turnTree } from "../trajectory/mod.ts";
+import {
+  buildSamples,
+  compactTurnTree,
+  Rollout,
+  sharedPrefixTree,
+  TurnTree,
+  turnTree,
+} from "../trajectory/mod.ts";
 import { buildBigRollout, request, toolOutput, TOOLS } from "./big_rollout.ts";
 
 /** A roomy context: the deepest chain holds ~250k ids. */
@@ -25,15 +32,15 @@ const deepest = { turns: big.deepest };
 const spt = sharedPrefixTree(rollout);
 const samples = buildSamples(rollout);
 const exported = JSON.stringify(turnTree(rollout));
+const compact = JSON.stringify(compactTurnTree(rollout));
 console.log(
   `tree: ${rollout.turns.length} turns, ${spt.tokens.length} ids once (shared prefix), ` +
     `${samples.length} samples totalling ${
       samples.reduce((n, s) => n + s.input_ids.length, 0)
     } ids, ` +
     `deepest prompt ${deepest.turns.at(-1)!.promptLength} ids; turnTree JSON ` +
-    `${(exported.length / 1e6).toFixed(0)} MB; built in ${
-      ((performance.now() - built) / 1000).toFixed(1)
-    } s`,
+    `${(exported.length / 1e6).toFixed(0)} MB, compact ${(compact.length / 1e6).toFixed(1)} MB; ` +
+    `built in ${((performance.now() - built) / 1000).toFixed(1)} s`,
 );
 
 /** The next request of the deepest branch: its history + a new ~1k-token tool output. */
@@ -100,4 +107,28 @@ Deno.bench("export: turnTree (per-turn prompts and histories)", {
   warmup: 1,
 }, () => {
   turnTree(rollout);
+});
+
+Deno.bench("export: compactTurnTree (ids once, per-turn ranges)", {
+  group: "linearize",
+  n: 5,
+  warmup: 1,
+}, () => {
+  compactTurnTree(rollout);
+});
+
+Deno.bench(
+  "export JSON: turnTree + JSON.stringify",
+  { group: "export JSON", n: 3, warmup: 1 },
+  () => {
+    JSON.stringify(turnTree(rollout));
+  },
+);
+
+Deno.bench("export JSON: compactTurnTree + JSON.stringify", {
+  group: "export JSON",
+  n: 3,
+  warmup: 1,
+}, () => {
+  JSON.stringify(compactTurnTree(rollout));
 });

@@ -127,6 +127,7 @@ export function turnTree(rollout: Rollout): TurnTreeExport {
         rollout,
         t,
         t.status === "failed" && t.deltaIds.length === 0 ? [] : promptIds(t),
+        t.messages,
       )
     ),
   };
@@ -143,8 +144,13 @@ export function chainRecords(rollout: Rollout): TurnTreeExport["chains"] {
   }));
 }
 
-/** A turn's record with `prompt` as its prompt ids. */
-export function turnRecord(rollout: Rollout, t: Turn, prompt: number[]): TurnRecord {
+/** A turn's record with `prompt` as its prompt ids and `messages` as its history. */
+export function turnRecord(
+  rollout: Rollout,
+  t: Turn,
+  prompt: number[],
+  messages: Message[],
+): TurnRecord {
   return {
     id: t.id,
     index: t.index,
@@ -156,7 +162,7 @@ export function turnRecord(rollout: Rollout, t: Turn, prompt: number[]): TurnRec
     black_box: t.blackBox ?? false,
     status: t.status,
     error: t.error ?? null,
-    messages: t.messages,
+    messages,
     answer: t.message ?? null,
     tools: t.tools,
     rendered_messages: t.renderedMessages,
