@@ -16,6 +16,7 @@ from .schema import (
     ServeStats,
 )
 from .transport import AsyncHTTPClient, HTTPResponse
+from .tree import expand_compact_tree
 
 __version__ = "0.1.0"
 
@@ -34,4 +35,5 @@ __all__ = [
     "RollgateError",
     "Sample",
     "ServeStats",
+    "expand_compact_tree",
 ]

@@ -27,6 +27,7 @@ from .schema import (
     ServeStats,
 )
 from .transport import AsyncHTTPClient, HTTPResponse, StreamError
+from .tree import expand_compact_tree
 
 __all__ = ["RollgateClient", "Handler"]
 
@@ -185,6 +186,15 @@ class RollgateClient:
         """``GET /api/rollouts/:id/samples`` (finished or not)."""
         data = await self._call("GET", f"/api/rollouts/{_seg(id)}/samples", query={"ids": self.ids})
         return [Sample.from_json(s) for s in data.get("samples", [])]
+
+    async def tree(self, id: str, *, compact: bool = False) -> dict[str, Any]:  # noqa: A002
+        """``GET /api/rollouts/:id/tree``: every turn with its prompt ids and history. With
+        ``compact=True`` it is fetched in the compact form (every id and message once, a fraction
+        of the size for long rollouts) and expanded here; the result has no ``shared_prefix``."""
+        if compact:
+            data = await self._call("GET", f"/api/rollouts/{_seg(id)}/tree", query={"form": "compact"})
+            return expand_compact_tree(data)
+        return await self._call("GET", f"/api/rollouts/{_seg(id)}/tree")
 
     async def stream_samples(
         self, after: int | None = None, *, retry_delay: float = 1.0

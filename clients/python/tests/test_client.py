@@ -248,6 +248,12 @@ class TurnTest(GatewayTestCase):
         a2 = await second
         self.assertEqual(a2.content, "Sunny in Paris.")
 
+        # The compact tree export, expanded, is the full export (less its shared-prefix view).
+        full = await self.client.tree(r.id)
+        del full["shared_prefix"]
+        self.assertEqual(await self.client.tree(r.id, compact=True), full)
+        self.assertEqual([t["prompt_ids"] for t in full["turns"]], [p1.prompt_ids, p2.prompt_ids])
+
         [s] = await self.client.finish_rollout(r.id, reward=1.0)
         self.assertEqual(len(s.turns), 2)
         self.assertEqual(s.input_ids, p2.prompt_ids + SUNNY)
