@@ -16,6 +16,9 @@
  *
  *     deno run -A bench/open_loop.ts --rates 100,250,500 --seconds 10 --tokens 8000
  *
+ * `--gateway-flags "--v8-flags=--prof"` profiles the gateway process (V8 tick log in the current
+ * directory; `node --prof-process` reads it).
+ *
  * @module
  */
 import { agentSteps, pytestOutput, rng, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
@@ -27,10 +30,19 @@ interface Options {
   warmup: number;
   think: number;
   tokens: number;
+  /** Extra `deno run` flags for the gateway process (e.g. `--v8-flags=--prof` to profile it). */
+  gatewayFlags: string[];
 }
 
 function parseOptions(args: string[]): Options {
-  const o: Options = { rates: [100, 250, 500], seconds: 10, warmup: 2, think: 1, tokens: 8000 };
+  const o: Options = {
+    rates: [100, 250, 500],
+    seconds: 10,
+    warmup: 2,
+    think: 1,
+    tokens: 8000,
+    gatewayFlags: [],
+  };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
     if (flag === "--rates") o.rates = value.split(",").map(Number);
@@ -38,6 +50,7 @@ function parseOptions(args: string[]): Options {
     else if (flag === "--warmup") o.warmup = Number(value);
     else if (flag === "--think") o.think = Number(value);
     else if (flag === "--tokens") o.tokens = Number(value);
+    else if (flag === "--gateway-flags") o.gatewayFlags = value.split(" ").filter(Boolean);
     else throw new Error(`unknown flag ${flag}`);
   }
   return o;
@@ -101,9 +114,9 @@ function quantile(sorted: number[], q: number): number {
 
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").trim();
 
-async function startGateway() {
+async function startGateway(flags: string[]) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./open_loop_gateway.ts", import.meta.url).pathname],
+    args: ["run", "-A", ...flags, new URL("./open_loop_gateway.ts", import.meta.url).pathname],
     stdout: "piped",
     stderr: "inherit",
     stdin: "null",
@@ -143,7 +156,7 @@ async function turn(url: string, agent: Agent): Promise<number> {
 }
 
 async function measure(o: Options, rate: number) {
-  const { child, url } = await startGateway();
+  const { child, url } = await startGateway(o.gatewayFlags);
   try {
     const agents: Agent[] = [];
     const count = Math.max(1, Math.round(rate * o.think));
