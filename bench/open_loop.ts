@@ -68,7 +68,6 @@ interface Agent {
   history: WireMessage[];
   /** The next request body, built while the agent "thinks". */
   body: string;
-  idleSince: number;
 }
 
 /** The new tool output of a measured turn: 16 lines, unique in the process (never cached). */
@@ -172,13 +171,7 @@ async function measure(o: Options, rate: number) {
       });
       const { id, token } = await res.json() as { id: string; token: string };
       const h = history(1000 + i, primeTokens * charsPerToken);
-      const agent: Agent = {
-        rollout: id,
-        token,
-        history: h.messages,
-        body: "",
-        idleSince: 0,
-      };
+      const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
       agent.history.push(toolResult(h.lastCallId));
       agent.body = chatBody(agent.history, false);
       const chars = agent.body.length;
@@ -213,7 +206,6 @@ async function measure(o: Options, rate: number) {
         if (errors <= 3) console.error(`  error: ${e}`);
       }).finally(() => {
         inFlight--;
-        agent.idleSince = performance.now();
         const next = waiting.shift();
         if (next !== undefined) start(agent, next);
         else idle.push(agent);
