@@ -29,6 +29,7 @@ export {
   familyNamed,
   type FamilyQuirks,
   GENERIC_FAMILY,
+  GlmTextRenderer,
   type ModelFamily,
   qwen3SampledText,
   TOOL_PARSERS,

@@ -5,7 +5,13 @@
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
-import { bindFamily, type ChatFormat } from "./families/mod.ts";
+import {
+  bindFamily,
+  type ChatFormat,
+  closedOutput,
+  joinTurn,
+  type TurnJoin,
+} from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
 import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
@@ -128,6 +134,20 @@ export class PolicyModel {
    */
   renderAnswerIds(message: AssistantMessage): Promise<number[]> {
     return this.format.renderer.renderAnswer(message);
+  }
+
+  /**
+   * The ids between a recorded output and the next prompt's delta: the end-of-turn id the output
+   * lacked (bridged, untrained), or, for formats closed by the next role marker (GLM), the delta
+   * without the marker the output already sampled.
+   */
+  joinTurn(outputIds: readonly number[], deltaIds: number[]): TurnJoin {
+    return joinTurn(this.format, outputIds, deltaIds);
+  }
+
+  /** `outputIds` closed as `renderAnswerIds` closes the answer (what drift compares). */
+  closedOutput(outputIds: readonly number[], answerIds: readonly number[]): number[] {
+    return closedOutput(this.format, outputIds, answerIds);
   }
 
   /** A parser for one answer's ids as they stream in (deltas safe to show before the end). */

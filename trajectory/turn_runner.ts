@@ -201,15 +201,15 @@ export class TurnRunner {
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids } = await this.model.renderDeltaIds(newMessages, req.tools);
-    const eot = this.model.endOfTurnId;
-    const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
+    const rendered = await this.model.renderDeltaIds(newMessages, req.tools);
+    const { bridgeIds, deltaIds } = this.model.joinTurn(base.outputIds, rendered.ids);
     return {
       bridgeIds,
-      deltaIds: ids,
-      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length + ids.length,
+      deltaIds,
+      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length +
+        deltaIds.length,
       renderedMessages: newMessages.length,
-      toolSpans: this.#toolSpans(ids, newMessages, bridgeIds.length),
+      toolSpans: this.#toolSpans(deltaIds, newMessages, bridgeIds.length),
     };
   }
 
@@ -274,12 +274,8 @@ export class TurnRunner {
     if (completion.finish_reason === "stop") {
       // An output that stopped without the end-of-turn id gets it bridged (untrained) in the next
       // prompt; that is not drift.
-      const eot = this.model.endOfTurnId;
-      const ids = completion.output_ids;
-      turn.drift = findDrift(
-        await this.model.renderAnswerIds(parsed.message),
-        ids.at(-1) === eot ? ids : [...ids, eot],
-      );
+      const answer = await this.model.renderAnswerIds(parsed.message);
+      turn.drift = findDrift(answer, this.model.closedOutput(completion.output_ids, answer));
     }
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"

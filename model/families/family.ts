@@ -76,8 +76,18 @@ export interface ChatFormat extends OutputFormat {
   /** The family's registry name (`qwen3`, `qwen3.5`, `generic`, …). */
   readonly family: string;
   readonly renderer: Renderer;
-  /** The id (and text) that ends an assistant turn; appended, untrained, when output lacks it. */
+  /**
+   * The id (and text) that ends an assistant turn; appended, untrained, when output lacks it
+   * (unless the format has `closingMarkers`).
+   */
   readonly endOfTurn: { id: number; text: string };
+  /**
+   * For formats whose assistant turn has no closing token of its own (GLM): the role markers the
+   * policy stops on (`<|observation|>` before tool results, `<|user|>` before a user turn). The
+   * marker of the message that follows ends the turn: a recorded output that ends with the
+   * marker the next prompt's delta starts with shares it, and nothing is ever bridged.
+   */
+  readonly closingMarkers?: readonly number[];
   /** Ids that stop generation. */
   readonly stopTokenIds: readonly number[];
   readonly toolResponseMarkers: ToolResponseMarkers | null;

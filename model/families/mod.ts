@@ -26,6 +26,7 @@ import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { generic } from "./generic/mod.ts";
+import { glm45, glm5, glm51 } from "./glm/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
@@ -34,6 +35,7 @@ export * from "./family.ts";
 export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
 export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
 export { type TurnIds, turnIds } from "./chatml_ids.ts";
+export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export {
   type ReasoningSplit,
   splitReasoning,
@@ -59,9 +61,24 @@ export {
   XmlToolCallParser,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+export {
+  glmOutputFormat,
+  GlmTextRenderer,
+  glmTemplateLayout,
+  GlmToolCallParser,
+  splitGlmToolCalls,
+} from "./glm/mod.ts";
 
 /** Every family with its own detection, most specific first. */
-export const FAMILIES: readonly ModelFamily[] = [qwen36, qwen35, qwen3Coder, qwen3];
+export const FAMILIES: readonly ModelFamily[] = [
+  qwen36,
+  qwen35,
+  qwen3Coder,
+  glm51,
+  glm5,
+  glm45,
+  qwen3,
+];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;

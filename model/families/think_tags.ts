@@ -17,7 +17,8 @@
  *   `open < 0`); if `open == 0` and there is no close, the output was cut off while reasoning;
  *   anything else is all body.
  * - Reasoning is trimmed at both ends and the body at its start, by `trim`: `"newlines"` (Qwen3's
- *   parser) or `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render).
+ *   parser), `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render)
+ *   or `"none"` (templates that render text verbatim, Kimi K2).
  *
  * Streaming (`ThinkStreamParser`), following those rules:
  *
@@ -55,7 +56,7 @@ export interface ThinkTagRules {
   /** The generation prompt ends inside reasoning (`<think>\n`). */
   promptOpensReasoning: boolean;
   /** What is trimmed around reasoning and content. */
-  trim: "newlines" | "whitespace";
+  trim: "newlines" | "whitespace" | "none";
   /** Where content stops in a stream: the text of the tool-call marker, and its id if any. */
   toolCallStart: { text: string; id?: number };
   /** With `promptOpensReasoning`: the tool-call id ends unclosed reasoning. */
@@ -73,6 +74,7 @@ export interface ReasoningSplit {
 }
 
 function trimTest(trim: ThinkTagRules["trim"]): (code: number) => boolean {
+  if (trim === "none") return () => false;
   return trim === "newlines" ? (c) => c === 10 : isPythonSpace;
 }
 

@@ -20,3 +20,9 @@ export function withoutEmptyReasoning(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return rest;
 }
+
+/** Kimi K2's template renders content verbatim and has no reasoning. */
+export function withoutReasoning(m: AssistantMessage): AssistantMessage {
+  const { reasoning_content: _, ...rest } = m;
+  return rest;
+}
