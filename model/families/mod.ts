@@ -27,6 +27,7 @@ import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51 } from "./glm/mod.ts";
+import { kimiK2 } from "./kimi_k2/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
@@ -68,6 +69,12 @@ export {
   GlmToolCallParser,
   splitGlmToolCalls,
 } from "./glm/mod.ts";
+export {
+  isKimiK2Template,
+  KimiK2Parser,
+  KimiK2TextRenderer,
+  splitKimiToolCalls,
+} from "./kimi_k2/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -77,6 +84,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   glm51,
   glm5,
   glm45,
+  kimiK2,
   qwen3,
 ];
 
