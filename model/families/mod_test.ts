@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { DEFAULT_MODEL_DIR, loadModelFiles } from "../model_files.ts";
 import { PolicyModel } from "../policy_model.ts";
 import { loadTokenizer } from "../tokenizer.ts";
+import { TEMPLATE_DOUBLES, tokenizerDoubleDir } from "../../tests/support/tokenizer_doubles.ts";
 import {
   bindFamily,
   detectFamily,
@@ -51,7 +52,36 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     assert.equal(detectFamily(f).name, name, name);
     await Deno.remove(dir, { recursive: true });
   }
-  assert.deepEqual(FAMILIES.map((f) => f.name), ["qwen3.6", "qwen3.5", "qwen3-coder", "qwen3"]);
+  assert.deepEqual(FAMILIES.map((f) => f.name), [
+    "qwen3.6",
+    "qwen3.5",
+    "qwen3-coder",
+    "glm-5.1",
+    "glm-5",
+    "glm-4.5",
+    "kimi-k2",
+    "qwen3",
+  ]);
+});
+
+Deno.test("families: GLM and Kimi K2 detected from their real templates' markers (doubles)", async () => {
+  for (const [name, template] of Object.entries(TEMPLATE_DOUBLES)) {
+    const dir = await tokenizerDoubleDir(name as keyof typeof TEMPLATE_DOUBLES, template);
+    const f = await loadModelFiles(dir);
+    assert.equal(detectFamily(f).name, name, name);
+    // Bound on the tokenizer double: the family's special tokens are there.
+    assert.equal((await PolicyModel.load({ dir })).family, name);
+    await Deno.remove(dir, { recursive: true });
+  }
+  // K2-Thinking / K2.5 reason in <think>: not kimi-k2 (the generic family, --tool-parser kimi_k2).
+  const thinking = await tokenizerDoubleDir("kimi-k2", TEMPLATE_DOUBLES["kimi-k2"] + "<think>");
+  assert.equal(detectFamily(await loadModelFiles(thinking)).name, "generic");
+  await Deno.remove(thinking, { recursive: true });
+  // A GLM family on a vocabulary without GLM's tokens names what is missing.
+  await assert.rejects(
+    bindFamily({ files, tokenizer, family: "glm-5" }),
+    /glm-5: the tokenizer has no added token \[gMASK\]/,
+  );
 });
 
 Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no template", async () => {
@@ -64,7 +94,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -79,7 +109,13 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await Deno.remove(bare, { recursive: true });
   assert.ok(familyNamed("generic"));
-  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), ["hermes", "qwen3_coder", "none"]);
+  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), [
+    "hermes",
+    "qwen3_coder",
+    "glm45",
+    "kimi_k2",
+    "none",
+  ]);
 });
 
 Deno.test("families: generic with no parser answers tool-call markup as text, counted", async () => {

@@ -7,8 +7,31 @@
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import type { OutputFormat } from "./family.ts";
 import type { OutputContext } from "./jinja_format.ts";
+import { FamilyError } from "./family.ts";
+import { glmOutputFormat } from "./glm/mod.ts";
+import { kimiK2OutputFormat } from "./kimi_k2/mod.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
 import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+
+function need(ctx: OutputContext, parser: string, token: string): number {
+  const id = ctx.idOf(token);
+  if (id === undefined) throw new FamilyError(`${parser} tool calls need the added token ${token}`);
+  return id;
+}
+
+/** GLM's output under a template rollgate does not know (`<think>` if the template has it). */
+function glmOutput(ctx: OutputContext): OutputFormat {
+  return glmOutputFormat(
+    {
+      thinkStart: ctx.thinkTags ? ctx.idOf("<think>") ?? -1 : -1,
+      thinkEnd: ctx.thinkTags ? ctx.idOf("</think>") ?? -1 : -1,
+      toolCall: need(ctx, "glm45", "<tool_call>"),
+      stop: ctx.endOfTurn,
+    },
+    ctx.promptOpensReasoning,
+    ctx.decode,
+  );
+}
 
 export interface ToolParser {
   readonly name: string;
@@ -30,6 +53,23 @@ const formats: ToolParser[] = [
     summary: "Qwen3-Coder/3.5/3.6: <tool_call><function=NAME><parameter=KEY>…",
     marker: "<function=",
     create: xmlToolCallOutput,
+  },
+  {
+    name: "glm45",
+    summary: "GLM-4.5/4.6/4.7/5.x: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…",
+    marker: "<arg_key>",
+    create: glmOutput,
+  },
+  {
+    name: "kimi_k2",
+    summary: "Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX…",
+    marker: "<|tool_calls_section_begin|>",
+    create: (ctx) =>
+      kimiK2OutputFormat(
+        need(ctx, "kimi_k2", "<|tool_calls_section_begin|>"),
+        ctx.endOfTurn,
+        ctx.decode,
+      ),
   },
 ];
 

@@ -11,6 +11,14 @@ import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
+
+// GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
+const GLM_DIR = await tokenizerDoubleDir("glm-5");
+const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
+globalThis.addEventListener("unload", () => {
+  for (const dir of [GLM_DIR, KIMI_DIR]) Deno.removeSync(dir, { recursive: true });
+});
 
 const tools: ToolSpec[] = [{
   name: "bash",
@@ -19,7 +27,7 @@ const tools: ToolSpec[] = [{
 }];
 
 /** Per family: a sampled output whose call does not parse, and the content the agent gets. */
-const CASES: { family: string; output: string; content: string }[] = [
+const CASES: { family: string; dir?: string; output: string; content: string }[] = [
   {
     family: "qwen3",
     output: '<think>\nRun it.\n</think>\n\nRunning.\n<tool_call>\n{"name": "bash", "arguments": ' +
@@ -35,6 +43,29 @@ const CASES: { family: string; output: string; content: string }[] = [
       "</tool_call>",
   },
   {
+    family: "glm-4.5",
+    dir: GLM_DIR,
+    output: "\n<think>Run it.</think>\nRunning.\n<tool_call>bash\n<arg_key>command</arg_key>\n" +
+      "ls\n</tool_call><|observation|>",
+    content: "Running.\n<tool_call>bash\n<arg_key>command</arg_key>\nls\n</tool_call>",
+  },
+  {
+    family: "glm-5",
+    dir: GLM_DIR,
+    output: "Run it.</think>Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value>" +
+      "</tool_call><|observation|>",
+    content: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>",
+  },
+  {
+    family: "kimi-k2",
+    dir: KIMI_DIR,
+    output: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>' +
+      "<|im_end|>",
+    content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
     family: "generic",
     output: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>',
     content: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
@@ -43,7 +74,7 @@ const CASES: { family: string; output: string; content: string }[] = [
 
 for (const c of CASES) {
   Deno.test(`malformed tool call (${c.family}): text to the agent, counted in turn, export and audit`, async () => {
-    const model = await PolicyModel.load({ family: c.family });
+    const model = await PolicyModel.load({ family: c.family, dir: c.dir });
     const backend = new InMemoryBackendTestDouble();
     const runner = new TurnRunner(model, backend);
     const rollout = new Rollout(`malformed-${c.family}`, "token", {}, {});
