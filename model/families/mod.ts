@@ -64,8 +64,8 @@ export {
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
 export {
   glmOutputFormat,
-  GlmTextRenderer,
   glmTemplateLayout,
+  GlmTextRenderer,
   GlmToolCallParser,
   splitGlmToolCalls,
 } from "./glm/mod.ts";

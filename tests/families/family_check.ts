@@ -326,7 +326,9 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
             `${split} identical in text where renderers' own ids split a text span (its ids are not ` +
             `the template's tokenization there); ${refused} refused by the reference ` +
             `(system message after the first)` +
-            (deviation ? `; ${deviating} where it departs from the template (${deviation.what})` : ""),
+            (deviation
+              ? `; ${deviating} where it departs from the template (${deviation.what})`
+              : ""),
         );
         assert.ok(exact > results.length / 4, `only ${exact} exact`);
       },

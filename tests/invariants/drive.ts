@@ -81,7 +81,9 @@ export async function driveConversation(
       model.tokenizer.encode(generated.sampledText));
     const strip = options.stripEndOfTurn?.(k) ?? false;
     const ends = model.format.closingMarkers ?? [model.endOfTurnId];
-    const outputIds = strip && ends.includes(sampledIds.at(-1)!) ? sampledIds.slice(0, -1) : sampledIds;
+    const outputIds = strip && ends.includes(sampledIds.at(-1)!)
+      ? sampledIds.slice(0, -1)
+      : sampledIds;
     const logprobs = options.logprobs === false
       ? null
       : outputIds.map(() => -Math.round(rng.next() * 5e6) / 1e6);

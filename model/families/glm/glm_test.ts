@@ -86,7 +86,7 @@ Deno.test("glm-5: renders the compact layout; reasoning kept with clear_thinking
       "<|system|>Be brief.<|user|>List files<|assistant|><think>I will run ls.</think>Listing." +
         "<tool_call>bash<arg_key>command</arg_key><arg_value>ls</arg_value><arg_key>timeout" +
         "</arg_key><arg_value>1.0</arg_value><arg_key>bg</arg_key><arg_value>false</arg_value>" +
-        "</tool_call><tool_call>bash<arg_key>env</arg_key><arg_value>{\"A\": [1, 2.5]}" +
+        '</tool_call><tool_call>bash<arg_key>env</arg_key><arg_value>{"A": [1, 2.5]}' +
         "</arg_value></tool_call><|observation|><tool_response>a.py</tool_response>" +
         "<tool_response>ok</tool_response><|assistant|><think>",
     ),

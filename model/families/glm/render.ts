@@ -110,7 +110,9 @@ export class GlmTextRenderer implements TextRenderer {
     const keep = afterLastUser || (!this.#wide && !this.options.clearThinking);
     const parts: string[] = [];
     if (this.#wide) {
-      parts.push(keep && reasoning ? `\n<think>${pythonStrip(reasoning)}</think>` : "\n<think></think>");
+      parts.push(
+        keep && reasoning ? `\n<think>${pythonStrip(reasoning)}</think>` : "\n<think></think>",
+      );
     } else if (keep && reasoning) {
       parts.push(`<think>${pythonStrip(reasoning)}</think>`);
     } else if (

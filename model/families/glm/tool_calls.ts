@@ -90,7 +90,11 @@ class CallReader {
     const open = skipSpace(t, keyEnd + KEY_CLOSE.length);
     if (!t.startsWith(VALUE_OPEN, open)) return;
     const from = open + VALUE_OPEN.length;
-    for (let close = t.indexOf(VALUE_CLOSE, from); close >= 0; close = t.indexOf(VALUE_CLOSE, close + 1)) {
+    for (
+      let close = t.indexOf(VALUE_CLOSE, from);
+      close >= 0;
+      close = t.indexOf(VALUE_CLOSE, close + 1)
+    ) {
       const raw = t.slice(from, close);
       if (CALL_BOUNDARY.test(raw)) return;
       if (opensCall(raw)) continue;

@@ -71,7 +71,8 @@ Deno.test("kimi-k2: the policy's call ids are kept; arguments and content verbat
 Deno.test("kimi-k2 tool calls: a section that does not parse stays text, counted", () => {
   const section = (call: string) =>
     `Try.<|tool_calls_section_begin|>${call}<|tool_calls_section_end|>`;
-  const ok = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>';
+  const ok =
+    '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>';
   assert.equal(splitKimiToolCalls(section(ok)).toolCalls.length, 1);
   for (
     const bad of [

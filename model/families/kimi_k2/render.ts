@@ -34,7 +34,10 @@ export class KimiK2TextRenderer implements TextRenderer {
     const msgs = toTemplateMessages(messages);
     const parts: string[] = [];
     if (tools.length > 0) {
-      const list = pythonJsonDumps(toTemplateTools(tools), { separators: [",", ":"], sortKeys: true });
+      const list = pythonJsonDumps(toTemplateTools(tools), {
+        separators: [",", ":"],
+        sortKeys: true,
+      });
       parts.push("<|im_system|>tool_declare<|im_middle|>", list, "<|im_end|>");
     }
     if (msgs[0]?.role !== "system") {

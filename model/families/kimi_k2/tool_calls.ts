@@ -51,7 +51,11 @@ function readCalls(text: string, i: number, budget: { n: number }): ToolCall[] |
   const match = CALL_ID.exec(id);
   if (!match) return null;
   const from = argsAt + ARGS_OPEN.length;
-  for (let end = text.indexOf(CALL_CLOSE, from); end >= 0; end = text.indexOf(CALL_CLOSE, end + 1)) {
+  for (
+    let end = text.indexOf(CALL_CLOSE, from);
+    end >= 0;
+    end = text.indexOf(CALL_CLOSE, end + 1)
+  ) {
     const args = text.slice(from, end);
     if (!(tryParseOrderedJson(args) instanceof Map)) continue;
     const rest = readCalls(text, end + CALL_CLOSE.length, budget);
@@ -81,6 +85,8 @@ export function splitKimiToolCalls(text: string): KimiToolCallSplit {
   }
   // The section runs to the end of the output (the template writes nothing after it).
   const calls = readCalls(text, at + SECTION_OPEN.length, { n: BUDGET });
-  if (calls && calls.length > 0) return { content: text.slice(0, at), toolCalls: calls, malformed: 0 };
+  if (calls && calls.length > 0) {
+    return { content: text.slice(0, at), toolCalls: calls, malformed: 0 };
+  }
   return { content: text, toolCalls: [], malformed: 1 };
 }
