@@ -52,7 +52,7 @@ registerFamilyChecks({
   },
   generator,
   canonical: trimmed,
-  count: 100,
+  count: 80,
   firstSeed: 20001,
 });
 
@@ -62,7 +62,7 @@ registerFamilyChecks({
   reference: { renderer: "glm-5", config: { enable_thinking: true } },
   generator,
   canonical: trimmed,
-  count: 100,
+  count: 80,
   firstSeed: 21001,
 });
 
@@ -72,7 +72,7 @@ registerFamilyChecks({
   reference: { renderer: "glm-5", config: { enable_thinking: true, clear_thinking: false } },
   generator,
   canonical: trimmed,
-  count: 50,
+  count: 40,
   firstSeed: 22001,
 });
 
@@ -82,6 +82,6 @@ registerFamilyChecks({
   reference: { renderer: "glm-5.1", config: { enable_thinking: true } },
   generator,
   canonical: trimmed,
-  count: 100,
+  count: 60,
   firstSeed: 23001,
 });
