@@ -140,3 +140,40 @@ Deno.test("families: generic with --tool-parser hermes parses as qwen3 does", as
   assert.deepEqual(await generic.renderFull(messages, []), await qwen3.renderFull(messages, []));
   assert.equal(DEFAULT_MODEL_DIR, files.dir);
 });
+
+Deno.test("families: generic with --tool-parser glm45 / kimi_k2 reads the calls as the families do", async () => {
+  const cases = [
+    {
+      family: "glm-5" as const,
+      toolParser: "glm45",
+      template: TEMPLATE_DOUBLES["glm-5"],
+      output: 'Look.</think>Listing.<tool_call>bash<arg_key>command</arg_key><arg_value>ls "a"' +
+        "</arg_value></tool_call>",
+    },
+    {
+      // K2-Thinking / K2.5 templates (with <think>) are not kimi-k2's: the generic family reads them.
+      family: "kimi-k2" as const,
+      toolParser: "kimi_k2",
+      template: TEMPLATE_DOUBLES["kimi-k2"] + "<think>",
+      output: "Listing.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+        '<|tool_call_argument_begin|>{"command": "ls"}<|tool_call_end|><|tool_calls_section_end|>',
+    },
+  ];
+  for (const c of cases) {
+    const dir = await tokenizerDoubleDir(c.family, c.template);
+    const generic = await PolicyModel.load({ dir, family: "generic", toolParser: c.toolParser });
+    assert.equal(generic.family, "generic");
+    const ids = [...await generic.tokenizer.encode(c.output), generic.endOfTurnId];
+    const out = await generic.parse(ids, () => "id");
+    assert.equal(out.malformedToolCalls, 0, c.toolParser);
+    assert.equal(out.message.tool_calls?.length, 1, c.toolParser);
+    assert.equal(out.message.tool_calls![0].name, "bash");
+    assert.equal(out.message.content, "Listing.");
+    // The same output through the family itself gives the same call.
+    const family = await PolicyModel.load({ dir, family: c.family });
+    const ownIds = [...await family.tokenizer.encode(c.output), family.endOfTurnId];
+    const own = await family.parse(ownIds, () => "id");
+    assert.deepEqual(out.message.tool_calls, own.message.tool_calls, c.toolParser);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
