@@ -44,6 +44,13 @@ export {
   type ThinkTagRules,
   withoutEndOfTurn,
 } from "./think_tags.ts";
+export {
+  thinkToolCallOutput,
+  ThinkToolCallParser,
+  type ToolCallSplit,
+  type ToolCallSplitter,
+} from "./tool_call_output.ts";
+export { xmlArgumentsJson } from "./xml_arguments.ts";
 export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
 export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
 export {
@@ -57,24 +64,16 @@ export {
   hasXmlToolCalls,
   Qwen35TextRenderer,
   splitXmlToolCalls,
-  xmlArgumentsJson,
   xmlOutputFormat,
-  XmlToolCallParser,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
 export {
   glmOutputFormat,
   glmTemplateLayout,
   GlmTextRenderer,
-  GlmToolCallParser,
   splitGlmToolCalls,
 } from "./glm/mod.ts";
-export {
-  isKimiK2Template,
-  KimiK2Parser,
-  KimiK2TextRenderer,
-  splitKimiToolCalls,
-} from "./kimi_k2/mod.ts";
+export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [

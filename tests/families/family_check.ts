@@ -34,6 +34,7 @@ import {
 } from "../invariants/drive.ts";
 import { renderRequest, type RenderResult, withRenderers } from "../reference/renderers_env.ts";
 import { referenceMissing, skipGroup } from "../support/skips.ts";
+import { streamAgainstParse } from "../support/streamed_prefix.ts";
 
 export interface FamilyCheckOptions {
   /** Test-name prefix, e.g. `qwen3.5`. */
@@ -344,19 +345,11 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
       let whole = 0, outputs = 0;
       for (const c of s.conversations) {
         for (const d of c.turns) {
-          const ids = d.outputIds;
-          const final = (await s.model.parse(ids, () => "x", c.conversation.tools)).message;
-          const parser = s.model.streamingParser();
-          const sent = { reasoning: "", text: "" };
-          for (let i = 0; i < ids.length;) {
-            const n = Math.min(1 + Math.floor(rng.next() * 8), ids.length - i);
-            const delta = await parser.push(ids.slice(i, i + n));
-            i += n;
-            sent.reasoning += delta.reasoning;
-            sent.text += delta.text;
-            assert.ok((final.reasoning_content ?? "").startsWith(sent.reasoning), where(c));
-            assert.ok(final.content.startsWith(sent.text), where(c));
-          }
+          const { sent, final } = await streamAgainstParse(s.model, d.outputIds, {
+            chunk: () => 1 + Math.floor(rng.next() * 8),
+            tools: c.conversation.tools,
+            label: where(c),
+          });
           outputs++;
           if (sent.reasoning === (final.reasoning_content ?? "") && sent.text === final.content) {
             whole++;

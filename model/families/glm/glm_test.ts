@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
+import { streamAgainstParse } from "../../../tests/support/streamed_prefix.ts";
 import { tokenizerDoubleDir } from "../../../tests/support/tokenizer_doubles.ts";
 import { PolicyModel } from "../../policy_model.ts";
 import { splitGlmToolCalls } from "./tool_calls.ts";
@@ -210,17 +211,7 @@ Deno.test("glm: streamed reasoning and text are prefixes of the final parse", as
       reasoning_content: "Think 🤔",
       tool_calls: [{ id: "call_0", name: "bash", arguments: '{"command": "ls"}' }],
     };
-    const output = await m.renderAnswerIds(message);
-    const final = (await parse(m, output)).message;
-    const stream = m.streamingParser();
-    const sent = { reasoning: "", text: "" };
-    for (const x of output) {
-      const d = await stream.push([x]);
-      sent.reasoning += d.reasoning;
-      sent.text += d.text;
-      assert.ok((final.reasoning_content ?? "").startsWith(sent.reasoning));
-      assert.ok(final.content.startsWith(sent.text));
-    }
+    const { sent } = await streamAgainstParse(m, await m.renderAnswerIds(message), { tools });
     assert.deepEqual(sent, { reasoning: "Think 🤔", text: "Here we go 👩‍💻" });
   }
 });

@@ -18,8 +18,8 @@ import { type GlmLayout, GlmTextRenderer } from "./render.ts";
 
 export { type GlmLayout, type GlmOptions, GlmTextRenderer } from "./render.ts";
 export { GlmRenderer } from "./glm_renderer.ts";
-export { glmOutputFormat, type GlmOutputIds, GlmToolCallParser } from "./output.ts";
-export { type GlmToolCallSplit, splitGlmToolCalls } from "./tool_calls.ts";
+export { glmOutputFormat, type GlmOutputIds } from "./output.ts";
+export { splitGlmToolCalls } from "./tool_calls.ts";
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";

@@ -7,10 +7,8 @@
  *
  * @module
  */
-import type { AssistantMessage, ToolSpec } from "../../../canonical/mod.ts";
-import type { OutputParser, ParsedOutput, StreamingOutputParser } from "../../parsers/mod.ts";
 import type { OutputFormat } from "../family.ts";
-import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
+import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { splitGlmToolCalls } from "./tool_calls.ts";
 
 /** Ids the GLM output needs: think tags (-1 with thinking off), `<tool_call>`, stop ids. */
@@ -19,27 +17,6 @@ export interface GlmOutputIds {
   thinkEnd: number;
   toolCall: number;
   stop: readonly number[];
-}
-
-export class GlmToolCallParser implements OutputParser {
-  readonly name = "glm45";
-  constructor(
-    readonly rules: ThinkTagRules,
-    private readonly decode: (ids: number[]) => Promise<string>,
-  ) {}
-
-  async parse(
-    ids: readonly number[],
-    newToolCallId: () => string,
-    tools: readonly ToolSpec[] = [],
-  ): Promise<ParsedOutput> {
-    const split = await splitReasoning(ids, this.rules, this.decode);
-    const { content, toolCalls, malformed } = splitGlmToolCalls(split.body, tools, newToolCallId);
-    const message: AssistantMessage = { role: "assistant", content };
-    if (split.reasoning !== undefined) message.reasoning_content = split.reasoning;
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    return { message, malformedToolCalls: malformed, reasoningTokens: split.reasoningTokens };
-  }
 }
 
 /**
@@ -52,17 +29,18 @@ export function glmOutputFormat(
   promptOpensReasoning: boolean,
   decode: (ids: number[]) => Promise<string>,
 ): OutputFormat {
-  const rules: ThinkTagRules = {
-    thinkStart: ids.thinkStart,
-    thinkEnd: ids.thinkEnd,
-    endOfTurn: ids.stop,
-    promptOpensReasoning,
-    trim: "whitespace",
-    toolCallStart: { text: "<tool_call>", id: ids.toolCall },
-    toolCallClosesReasoning: true,
-  };
-  return {
-    parser: new GlmToolCallParser(rules, decode),
-    streamingParser: (): StreamingOutputParser => new ThinkStreamParser(rules, decode),
-  };
+  return thinkToolCallOutput(
+    "glm45",
+    {
+      thinkStart: ids.thinkStart,
+      thinkEnd: ids.thinkEnd,
+      endOfTurn: ids.stop,
+      promptOpensReasoning,
+      trim: "whitespace",
+      toolCallStart: { text: "<tool_call>", id: ids.toolCall },
+      toolCallClosesReasoning: true,
+    },
+    splitGlmToolCalls,
+    decode,
+  );
 }

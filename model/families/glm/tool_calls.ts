@@ -23,43 +23,24 @@
  *
  * @module
  */
-import type { ToolCall, ToolSpec } from "../../../canonical/mod.ts";
-import { isPythonSpace, pythonStrip } from "../../python_json.ts";
-import { xmlArgumentsJson } from "../qwen35/mod.ts";
+import type { ToolSpec } from "../../../canonical/mod.ts";
+import { pythonStrip } from "../../python_json.ts";
+import type { ToolCallSplit } from "../tool_call_output.ts";
+import {
+  CALL_CLOSE,
+  CALL_OPEN,
+  CallBlockReader,
+  type RawCall,
+  skipSpace,
+  splitCallBlocks,
+} from "../tool_call_blocks.ts";
 
-const CALL_OPEN = "<tool_call>";
-const CALL_CLOSE = "</tool_call>";
 const KEY_OPEN = "<arg_key>";
 const KEY_CLOSE = "</arg_key>";
 const VALUE_OPEN = "<arg_value>";
 const VALUE_CLOSE = "</arg_value>";
-/** Parse attempts per output before giving up on the whole-run parse (adversarial text). */
-const BUDGET = 20_000;
-/** A value holding the boundary between two calls (no longer value can be one either). */
-const CALL_BOUNDARY = /<\/tool_call>\s*<tool_call>/;
 
-interface RawCall {
-  name: string;
-  args: [string, string][];
-  end: number;
-}
-
-function skipSpace(text: string, i: number): number {
-  while (i < text.length && isPythonSpace(text.charCodeAt(i))) i++;
-  return i;
-}
-
-/** A value holding a `<tool_call>` it does not close (a longer one may close it). */
-function opensCall(raw: string): boolean {
-  const open = raw.lastIndexOf(CALL_OPEN);
-  return open >= 0 && raw.indexOf(CALL_CLOSE, open) < 0;
-}
-
-class CallReader {
-  budget = BUDGET;
-  constructor(readonly text: string) {}
-
-  /** Every way a call starting at `start` (at `<tool_call>`) can end, earliest first. */
+class GlmCallReader extends CallBlockReader {
   *calls(start: number): Generator<RawCall> {
     const t = this.text;
     const from = start + CALL_OPEN.length;
@@ -89,53 +70,15 @@ class CallReader {
     if (key === "" || key.includes("<")) return;
     const open = skipSpace(t, keyEnd + KEY_CLOSE.length);
     if (!t.startsWith(VALUE_OPEN, open)) return;
-    const from = open + VALUE_OPEN.length;
-    for (
-      let close = t.indexOf(VALUE_CLOSE, from);
-      close >= 0;
-      close = t.indexOf(VALUE_CLOSE, close + 1)
-    ) {
-      const raw = t.slice(from, close);
-      if (CALL_BOUNDARY.test(raw)) return;
-      if (opensCall(raw)) continue;
-      const next = skipSpace(t, close + VALUE_CLOSE.length);
-      if (!t.startsWith(KEY_OPEN, next) && !t.startsWith(CALL_CLOSE, next)) continue;
-      yield* this.args(next, [...acc, [key, raw]]);
-      if (this.budget < 0) return;
-    }
+    const ends = this.valueEnds(open + VALUE_OPEN.length, VALUE_CLOSE, [KEY_OPEN, CALL_CLOSE]);
+    for (const { raw, next } of ends) yield* this.args(next, [...acc, [key, raw]]);
   }
-
-  /** Calls from `i` to the end of the text (whitespace between and after), or null. */
-  run(i: number): RawCall[] | null {
-    const t = this.text;
-    i = skipSpace(t, i);
-    if (i === t.length) return [];
-    if (!t.startsWith(CALL_OPEN, i)) return null;
-    for (const call of this.calls(i)) {
-      const rest = this.run(call.end);
-      if (rest) return [call, ...rest];
-      if (this.budget < 0) return null;
-    }
-    return null;
-  }
-}
-
-export interface GlmToolCallSplit {
-  content: string;
-  toolCalls: ToolCall[];
-  /** Blocks (or stray `<arg_key>`) that did not parse; their text stays in `content`. */
-  malformed: number;
-}
-
-function countOf(text: string, marker: string): number {
-  let n = 0;
-  for (let i = text.indexOf(marker); i >= 0; i = text.indexOf(marker, i + marker.length)) n++;
-  return n;
 }
 
 /**
  * Splits decoded content (after reasoning) into text and tool calls; text is trimmed as Python's
- * `str.strip` does (the template renders `content.strip()`).
+ * `str.strip` does (the template renders `content.strip()`). A stray `<arg_key>` outside any
+ * block counts as malformed.
  *
  * @example
  * ```ts
@@ -150,40 +93,6 @@ export function splitGlmToolCalls(
   text: string,
   tools: readonly ToolSpec[],
   newToolCallId: () => string,
-): GlmToolCallSplit {
-  const first = text.indexOf(CALL_OPEN);
-  const reader = new CallReader(text);
-  let calls = first < 0 ? [] : reader.run(first);
-  const texts: string[] = [];
-  if (calls) {
-    texts.push(text.slice(0, first < 0 ? text.length : first));
-  } else {
-    // Not one run of calls to the end: read each block on its own, earliest parse first.
-    calls = [];
-    let last = 0;
-    for (let at = first; at >= 0;) {
-      reader.budget = BUDGET;
-      const call = reader.calls(at).next().value;
-      if (call) {
-        texts.push(text.slice(last, at));
-        calls.push(call);
-        last = call.end;
-        at = text.indexOf(CALL_OPEN, call.end);
-      } else {
-        at = text.indexOf(CALL_OPEN, at + CALL_OPEN.length);
-      }
-    }
-    texts.push(text.slice(last));
-  }
-  const left = texts.join("");
-  const blocks = countOf(left, CALL_OPEN);
-  return {
-    content: texts.map(pythonStrip).filter((t) => t !== "").join("\n"),
-    toolCalls: calls.map((c) => ({
-      id: newToolCallId(),
-      name: c.name,
-      arguments: xmlArgumentsJson(c.name, c.args, tools),
-    })),
-    malformed: blocks > 0 ? blocks : countOf(left, KEY_OPEN),
-  };
+): ToolCallSplit {
+  return splitCallBlocks(new GlmCallReader(text), KEY_OPEN, tools, newToolCallId);
 }

@@ -15,8 +15,8 @@ import { kimiK2OutputFormat } from "./output.ts";
 import { KimiK2TextRenderer } from "./render.ts";
 
 export { KIMI_DEFAULT_SYSTEM, KimiK2TextRenderer } from "./render.ts";
-export { kimiK2OutputFormat, KimiK2Parser } from "./output.ts";
-export { type KimiToolCallSplit, splitKimiToolCalls } from "./tool_calls.ts";
+export { kimiK2OutputFormat } from "./output.ts";
+export { splitKimiToolCalls } from "./tool_calls.ts";
 
 /** A Kimi K2 chat template (not K2-Thinking / K2.5, which reason in `<think>`). */
 export function isKimiK2Template(t: string): boolean {

@@ -19,6 +19,7 @@
  * @module
  */
 import type { ToolCall } from "../../../canonical/mod.ts";
+import type { ToolCallSplit } from "../tool_call_output.ts";
 import { tryParseOrderedJson } from "../ordered_json.ts";
 
 const SECTION_OPEN = "<|tool_calls_section_begin|>";
@@ -30,13 +31,6 @@ const CALL_CLOSE = "<|tool_call_end|>";
 const BUDGET = 20_000;
 /** `functions.NAME:INDEX` (the `functions.` prefix optional, as vLLM reads it). */
 const CALL_ID = /^(?:functions\.)?([^\s<>:]+(?::[^\s<>:]+)*):(\d+)$/;
-
-export interface KimiToolCallSplit {
-  content: string;
-  toolCalls: ToolCall[];
-  /** Sections (or stray call markers) that did not parse; their text stays in `content`. */
-  malformed: number;
-}
 
 /** The calls of a section body from `i` to `</section>` at its end, or null. */
 function readCalls(text: string, i: number, budget: { n: number }): ToolCall[] | null {
@@ -78,7 +72,7 @@ function readCalls(text: string, i: number, budget: { n: number }): ToolCall[] |
  * // { content: "Reading.", toolCalls: [{ id: "functions.read:0", name: "read", arguments: '{"path": "a.py"}' }], malformed: 0 }
  * ```
  */
-export function splitKimiToolCalls(text: string): KimiToolCallSplit {
+export function splitKimiToolCalls(text: string): ToolCallSplit {
   const at = text.indexOf(SECTION_OPEN);
   if (at < 0) {
     return { content: text, toolCalls: [], malformed: text.includes(CALL_OPEN) ? 1 : 0 };
