@@ -126,7 +126,11 @@ export class FamilyError extends Error {
 }
 
 /** The id of `token`, or a `FamilyError` naming the family that needs it. */
-export function requireToken(ctx: FamilyContext, family: string, token: string): number {
+export function requireToken(
+  ctx: Pick<FamilyContext, "idOf">,
+  family: string,
+  token: string,
+): number {
   const id = ctx.idOf(token);
   if (id === undefined) {
     throw new FamilyError(`${family}: the tokenizer has no added token ${token}`);

@@ -5,27 +5,19 @@
  * @module
  */
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
-import type { OutputFormat } from "./family.ts";
-import type { OutputContext } from "./jinja_format.ts";
-import { FamilyError } from "./family.ts";
+import { type OutputFormat, requireToken } from "./family.ts";
+import { type OutputContext, outputThinkIds } from "./jinja_format.ts";
 import { glmOutputFormat } from "./glm/mod.ts";
 import { kimiK2OutputFormat } from "./kimi_k2/mod.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
 import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
 
-function need(ctx: OutputContext, parser: string, token: string): number {
-  const id = ctx.idOf(token);
-  if (id === undefined) throw new FamilyError(`${parser} tool calls need the added token ${token}`);
-  return id;
-}
-
 /** GLM's output under a template rollgate does not know (`<think>` if the template has it). */
 function glmOutput(ctx: OutputContext): OutputFormat {
   return glmOutputFormat(
     {
-      thinkStart: ctx.thinkTags ? ctx.idOf("<think>") ?? -1 : -1,
-      thinkEnd: ctx.thinkTags ? ctx.idOf("</think>") ?? -1 : -1,
-      toolCall: need(ctx, "glm45", "<tool_call>"),
+      ...outputThinkIds(ctx),
+      toolCall: requireToken(ctx, "glm45", "<tool_call>"),
       stop: ctx.endOfTurn,
     },
     ctx.promptOpensReasoning,
@@ -66,7 +58,7 @@ const formats: ToolParser[] = [
     marker: "<|tool_calls_section_begin|>",
     create: (ctx) =>
       kimiK2OutputFormat(
-        need(ctx, "kimi_k2", "<|tool_calls_section_begin|>"),
+        requireToken(ctx, "kimi_k2", "<|tool_calls_section_begin|>"),
         ctx.endOfTurn,
         ctx.decode,
       ),
