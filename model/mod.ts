@@ -32,6 +32,8 @@ export {
   GlmTextRenderer,
   type ModelFamily,
   qwen3SampledText,
+  type TextRenderer,
+  TokenizedRenderer,
   TOOL_PARSERS,
 } from "./families/mod.ts";
 export {
