@@ -10,6 +10,8 @@ import {
   type ChatFormat,
   closedOutput,
   joinTurn,
+  type Rendered,
+  type RenderOptions,
   type TurnJoin,
 } from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
@@ -110,21 +112,26 @@ export class PolicyModel {
     return this.#addedTokens.get(token);
   }
 
-  /** Full render of a conversation with the generation prompt, and its ids. */
+  /**
+   * Full render of a conversation with the generation prompt, its ids, and the special-token
+   * text of its content (`options.splitSpecialTokens`: tokenized as text).
+   */
   renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
-  ): Promise<{ text: string; ids: number[] }> {
-    return this.format.renderer.renderFull(messages, tools, addGenerationPrompt);
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    return this.format.renderer.renderFull(messages, tools, addGenerationPrompt, options);
   }
 
   /** Ids the template appends after a finished assistant turn for `newMessages` + generation prompt. */
   renderDeltaIds(
     newMessages: readonly Message[],
     tools: readonly ToolSpec[] = [],
-  ): Promise<{ text: string; ids: number[] }> {
-    return this.format.renderer.renderDelta(newMessages, tools);
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    return this.format.renderer.renderDelta(newMessages, tools, options);
   }
 
   /**

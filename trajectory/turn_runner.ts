@@ -57,6 +57,7 @@ interface PromptPlan {
   promptLength: number;
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
+  specialText: Turn["specialText"];
 }
 
 export class TurnRunner {
@@ -164,7 +165,7 @@ export class TurnRunner {
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
@@ -176,7 +177,7 @@ export class TurnRunner {
 
     let plan: PromptPlan;
     try {
-      plan = await this.#planPrompt(mount, req);
+      plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
     } catch (e) {
       throw refuse(
         open,
@@ -223,7 +224,7 @@ export class TurnRunner {
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
     requireActive(rollout);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const open = this.#open(rollout, req, mount, "bb", rollout.backend ?? "black-box");
     this.#refuseWhenClosed(open);
     const { turn } = open;
@@ -249,34 +250,53 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    return (await this.#planPrompt(mount, req)).promptLength;
+    return (await this.#planPrompt(mount, req, rollout.splitSpecialTokens)).promptLength;
   }
 
-  async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
+  async #planPrompt(
+    mount: Mount,
+    req: CanonicalRequest,
+    splitSpecialTokens: boolean,
+  ): Promise<PromptPlan> {
     const base = mount.base;
+    const options = { splitSpecialTokens };
     if (!base) {
-      const { ids } = await this.model.renderFull(req.messages, req.tools);
+      const { ids, specialText } = await this.model.renderFull(
+        req.messages,
+        req.tools,
+        true,
+        options,
+      );
       return {
         bridgeIds: [],
         deltaIds: ids,
         promptLength: ids.length,
         renderedMessages: req.messages.length,
         toolSpans: this.#toolSpans(ids, req.messages, 0),
+        specialText,
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const rendered = await this.model.renderDeltaIds(newMessages, req.tools);
+    const rendered = await this.model.renderDeltaIds(newMessages, req.tools, options);
     const { bridgeIds, deltaIds } = this.model.joinTurn(base.outputIds, rendered.ids);
+    // Positions in the whole prompt: after the base's prompt, its output and the bridge, less
+    // the leading ids the join shared with the output (GLM's role marker).
+    const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
+    const shared = rendered.ids.length - deltaIds.length;
     return {
       bridgeIds,
       deltaIds,
-      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length +
-        deltaIds.length,
+      promptLength: offset + deltaIds.length,
       renderedMessages: newMessages.length,
       toolSpans: this.#toolSpans(deltaIds, newMessages, bridgeIds.length),
+      specialText: rendered.specialText.map((hit) => ({
+        ...hit,
+        message: hit.message + mount.baseDepth,
+        position: hit.position === null ? null : hit.position - shared + offset,
+      })),
     };
   }
 

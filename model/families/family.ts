@@ -9,13 +9,26 @@
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import type { ModelFiles } from "../model_files.ts";
+import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 
-/** A render: its text and the ids the tokenizer gives it. */
+/** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
   text: string;
   ids: number[];
+  /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
+  specialText: SpecialTextHit[];
+}
+
+/** How message content is tokenized. */
+export interface RenderOptions {
+  /**
+   * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
+   * the template's own markup keeps its control ids (`special_text.ts`). Departs from what
+   * `transformers` and inference engines do with the same conversation.
+   */
+  splitSpecialTokens?: boolean;
 }
 
 /** Messages and tools → the policy's prompt, in full or as the delta after a recorded turn. */
@@ -25,13 +38,18 @@ export interface Renderer {
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt?: boolean,
+    options?: RenderOptions,
   ): Promise<Rendered>;
   /**
    * What follows a recorded assistant turn's end-of-turn id when `newMessages` (tool results,
    * a user message; never an assistant message) are appended, generation prompt included.
    * Cost follows `newMessages`, not the history.
    */
-  renderDelta(newMessages: readonly Message[], tools: readonly ToolSpec[]): Promise<Rendered>;
+  renderDelta(
+    newMessages: readonly Message[],
+    tools: readonly ToolSpec[],
+    options?: RenderOptions,
+  ): Promise<Rendered>;
   /**
    * The ids a full render puts where an assistant turn's sampled ids are (as an earlier turn
    * inside a tool loop), end-of-turn id included; `[]` when the family cannot say. Compared with
