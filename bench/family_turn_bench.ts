@@ -1,117 +1,148 @@
 /**
- * Per-turn gateway time for the GLM and Kimi K2 families at ~32k and ~128k tokens: the delta turn
- * (mount, delta render of the new tool result, segment-cached tokenization, prompt-id assembly,
- * generation by an instant test double, parse, record) next to a full re-render (the family's
- * whole-history text render, tokenized from scratch). The policy's sampled turns are the
- * family's own answer render of each agent step. The tokenizers are the named tokenizer doubles
- * of the family tests (the Qwen3 vocabulary plus the family's special tokens): no package ships
- * GLM's or Kimi's tokenizer files.
+ * Per-turn gateway time for every registered model family, at agent histories of ~32k and
+ * ~128k tokens, next to a full re-render of the same history in the same family.
  *
- *     ./node_modules/.bin/deno bench -A bench/family_turn_bench.ts
+ * Each family is loaded as the tests load it (`tests/support/family_models.ts`: real tokenizer
+ * files, or a named tokenizer double), and the history is recorded turn by turn through a real
+ * `TurnRunner` whose policy (the instant double) samples the family's own ids for each step
+ * (`renderAnswer`: Qwen3's JSON calls, Qwen3.5's XML, DeepSeek's call tokens, …).
+ *
+ * - `delta`: one new turn on that rollout: mount, delta render in the family's format, tokenize
+ *   (segment cache), prompt-id assembly, generation by the instant double, the family's parse,
+ *   drift check, record. What the gateway does per agent request.
+ * - `full render`: the family's whole-history render with ids from the segment cache (what
+ *   rollgate would pay per turn without delta rendering).
+ * - `full re-render`: the same text tokenized from scratch (what a peer pays per turn).
+ *
+ * Before measuring, the bench checks that the delta turn's prompt ids equal the full render's.
+ *
+ *     deno bench -A bench/family_turn_bench.ts
+ *     ROLLGATE_BENCH_FAMILIES=qwen3.5,deepseek-v3.1 deno bench -A bench/family_turn_bench.ts
  *
  * @module
  */
-import type { AssistantMessage, Message } from "../canonical/mod.ts";
-import { PolicyModel, type TextRenderer, TokenizedRenderer } from "../model/mod.ts";
+import type { Message } from "../canonical/mod.ts";
+import { FAMILIES, GENERIC_FAMILY, type PolicyModel } from "../model/mod.ts";
 import { promptIds, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
-import { tokenizerDoubleDir } from "../tests/support/tokenizer_doubles.ts";
-import { type AgentStep, TOOLS } from "./agent_history.ts";
+import { familyTestModel } from "../tests/support/family_models.ts";
+import { stepMessage, TOOLS } from "./agent_history.ts";
 import { InstantBackend } from "./instant_backend.ts";
-import { chatRequest, newToolResult, type PrimedRollout, primeRollout } from "./turn_fixture.ts";
+import {
+  chatRequest,
+  MEASURED_STEP,
+  newToolResult,
+  type PrimedRollout,
+  primeRollout,
+} from "./turn_fixture.ts";
 
 console.log(
   `load average before setup: ${Deno.loadavg().join(" ")} (${navigator.hardwareConcurrency} cores)`,
 );
 
-/** A step as the assistant message the agent gets back (Kimi K2 ids are the policy's own). */
-function stepMessage(step: AgentStep, family: string, n: number): AssistantMessage {
-  const id = family === "kimi-k2" ? `functions.${step.tool}:${n}` : `call_${n}`;
-  return {
-    role: "assistant",
-    content: "",
-    ...(family === "kimi-k2" ? {} : { reasoning_content: step.reasoning }),
-    tool_calls: [{ id, name: step.tool, arguments: JSON.stringify(step.args) }],
-  };
-}
-
 const SIZES = [
-  { label: "32k", target: 32_000, full: { n: 30, warmup: 2 } },
-  { label: "128k", target: 128_000, full: { n: 20, warmup: 1 } },
+  { label: "32k", target: 32_000, full: { n: 20, warmup: 2 } },
+  { label: "128k", target: 128_000, full: { n: 8, warmup: 1 } },
 ];
 
-for (const family of ["glm-5", "kimi-k2"] as const) {
-  const dir = await tokenizerDoubleDir(family);
-  const model = await PolicyModel.load({ dir, family });
-  await Deno.remove(dir, { recursive: true });
-  const renderer = model.format.renderer;
-  if (!(renderer instanceof TokenizedRenderer)) throw new Error(`${family}: not rendered in code`);
-  const text: TextRenderer = renderer.text;
+const only = Deno.env.get("ROLLGATE_BENCH_FAMILIES")?.split(",");
+const families = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name)
+  .filter((name) => !only || only.includes(name));
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+/** Registers the three benches of one family at one history size. */
+function benchFamilySize(
+  family: string,
+  model: PolicyModel,
+  runner: TurnRunner,
+  primed: PrimedRollout,
+  size: typeof SIZES[number],
+): void {
+  const group = `${family} ${size.label}`;
+  let counter = 0;
+  const next = (): Message[] => [...primed.history, newToolResult(primed.lastCallId, ++counter)];
+  Deno.bench({
+    name: `delta turn ${group}`,
+    group,
+    baseline: true,
+    async fn(b) {
+      const req = chatRequest(next());
+      b.start();
+      const turn = await runner.start(primed.rollout, req, "call_");
+      await turn.result;
+      b.end();
+      primed.reset();
+      if (turn.mount !== "extend") throw new Error(`turn mounted as ${turn.mount}`);
+    },
+  });
+  Deno.bench({
+    name: `full render ${group}`,
+    group,
+    n: size.full.n,
+    warmup: size.full.warmup,
+    async fn(b) {
+      const messages = next();
+      b.start();
+      await model.renderFull(messages, TOOLS);
+      b.end();
+    },
+  });
+  Deno.bench({
+    name: `full re-render ${group}`,
+    group,
+    n: size.full.n,
+    warmup: size.full.warmup,
+    async fn(b) {
+      const messages = next();
+      b.start();
+      const { text } = await model.renderFull(messages, TOOLS);
+      await model.tokenizer.encode(text);
+      b.end();
+    },
+  });
+}
+
+for (const family of families) {
+  const { model } = await familyTestModel(family);
   const backend = new InstantBackend();
   const runner = new TurnRunner(model, backend);
   const store = new RolloutStore();
-  let steps = 0;
-  const sample = (step: AgentStep) => model.renderAnswerIds(stepMessage(step, family, steps++));
-
-  /** The full re-render path: whole-history text render + uncached tokenization. */
-  const fullRender = (messages: Message[]) =>
-    model.tokenizer.encode(text.render(messages, TOOLS, { addGenerationPrompt: true }));
-
+  const answerIds = (step: Parameters<typeof stepMessage>[0]) =>
+    model.renderAnswerIds(stepMessage(step));
+  const measured = await answerIds(MEASURED_STEP);
   for (const size of SIZES) {
-    const primed: PrimedRollout = await primeRollout(model, runner, backend, store, {
+    const primed = await primeRollout(model, runner, backend, store, {
       id: `bench-${family}-${size.label}`,
       targetTokens: size.target,
       lines: [10, 70],
       seed: size.target,
-      sample,
+      answerIds,
     });
-    const measured = await sample({ reasoning: "Run it.", tool: "bash", args: {}, output: "" });
     backend.answerWith(measured);
-    let counter = 0;
-    const deltaTurn = async () => {
-      const req = chatRequest([...primed.history, newToolResult(primed.lastCallId, ++counter)]);
-      const turn = await runner.start(primed.rollout, req, "call_");
-      await turn.result;
-      return turn;
-    };
 
-    // Sanity: the measured turn extends the history; how its prompt compares with a full render.
-    const probe = await deltaTurn();
-    primed.reset();
-    if (probe.mount !== "extend") throw new Error(`${family} ${size.label}: ${probe.mount}`);
-    const bridged = promptIds(probe);
-    const full = await fullRender(probe.messages);
-    const same = bridged.length === full.length && bridged.every((id, i) => id === full[i]);
-    console.log(
-      `${family} ${size.label}: ${primed.rollout.turns.length} recorded turns, measured prompt ` +
-        `${bridged.length} tokens (delta ${probe.deltaIds.length}); delta prompt_ids ` +
-        `${same ? "==" : "!="} full render (${full.length}${
-          same ? "" : ", old reasoning dropped"
-        })`,
+    // The measured turn extends the history, and its prompt is what a full render gives.
+    const probe = await runner.start(
+      primed.rollout,
+      chatRequest([...primed.history, newToolResult(primed.lastCallId, 0)]),
+      "call_",
     );
-
-    Deno.bench({
-      name: `${family} delta turn ${size.label}`,
-      group: `${family} ${size.label}`,
-      baseline: true,
-      async fn(b) {
-        b.start();
-        const turn = await deltaTurn();
-        b.end();
-        primed.reset();
-        if (turn.mount !== "extend") throw new Error(`turn mounted as ${turn.mount}`);
-      },
-    });
-    Deno.bench({
-      name: `${family} full re-render ${size.label}`,
-      group: `${family} ${size.label}`,
-      n: size.full.n,
-      warmup: size.full.warmup,
-      async fn(b) {
-        const messages = [...primed.history, newToolResult(primed.lastCallId, ++counter)];
-        b.start();
-        await fullRender(messages);
-        b.end();
-      },
-    });
+    await probe.result;
+    primed.reset();
+    const delta = promptIds(probe);
+    const full = await model.renderFull(probe.messages, TOOLS);
+    const fresh = await model.tokenizer.encode(full.text);
+    const drifted = primed.rollout.turns.filter((t) => t.drift).length;
+    console.log(
+      `${family} ${size.label}: ${primed.rollout.turns.length} recorded turns (${drifted} with ` +
+        `drift), prompt ${delta.length} tokens (delta ${probe.deltaIds.length}); delta prompt ids ` +
+        `${sameIds(delta, full.ids) ? "==" : "!="} full render; full render ids ` +
+        `${sameIds(full.ids, fresh) ? "==" : "!="} whole-text tokenize`,
+    );
+    if (probe.mount !== "extend" || !sameIds(delta, full.ids)) {
+      throw new Error(`${family} ${size.label}: the delta turn does not extend the full render`);
+    }
+    benchFamilySize(family, model, runner, primed, size);
   }
 }

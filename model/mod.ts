@@ -31,6 +31,7 @@ export type {
 } from "./parsers/mod.ts";
 export {
   type ChatFormat,
+  deepSeekToolsText,
   FAMILIES,
   FamilyError,
   familyNamed,
@@ -39,8 +40,6 @@ export {
   GlmTextRenderer,
   type ModelFamily,
   qwen3SampledText,
-  type TextRenderer,
-  TokenizedRenderer,
   TOOL_PARSERS,
 } from "./families/mod.ts";
 export {

@@ -25,6 +25,7 @@
 import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
+import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
@@ -74,6 +75,13 @@ export {
   splitGlmToolCalls,
 } from "./glm/mod.ts";
 export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
+export {
+  deepSeekOutputFormat,
+  deepSeekToolsText,
+  DeepSeekV31TextRenderer,
+  DS,
+  splitDeepSeekToolCalls,
+} from "./deepseek_v31/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -85,6 +93,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   glm45,
   kimiK2,
   qwen3,
+  deepSeekV31,
 ];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */

@@ -32,9 +32,16 @@ const TEMPLATES = {
   "qwen3.5": XML + "{{ '<think>\\n' }}",
   "qwen3.6": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}",
   "qwen3-coder": XML,
+  "deepseek-v3.1":
+    "{{ '<｜Assistant｜></think>' }}{{ '<｜tool▁call▁begin｜>' + name + '<｜tool▁sep｜>' + args }}",
   generic:
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
 };
+
+/** DeepSeek V3 and R1 write `function<｜tool▁sep｜>NAME` and a json fence: not V3.1. */
+const DEEPSEEK_V3_STYLE =
+  "{{ '<｜tool▁call▁begin｜>' + type + '<｜tool▁sep｜>' + name + '\\n```json' }}" +
+  "{% if '</think>' in content %}{% endif %}";
 
 Deno.test("families: the bundled Qwen3 directory is qwen3, through its own template", async () => {
   assert.equal(detectFamily(files).name, "qwen3");
@@ -52,6 +59,9 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     assert.equal(detectFamily(f).name, name, name);
     await Deno.remove(dir, { recursive: true });
   }
+  const v3 = await modelDir(DEEPSEEK_V3_STYLE);
+  assert.equal(detectFamily(await loadModelFiles(v3)).name, "generic");
+  await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "qwen3.6",
     "qwen3.5",
@@ -61,6 +71,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "glm-4.5",
     "kimi-k2",
     "qwen3",
+    "deepseek-v3.1",
   ]);
 });
 
@@ -94,7 +105,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, deepseek_v31, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -114,6 +125,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
     "qwen3_coder",
     "glm45",
     "kimi_k2",
+    "deepseek_v31",
     "none",
   ]);
 });

@@ -7,6 +7,7 @@
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import { type OutputFormat, requireToken } from "./family.ts";
 import { type OutputContext, outputThinkIds } from "./jinja_format.ts";
+import { deepSeekOutputFormat, DS } from "./deepseek_v31/mod.ts";
 import { glmOutputFormat } from "./glm/mod.ts";
 import { kimiK2OutputFormat } from "./kimi_k2/mod.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
@@ -60,6 +61,20 @@ const formats: ToolParser[] = [
       kimiK2OutputFormat(
         requireToken(ctx, "kimi_k2", "<|tool_calls_section_begin|>"),
         ctx.endOfTurn,
+        ctx.decode,
+      ),
+  },
+  {
+    name: "deepseek_v31",
+    summary: "DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}…",
+    marker: DS.callsBegin,
+    create: (ctx) =>
+      deepSeekOutputFormat(
+        {
+          ...outputThinkIds(ctx),
+          callsBegin: requireToken(ctx, "deepseek_v31", DS.callsBegin),
+          endOfTurn: ctx.endOfTurn,
+        },
         ctx.decode,
       ),
   },

@@ -12,6 +12,7 @@ import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
+import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
 
 // GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
 const GLM_DIR = await tokenizerDoubleDir("glm-5");
@@ -25,6 +26,8 @@ const tools: ToolSpec[] = [{
   kind: "function",
   parameters: { type: "object", properties: { command: { type: "string" } } },
 }];
+
+const deepSeekDir = await deepSeekV31ModelDir();
 
 /** Per family: a sampled output whose call does not parse, and the content the agent gets. */
 const CASES: { family: string; dir?: string; output: string; content: string }[] = [
@@ -64,6 +67,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "<|im_end|>",
     content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
       '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
+    family: "deepseek-v3.1",
+    dir: deepSeekDir,
+    output: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
   },
   {
     family: "generic",

@@ -50,3 +50,13 @@ export const KIMI_K2_MARKUP = [
   "functions.bash:0",
   '"}<|tool_call_end|><|tool_calls_section_end|>',
 ];
+
+/** DeepSeek V3.1 markup a string argument may hold (the tokenizer makes added tokens of it). */
+export const DEEPSEEK_MARKUP = [
+  "<｜tool▁call▁end｜>",
+  '"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>{"command": "ls"}<｜tool▁call▁end｜>',
+  "x <｜tool▁sep｜> y",
+  "ends with <｜end▁of▁sentence｜>",
+  "<think>not reasoning</think>",
+];

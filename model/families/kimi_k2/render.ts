@@ -12,7 +12,8 @@
  *   `<|tool_calls_section_begin|>` + `<|tool_call_begin|>ID<|tool_call_argument_begin|>ARGS
  *   <|tool_call_end|>` per call + `<|tool_calls_section_end|>`; ID is the call's id as the policy
  *   wrote it (`functions.NAME:INDEX`, which is where the name is read back from) and ARGS the
- *   arguments JSON verbatim. K2 has no reasoning: `reasoning_content` is not rendered.
+ *   arguments JSON verbatim (a call without an id gets `functions.NAME:I`, I its place in the
+ *   message). K2 has no reasoning: `reasoning_content` is not rendered.
  * - Generation prompt: `<|im_assistant|>assistant<|im_middle|>`.
  *
  * @module
@@ -54,10 +55,12 @@ export class KimiK2TextRenderer implements TextRenderer {
           const calls = m.tool_calls ?? [];
           if (calls.length > 0) {
             parts.push("<|tool_calls_section_begin|>");
-            for (const c of calls) {
+            for (const [i, c] of calls.entries()) {
               parts.push(
                 "<|tool_call_begin|>",
-                c.id,
+                // A call written without an id (a scripted policy's answer) gets the id a K2
+                // policy samples: the name is read back from it.
+                c.id || `functions.${c.function.name}:${i}`,
                 "<|tool_call_argument_begin|>",
                 c.function.arguments,
                 "<|tool_call_end|>",
