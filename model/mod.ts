@@ -24,6 +24,7 @@ export type {
 } from "./parsers/mod.ts";
 export {
   type ChatFormat,
+  type DeltaHistory,
   FAMILIES,
   FamilyError,
   familyNamed,
@@ -31,7 +32,9 @@ export {
   GENERIC_FAMILY,
   type ModelFamily,
   qwen3SampledText,
+  type Rendered,
   TOOL_PARSERS,
+  type TurnEnd,
 } from "./families/mod.ts";
 export {
   type ArgValue,

@@ -5,7 +5,14 @@
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
-import { bindFamily, type ChatFormat } from "./families/mod.ts";
+import {
+  bindFamily,
+  type ChatFormat,
+  type DeltaHistory,
+  type Rendered,
+  type TurnEnd,
+  turnEnd,
+} from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
 import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
@@ -31,6 +38,8 @@ export class PolicyModel {
   /** One past the largest id the tokenizer knows (added tokens included). */
   readonly vocabSize: number;
   readonly contextLength: number;
+  /** How the family's turns end: sampled end ids, the bridge, history rewrites. */
+  readonly turnEnd: TurnEnd;
   readonly #addedTokens: Map<string, number>;
 
   private constructor(
@@ -48,6 +57,7 @@ export class PolicyModel {
       : null;
     this.contextLength = contextLength ?? config.model_max_length ?? 32768;
     this.vocabSize = tokenizer.vocabSize;
+    this.turnEnd = turnEnd(format);
   }
 
   /**
@@ -80,7 +90,10 @@ export class PolicyModel {
     return this.format.parser;
   }
 
-  /** The end-of-turn token (`<|im_end|>` for Qwen3): appended, untrained, when output lacks it. */
+  /**
+   * The token that ends a turn in history (`<|im_end|>` for Qwen3, `<|end|>` for harmony); what
+   * ends sampled turns and what closes output without it: `turnEnd`.
+   */
   get endOfTurnId(): number {
     return this.format.endOfTurn.id;
   }
@@ -109,7 +122,7 @@ export class PolicyModel {
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
-  ): Promise<{ text: string; ids: number[] }> {
+  ): Promise<Rendered> {
     return this.format.renderer.renderFull(messages, tools, addGenerationPrompt);
   }
 
@@ -117,8 +130,9 @@ export class PolicyModel {
   renderDeltaIds(
     newMessages: readonly Message[],
     tools: readonly ToolSpec[] = [],
-  ): Promise<{ text: string; ids: number[] }> {
-    return this.format.renderer.renderDelta(newMessages, tools);
+    history?: DeltaHistory,
+  ): Promise<Rendered> {
+    return this.format.renderer.renderDelta(newMessages, tools, history);
   }
 
   /**

@@ -26,6 +26,7 @@ import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { generic } from "./generic/mod.ts";
+import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
@@ -59,9 +60,16 @@ export {
   XmlToolCallParser,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+export {
+  harmonyIds,
+  harmonyOutputFormat,
+  harmonyPreamble,
+  HarmonyRenderer,
+  OrdinaryTextEncoder,
+} from "./gpt_oss/mod.ts";
 
 /** Every family with its own detection, most specific first. */
-export const FAMILIES: readonly ModelFamily[] = [qwen36, qwen35, qwen3Coder, qwen3];
+export const FAMILIES: readonly ModelFamily[] = [gptOss, qwen36, qwen35, qwen3Coder, qwen3];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;

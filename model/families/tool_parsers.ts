@@ -6,6 +6,7 @@
  */
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import type { OutputFormat } from "./family.ts";
+import { harmonyIds, harmonyOutputFormat } from "./gpt_oss/mod.ts";
 import type { OutputContext } from "./jinja_format.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
 import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
@@ -30,6 +31,13 @@ const formats: ToolParser[] = [
     summary: "Qwen3-Coder/3.5/3.6: <tool_call><function=NAME><parameter=KEY>…",
     marker: "<function=",
     create: xmlToolCallOutput,
+  },
+  {
+    name: "openai",
+    summary: "gpt-oss (harmony): <|channel|>commentary to=functions.NAME <|constrain|>json" +
+      "<|message|>{…}<|call|>",
+    marker: "to=functions.",
+    create: (ctx) => harmonyOutputFormat(harmonyIds(ctx.idOf, "openai tool parser"), ctx.decode),
   },
 ];
 
