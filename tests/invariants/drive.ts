@@ -14,7 +14,7 @@ import { type GeneratedConversation, type GeneratedTurn, Rng } from "./conversat
 
 export interface DriveOptions {
   /**
-   * Whether the backend returns turn `k`'s output without its trailing `<|im_end|>` (engines that
+   * Whether the backend returns turn `k`'s output without its trailing end id (engines that
    * strip stop tokens); the gateway then bridges it, untrained. Default: never.
    */
   stripEndOfTurn?: (k: number) => boolean;
@@ -79,7 +79,7 @@ export async function driveConversation(
     const sampledIds = await (options.sampledIds?.(k, generated.sampledText) ??
       model.tokenizer.encode(generated.sampledText));
     const strip = options.stripEndOfTurn?.(k) ?? false;
-    const outputIds = strip && sampledIds.at(-1) === model.endOfTurnId
+    const outputIds = strip && model.turnEnd.ids.includes(sampledIds.at(-1)!)
       ? sampledIds.slice(0, -1)
       : sampledIds;
     const logprobs = options.logprobs === false

@@ -12,7 +12,8 @@ needs is rebuilt offline (``harmony_vocab.py``). ``CONFIG_JSON``: ``reasoning_ef
 ``conversation_start_date``, ``model_identity``, ``knowledge_cutoff`` (the system message). Each
 stdin line is one of::
 
-    {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool}
+    {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool,
+     "conversion": "format" | "renderers"}
     {"op": "parse", "ids": [int, ...]}
     {"op": "encode", "text": "..."}
 
@@ -34,6 +35,15 @@ before calls), one ``commentary`` message per call ``to=functions.NAME`` with co
 call it answers) to ``assistant`` on ``commentary``. Renders use harmony's defaults
 (``auto_drop_analysis``); with the generation prompt ``render_conversation_for_completion``
 (``<|start|>assistant``), without it ``render_conversation``.
+
+``"conversion": "renderers"`` converts messages the way PrimeIntellect's ``renderers`` (gpt_oss,
+0.1.12) does instead, still rendering every message with harmony: the first system message
+(wherever it is) as instructions, a tool's ``parameters or {}``, assistant text on ``final``
+(before calls too), calls without a content type, analysis only for a call message that no later
+final answer with text follows, a tool result named by its ``name`` or ``unknown``, the generation
+prompt ``<|start|>assistant<|channel|>analysis<|message|>``, and a conversation ending in a final
+answer closed with ``<|return|>``. Its results show where ``renderers`` differs from the format:
+only in those choices.
 """
 
 import json
@@ -50,15 +60,7 @@ def harmony_conversation(h, case, config):
     if not isinstance(messages, list):
         raise TypeError('"messages" must be an array')
     tools = case.get("tools") or []
-    system = h.SystemContent.new()
-    efforts = {"low": h.ReasoningEffort.LOW, "medium": h.ReasoningEffort.MEDIUM, "high": h.ReasoningEffort.HIGH}
-    system = system.with_reasoning_effort(efforts[config.get("reasoning_effort", "medium")])
-    system = system.with_conversation_start_date(config["conversation_start_date"])
-    if "model_identity" in config:
-        system = system.with_model_identity(config["model_identity"])
-    if "knowledge_cutoff" in config:
-        system = system.with_knowledge_cutoff(config["knowledge_cutoff"])
-    out = [h.Message.from_role_and_content(h.Role.SYSTEM, system)]
+    out = [system_message(h, config)]
     rest = messages
     instructions = None
     if messages and messages[0].get("role") == "system":
@@ -124,10 +126,101 @@ def harmony_conversation(h, case, config):
     return h.Conversation.from_messages(out)
 
 
+def system_message(h, config):
+    efforts = {"low": h.ReasoningEffort.LOW, "medium": h.ReasoningEffort.MEDIUM, "high": h.ReasoningEffort.HIGH}
+    system = h.SystemContent.new().with_reasoning_effort(efforts[config.get("reasoning_effort", "medium")])
+    system = system.with_conversation_start_date(config["conversation_start_date"])
+    if "model_identity" in config:
+        system = system.with_model_identity(config["model_identity"])
+    if "knowledge_cutoff" in config:
+        system = system.with_knowledge_cutoff(config["knowledge_cutoff"])
+    return h.Message.from_role_and_content(h.Role.SYSTEM, system)
+
+
+def renderers_conversion_ids(h, enc, case, config):
+    """``renderers``' gpt_oss conversion (see the module doc), rendered with harmony."""
+    messages = case["messages"]
+    tools = case.get("tools") or []
+    first_system = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None)
+    prefix = [system_message(h, config)]
+    if first_system is not None or tools:
+        dev = h.DeveloperContent.new()
+        instructions = messages[first_system].get("content") if first_system is not None else ""
+        if instructions:
+            dev = dev.with_instructions(instructions)
+        if tools:
+            dev = dev.with_function_tools(
+                [
+                    h.ToolDescription.new(
+                        t["function"]["name"],
+                        t["function"].get("description", ""),
+                        parameters=t["function"].get("parameters") or {},
+                    )
+                    for t in tools
+                ]
+            )
+        prefix.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
+    ids = list(enc.render_conversation(h.Conversation.from_messages(prefix)))
+
+    def keeps_analysis(i):
+        if not messages[i].get("tool_calls"):
+            return False
+        for later in messages[i + 1 :]:
+            if later.get("role") == "assistant" and not later.get("tool_calls") and later.get("content"):
+                return False
+        return True
+
+    for i, m in enumerate(messages):
+        if i == first_system:
+            continue
+        role = m.get("role")
+        content = m.get("content") or ""
+        out = []
+        if role == "user":
+            out.append(h.Message.from_role_and_content(h.Role.USER, content))
+        elif role == "system":
+            dev = h.DeveloperContent.new().with_instructions(content)
+            out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
+        elif role == "tool":
+            name = m.get("name") or "unknown"
+            if not name.startswith("functions."):
+                name = "functions." + name
+            out.append(
+                h.Message.from_author_and_content(h.Author.new(h.Role.TOOL, name), content)
+                .with_recipient("assistant")
+                .with_channel("commentary")
+            )
+        elif role == "assistant":
+            if keeps_analysis(i) and m.get("reasoning_content"):
+                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, m["reasoning_content"]).with_channel("analysis"))
+            if content:
+                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, content).with_channel("final"))
+            for call in m.get("tool_calls") or []:
+                fn = call["function"]
+                out.append(
+                    h.Message.from_role_and_content(h.Role.ASSISTANT, fn["arguments"])
+                    .with_channel("commentary")
+                    .with_recipient("functions." + fn["name"])
+                )
+            if not out:
+                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, "").with_channel("final"))
+        for message in out:
+            ids.extend(enc.render(message))
+    end, ret = enc.encode("<|end|>", allowed_special="all")[0], enc.encode("<|return|>", allowed_special="all")[0]
+    if case.get("add_generation_prompt", False):
+        ids.extend(enc.encode("<|start|>assistant<|channel|>analysis<|message|>", allowed_special="all"))
+    elif messages and messages[-1].get("role") == "assistant" and not messages[-1].get("tool_calls") and ids[-1] == end:
+        ids[-1] = ret
+    return ids
+
+
 def run(h, enc, config, case):
     if not isinstance(case, dict):
         raise TypeError("each input line must be a JSON object")
     op = case.get("op", "render")
+    if op == "render" and case.get("conversion", "format") == "renderers":
+        ids = renderers_conversion_ids(h, enc, case, config)
+        return {"ids": ids, "text": enc.decode_utf8(ids)}
     if op == "render":
         conversation = harmony_conversation(h, case, config)
         if case.get("add_generation_prompt", False):
