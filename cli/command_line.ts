@@ -4,11 +4,6 @@
  *
  * @module
  */
-import { audit } from "./audit.ts";
-import { inspect } from "./inspect.ts";
-import { rolloutCommand } from "./rollout.ts";
-import { serve } from "./serve.ts";
-import { view } from "./view.ts";
 import { USAGE } from "./usage.ts";
 
 /**
@@ -19,18 +14,20 @@ export async function runCommandLine(args: readonly string[]): Promise<number | 
   const [verb = "serve", ...rest] = args;
   try {
     switch (verb) {
+      // Each verb is loaded when named: `serve` starts without the rollout machinery (sandboxes,
+      // harnesses, the e2b SDK), which is most of its cold start.
       case "serve":
-        await serve(rest);
+        await (await import("./serve.ts")).serve(rest);
         return undefined;
       case "inspect":
-        await inspect(rest);
+        await (await import("./inspect.ts")).inspect(rest);
         return undefined;
       case "audit":
-        return await audit(rest);
+        return await (await import("./audit.ts")).audit(rest);
       case "rollout":
-        return await rolloutCommand(rest);
+        return await (await import("./rollout.ts")).rolloutCommand(rest);
       case "view":
-        return await view(rest);
+        return await (await import("./view.ts")).view(rest);
       case "help":
       case "--help":
         console.log(USAGE);

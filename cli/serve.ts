@@ -2,16 +2,35 @@
  * The `serve` verb (the default): the gateway on a TCP port, with the generation backends and
  * black-box upstreams its flags and environment name.
  *
+ * It listens before the model files are loaded: `/health` answers at once, `/ready` once the
+ * model is loaded (503 with the failing check before, and while a shutdown drains). A non-loopback
+ * address needs `ROLLGATE_ADMIN_TOKEN`. SIGTERM drains (see `shutdown.ts`).
+ *
  * @module
  */
 import { parseArgs } from "node:util";
-import { createGateway, upstreamsFromFlags } from "../gateway/mod.ts";
+import {
+  createGateway,
+  type Gateway,
+  GatewayMetrics,
+  isLoopbackHost,
+  operationsRoutes,
+  Readiness,
+  requireTokenForPublicBind,
+  upstreamsFromFlags,
+} from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
+
+/** `1`, `true`, `yes`, `on` (any case) turn a boolean environment setting on. */
+function envFlag(value: string | undefined): boolean {
+  return /^(1|true|yes|on)$/i.test(value ?? "");
+}
 
 /** Runs `main.ts serve <args>`: loads the model and serves until the process ends. */
 export async function serve(args: string[]): Promise<void> {
@@ -35,6 +54,8 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "access-log": { type: "boolean" },
+      "drain-grace": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -45,10 +66,17 @@ export async function serve(args: string[]): Promise<void> {
   const env = (k: string) => Deno.env.get(k) || undefined;
   const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", POSITIVE) ?? 7860;
   const hostname = values.host ?? env("ROLLGATE_HOST") ?? "127.0.0.1";
-  const model = await PolicyModel.load({
+  const adminToken = env("ROLLGATE_ADMIN_TOKEN");
+  requireTokenForPublicBind(hostname, adminToken);
+  const drainGrace = integerFlag(
+    values["drain-grace"] ?? env("ROLLGATE_DRAIN_GRACE"),
+    "--drain-grace",
+    COUNT,
+  ) ?? DEFAULT_DRAIN_GRACE_S;
+  const modelLoad = {
     ...modelOptions(values),
     contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
-  });
+  };
   const engine = {
     timeoutMs: integerFlag(values["engine-timeout-ms"], "--engine-timeout-ms", POSITIVE),
     retries: integerFlag(values["engine-retries"], "--engine-retries", COUNT),
@@ -83,29 +111,61 @@ export async function serve(args: string[]): Promise<void> {
       : defaultBackend;
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
-  const gw = createGateway({
+  const maxBodyBytes = integerFlag(
+    values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"),
+    "--max-body-bytes",
+    POSITIVE,
+  );
+
+  // Listen first: liveness at once, readiness once the model is loaded.
+  let gw: Gateway | undefined = undefined;
+  let draining = false;
+  const metrics = new GatewayMetrics();
+  const readiness = new Readiness()
+    .add("model", () => gw !== undefined || "loading the model files")
+    .add("accepting turns", () => !draining || "draining: shutting down, no new turns");
+  const starting = operationsRoutes({ readiness, metrics, adminToken });
+  starting.all("*", (c) =>
+    c.json({
+      error: { type: "unavailable", message: "rollgate is starting: loading the model files" },
+    }, 503));
+  const server = Deno.serve({
+    port,
+    hostname,
+    onListen: ({ hostname, port }) =>
+      console.log(`rollgate listening on http://${hostname}:${port}; loading the model files`),
+  }, (req, info) => (gw?.app ?? starting).fetch(req, info));
+  onShutdownSignal(async () => {
+    draining = true;
+    metrics.setDraining(true);
+    if (gw) await drainGateway(gw, server, drainGrace);
+  });
+
+  const model = await PolicyModel.load(modelLoad).catch(async (e) => {
+    await server.shutdown();
+    throw e;
+  });
+  gw = createGateway({
     model,
     backends,
     upstreams,
     defaultBackend,
-    adminToken: env("ROLLGATE_ADMIN_TOKEN"),
-    maxBodyBytes: integerFlag(
-      values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"),
-      "--max-body-bytes",
-      POSITIVE,
-    ),
+    adminToken,
+    maxBodyBytes,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
+    loopbackOnly: isLoopbackHost(hostname),
+    accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
+      ? (line) => console.log(line)
+      : undefined,
+    metrics,
+    readiness,
   });
-  Deno.serve({
-    port,
-    hostname,
-    onListen: ({ hostname, port }) => {
-      console.log(
-        `rollgate listening on http://${hostname}:${port} (model ${model.files.dir}, family ` +
-          `${model.family}, tokenizer ${model.tokenizer.engine}, backend ${defaultBackend})`,
-      );
-      for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
-    },
-  }, gw.app.fetch);
+  console.log(
+    `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +
+      `${model.tokenizer.engine}, backend ${defaultBackend}${
+        adminToken ? ", admin token set" : ""
+      })`,
+  );
+  for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

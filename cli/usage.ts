@@ -34,6 +34,9 @@ export const USAGE = `usage: main.ts serve [options]
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
+  --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
+                        default 30)
 
   --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)
@@ -48,6 +51,6 @@ export const USAGE = `usage: main.ts serve [options]
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 
-  ROLLGATE_ADMIN_TOKEN  when set, /api and the viewer (/ui) require it, and agents must use their
-                        rollout token
+  ROLLGATE_ADMIN_TOKEN  when set, /api, /metrics and the viewer (/ui) require it, and agents must
+                        use their rollout token; required (16+ characters) off loopback
 `;

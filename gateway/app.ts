@@ -1,5 +1,6 @@
 /**
- * The whole gateway as one Hono app: agent endpoints, trainer API, the viewer (`/ui`), health.
+ * The whole gateway as one Hono app: agent endpoints, trainer API, the viewer (`/ui`), health,
+ * readiness, metrics.
  *
  * @module
  */
@@ -13,6 +14,14 @@ import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+import { browserGuard } from "./security/mod.ts";
+import {
+  accessLog,
+  GatewayMetrics,
+  httpMetrics,
+  operationsRoutes,
+  Readiness,
+} from "./operations/mod.ts";
 import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
 import { uiAuth } from "./ui_auth.ts";
 
@@ -39,6 +48,17 @@ export interface GatewayOptions {
   hostTools?: Record<string, HostTool>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
+  /**
+   * The server listens on loopback only: a `Host` other than a loopback name (or the public URL's)
+   * is refused, which defeats DNS rebinding from a web page.
+   */
+  loopbackOnly?: boolean;
+  /** Where one access-log line per request goes; unset: no access log. */
+  accessLog?: (line: string) => void;
+  /** What `/metrics` reports; default: a fresh set. */
+  metrics?: GatewayMetrics;
+  /** What `/ready` checks; default: nothing (always ready). */
+  readiness?: Readiness;
   /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
   runResults?: () => readonly RunResult[];
 }
@@ -49,6 +69,7 @@ export interface Gateway {
   gate: InterceptionGate;
   runner: TurnRunner;
   model: PolicyModel;
+  metrics: GatewayMetrics;
 }
 
 /**
@@ -71,14 +92,31 @@ export function createGateway(options: GatewayOptions): Gateway {
     const known = [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})].join(", ");
     throw new Error(`default backend ${defaultName} is not one of: ${known}`);
   }
+  const metrics = options.metrics ?? new GatewayMetrics();
   const runner = new TurnRunner(
     options.model,
     options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
     backends,
+    undefined,
+    metrics,
   );
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  metrics.watch({
+    pendingRequests: () => gate.pendingCount(),
+    activeRollouts: () => store.list().filter((r) => r.status === "active").length,
+  });
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true }));
+  if (options.accessLog) app.use("*", accessLog(options.accessLog));
+  app.use("*", httpMetrics(metrics));
+  app.use("*", browserGuard({ loopbackOnly: options.loopbackOnly, publicUrl: options.publicUrl }));
+  app.route(
+    "/",
+    operationsRoutes({
+      readiness: options.readiness ?? new Readiness(),
+      metrics,
+      adminToken: options.adminToken,
+    }),
+  );
   // The viewer reads the store; it never holds a turn up.
   app.use("/ui", uiAuth(options.adminToken, "/ui"));
   app.use("/ui/*", uiAuth(options.adminToken, "/ui"));
@@ -138,5 +176,5 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
     }, 404)
   );
-  return { app, store, gate, runner, model: options.model };
+  return { app, store, gate, runner, model: options.model, metrics };
 }

@@ -6,6 +6,7 @@
  */
 import type { Rollout, RolloutStore } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
+import { sameToken } from "./security/mod.ts";
 
 /** The credential a request carries: `Authorization: Bearer …` or `x-api-key`. */
 export function presentedToken(headers: Headers): string | null {
@@ -51,7 +52,7 @@ export function resolveAgentRollout(
   if (byToken && byToken !== rollout) {
     throw new GatewayError(403, `this token belongs to another rollout than ${pathId}`);
   }
-  if (options.adminToken && !byToken && token !== options.adminToken) {
+  if (options.adminToken && !byToken && !sameToken(token, options.adminToken)) {
     throw new GatewayError(401, `rollout ${pathId} requires its token`);
   }
   return rollout;

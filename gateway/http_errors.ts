@@ -21,6 +21,8 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   render_failed: 400,
   context_exceeded: 400,
   rollout_finished: 409,
+  // Retryable: Claude Code retries a 503 (overloaded), and a restarted gateway takes the turn.
+  shutting_down: 503,
 };
 
 const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {

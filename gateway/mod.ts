@@ -1,7 +1,8 @@
 /**
  * The HTTP surface: agent protocols (Anthropic Messages, OpenAI Chat, OpenAI Responses), the
- * trainer API, SSE, host tools, auth, the black-box relay (`black_box/`), and the one mapping of
- * domain errors to HTTP statuses (`http_errors.ts`).
+ * trainer API, SSE, host tools, auth, the black-box relay (`black_box/`), the one mapping of
+ * domain errors to HTTP statuses (`http_errors.ts`), what keeps a public address safe
+ * (`security/`), and health, readiness, metrics and the access log (`operations/`).
  *
  * @module
  */
@@ -13,6 +14,13 @@ export { anthropicAdapter } from "./anthropic/mod.ts";
 export { openaiChatAdapter } from "./openai_chat/mod.ts";
 export { responsesAdapter } from "./responses/mod.ts";
 export { BUILTIN_HOST_TOOLS, type HostTool } from "./host_tools.ts";
+export {
+  isLoopbackHost,
+  requireTokenForPublicBind,
+  sameToken,
+  UnsafeBindError,
+} from "./security/mod.ts";
+export { GatewayMetrics, operationsRoutes, Readiness } from "./operations/mod.ts";
 export {
   AnthropicUpstream,
   OpenAIUpstream,

@@ -20,6 +20,7 @@ import { GatewayError } from "./gateway_error.ts";
 import { httpStatus } from "./http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
 import { presentedToken } from "./auth.ts";
+import { jsonBodyRefusal, sameToken } from "./security/mod.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
   AppendSchema,
@@ -102,9 +103,11 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   };
 
   app.use("*", async (c, next) => {
-    if (o.adminToken && presentedToken(c.req.raw.headers) !== o.adminToken) {
+    if (o.adminToken && !sameToken(presentedToken(c.req.raw.headers), o.adminToken)) {
       return apiError(c, 401, "the trainer API requires the admin token (ROLLGATE_ADMIN_TOKEN)");
     }
+    const notJson = jsonBodyRefusal(c.req.raw);
+    if (notJson) return apiError(c, 415, notJson);
     await next();
   });
   app.onError((e, c) => {

@@ -9,6 +9,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { presentedToken } from "./auth.ts";
+import { sameToken } from "./security/mod.ts";
 
 const COOKIE = "rollgate_ui";
 
@@ -28,19 +29,21 @@ function loginPage(c: Context, message: string): Response {
 }
 
 export function uiAuth(adminToken: string | undefined, path: string): MiddlewareHandler {
-  const expected = adminToken ? digest(adminToken) : null;
+  if (!adminToken) return async (_c, next) => await next();
+  const secret = adminToken;
+  const expected = digest(secret);
   return async (c, next) => {
-    if (!expected) return await next();
     const url = new URL(c.req.url);
     const offered = url.searchParams.get("token");
     if (offered !== null) {
-      if (offered !== adminToken) return loginPage(c, "That is not the admin token.");
+      if (!sameToken(offered, secret)) return loginPage(c, "That is not the admin token.");
       setCookie(c, COOKIE, await expected, { httpOnly: true, sameSite: "Strict", path });
       url.searchParams.delete("token");
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
     if (
-      presentedToken(c.req.raw.headers) === adminToken || getCookie(c, COOKIE) === await expected
+      sameToken(presentedToken(c.req.raw.headers), secret) ||
+      sameToken(getCookie(c, COOKIE), await expected)
     ) {
       return await next();
     }

@@ -16,7 +16,12 @@
  *
  * @module
  */
-import { createGateway, type Gateway } from "../gateway/mod.ts";
+import {
+  createGateway,
+  type Gateway,
+  isLoopbackHost,
+  requireTokenForPublicBind,
+} from "../gateway/mod.ts";
 import {
   agentInstallHint,
   binaryInstalled,
@@ -214,14 +219,21 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
     return finish(o, tasks, [], skipped, "", print);
   }
 
-  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
   const adminToken = Deno.env.get("ROLLGATE_ADMIN_TOKEN") || undefined;
+  const hostname = o.gatewayHost ?? "127.0.0.1";
+  try {
+    requireTokenForPublicBind(hostname, adminToken);
+  } catch (err) {
+    throw new RunnerError((err as Error).message);
+  }
+  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
   const records: RolloutRecord[] = [];
   const gw = createGateway({
     model,
     modelName: o.model,
     adminToken,
     publicUrl: o.publicUrl,
+    loopbackOnly: isLoopbackHost(hostname),
     // The viewer at /ui shows each rollout's result (earlier runs' too) once it is graded.
     runResults: () => [...existing.values(), ...records],
   });

@@ -50,6 +50,7 @@ export {
 } from "./tree_export.ts";
 export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
+export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";

@@ -13,7 +13,9 @@ export type TurnErrorKind =
   /** The prompt does not fit the model's context. */
   | "context_exceeded"
   /** The rollout is finished and takes no more turns. */
-  | "rollout_finished";
+  | "rollout_finished"
+  /** The gateway is shutting down: it finishes the turns it has and takes no new ones. */
+  | "shutting_down";
 
 export class TurnError extends Error {
   override name = "TurnError";

@@ -3,7 +3,8 @@
  * (the mounted turn's exact ids + the rendered delta, or a full render for a new chain), have the
  * backend generate, parse, record. A client retry of a recorded (or still pending) turn gets that
  * same turn back instead of a second one. Black-box turns (a hosted API answered) are registered
- * and recorded by the same code, at the message level.
+ * and recorded by the same code, at the message level. The runner knows the turns in flight, so a
+ * shutdown can stop taking new ones and wait for those (`close`, `whenIdle`).
  *
  * @module
  */
@@ -24,6 +25,7 @@ import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 import { LiveAnswer } from "./live_answer.ts";
 import { TurnError, type TurnErrorKind } from "./turn_error.ts";
+import type { TurnObserver } from "./turn_observer.ts";
 
 function randomId(bytes = 12): string {
   return Array.from(
@@ -80,13 +82,75 @@ export class TurnRunner {
    * @param backend the default generation backend
    * @param backends named backends a rollout can choose (`CreateRollout.backend`)
    * @param pause holds new generations while a trainer syncs weights (`POST /api/pause`)
+   * @param observer told when each turn starts and ends (metrics)
    */
   constructor(
     readonly model: PolicyModel,
     readonly backend: GenerationBackend,
     readonly backends: Readonly<Record<string, GenerationBackend>> = {},
     readonly pause: PauseGate = new PauseGate(),
+    readonly observer?: TurnObserver,
   ) {}
+
+  /** Turns registered and not yet recorded or failed. */
+  readonly #inFlight = new Set<OpenTurn>();
+  #idle: (() => void)[] = [];
+  /** Set by `close`: why new turns are refused. */
+  #closed: string | undefined;
+
+  /** How many turns are in flight (registered, not yet recorded or failed). */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /**
+   * Takes no new turns from now on: each is refused with a `shutting_down` {@link TurnError}
+   * carrying `reason`. Turns in flight go on, and a client's retry still reaches its turn.
+   */
+  close(reason: string): void {
+    this.#closed = reason;
+  }
+
+  /** Resolves once no turn is in flight. */
+  whenIdle(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Fails every turn still in flight with `reason` (a shutdown whose grace period ran out). */
+  abandon(reason: string): void {
+    for (const open of [...this.#inFlight]) {
+      this.#aborts.get(open.turn)?.controller.abort();
+      fail(open, new TurnError("shutting_down", reason));
+    }
+  }
+
+  /** Registers a turn as in flight with `backend`; see {@link openTurn}. */
+  #open(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    mount: Mount,
+    idSuffix: string,
+    backend: string,
+  ): OpenTurn {
+    const open = openTurn(rollout, req, mount, idSuffix, (error) => {
+      this.#inFlight.delete(open);
+      this.observer?.turnEnded({
+        backend,
+        turn: open.turn,
+        addedMs: performance.now() - open.startedAt - open.backendMs,
+        ...(error === undefined ? {} : { error }),
+      });
+      if (this.#inFlight.size === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
+    });
+    this.#inFlight.add(open);
+    this.observer?.turnStarted(backend);
+    return open;
+  }
+
+  #refuseWhenClosed(open: OpenTurn): void {
+    if (this.#closed !== undefined) throw refuse(open, "shutting_down", this.#closed);
+  }
 
   /** The backend serving a rollout. */
   backendFor(rollout: Rollout): GenerationBackend {
@@ -123,7 +187,8 @@ export class TurnRunner {
       mount.retryOf.retries++;
       return mount.retryOf;
     }
-    const open = openTurn(rollout, req, mount, randomId(4));
+    const open = this.#open(rollout, req, mount, randomId(4), this.backendFor(rollout).name);
+    this.#refuseWhenClosed(open);
     const { turn } = open;
     turn.live = new LiveAnswer();
 
@@ -158,7 +223,7 @@ export class TurnRunner {
 
     const controller = new AbortController();
     this.#aborts.set(turn, { controller, waiters: 0 });
-    this.#generate(rollout, turn, req, toolCallIdPrefix, controller.signal)
+    this.#generate(open, req, toolCallIdPrefix, controller.signal)
       .then((answer) => record(open, answer))
       .catch((e) => fail(open, e));
     return turn;
@@ -177,12 +242,14 @@ export class TurnRunner {
   ): Turn {
     requireActive(rollout);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
-    const open = openTurn(rollout, req, mount, "bb");
+    const open = this.#open(rollout, req, mount, "bb", rollout.backend ?? "black-box");
+    this.#refuseWhenClosed(open);
     const { turn } = open;
     turn.blackBox = true;
     turn.renderedMessages = req.messages.length - mount.baseDepth;
     turn.maxTokens = req.sampling.max_tokens ?? 0;
-    ask().then(({ message, usage }) => {
+    const asked = performance.now();
+    ask().finally(() => open.backendMs = performance.now() - asked).then(({ message, usage }) => {
       turn.promptLength = usage.input_tokens;
       turn.timings.rendered = turn.timings.received;
       record(open, {
@@ -256,13 +323,16 @@ export class TurnRunner {
   }
 
   async #generate(
-    rollout: Rollout,
-    turn: Turn,
+    open: OpenTurn,
     req: CanonicalRequest,
     toolCallIdPrefix: string,
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
-    const release = await this.pause.enter(signal);
+    const { rollout, turn } = open;
+    const asked = performance.now();
+    const release = await this.pause.enter(signal).finally(() =>
+      open.backendMs = performance.now() - asked
+    );
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
     const stream = this.model.streamingParser();
@@ -288,8 +358,13 @@ export class TurnRunner {
       routingKey: rollout.id,
       onTokens,
       signal,
-    }).finally(release);
+    }).finally(() => {
+      release();
+      open.backendMs = performance.now() - asked;
+    });
     await parsing;
+    // Abandoned meanwhile (a shutdown's grace period ran out): a late answer is not recorded.
+    if (turn.status !== "pending") throw new TurnError("shutting_down", turn.error ?? "abandoned");
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
@@ -336,6 +411,12 @@ interface OpenTurn {
   turn: Turn;
   promptNode: MessageNode;
   settle: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
+  /** Called once, when the turn is recorded (no error) or failed. */
+  ended(error?: unknown): void;
+  /** `performance.now()` when the turn was registered. */
+  startedAt: number;
+  /** Milliseconds spent waiting for the backend (a pause hold included) so far. */
+  backendMs: number;
 }
 
 function requireActive(rollout: Rollout): void {
@@ -353,19 +434,23 @@ function openTurn(
   req: CanonicalRequest,
   mount: Mount,
   idSuffix: string,
+  ended: OpenTurn["ended"],
 ): OpenTurn {
   let settle!: OpenTurn["settle"];
   const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
   result.catch(() => {}); // nobody may be listening any more (client gone)
   const { turn, promptNode } = registerTurn(rollout, req, mount, result, idSuffix);
-  return { rollout, turn, promptNode, settle };
+  return { rollout, turn, promptNode, settle, ended, startedAt: performance.now(), backendMs: 0 };
 }
 
 /**
  * The one way a turn is recorded, for every backend: its answer hangs in the message tree, its
  * sub-agent calls open, and its waiters get the answer.
  */
-function record({ rollout, turn, promptNode, settle }: OpenTurn, answer: TurnAnswer): void {
+function record(open: OpenTurn, answer: TurnAnswer): void {
+  const { rollout, turn, promptNode, settle } = open;
+  // A turn failed meanwhile (abandoned at shutdown) stays failed.
+  if (turn.status !== "pending") return;
   turn.message = answer.message;
   turn.answer = answer;
   turn.status = "done";
@@ -374,15 +459,19 @@ function record({ rollout, turn, promptNode, settle }: OpenTurn, answer: TurnAns
   openAgentCalls(rollout, turn, answer.message);
   turn.live?.close();
   settle.resolve(answer);
+  open.ended();
 }
 
 /** Fails a turn; `error` is also what its waiters get. */
-function fail({ turn, settle }: OpenTurn, error: unknown): void {
+function fail(open: OpenTurn, error: unknown): void {
+  const { turn, settle } = open;
+  if (turn.status !== "pending") return;
   turn.live?.close();
   turn.status = "failed";
   turn.error = (error as Error)?.message ?? String(error);
   turn.timings.completed = Date.now();
   settle.reject(error);
+  open.ended(error);
 }
 
 /** Fails a turn that cannot be generated, with the error its request gets too. */

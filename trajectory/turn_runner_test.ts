@@ -10,6 +10,8 @@ import { qwen3SampledText } from "../tests/invariants/conversation_generator.ts"
 import { Rollout } from "./rollout.ts";
 import { promptIds } from "./turn.ts";
 import { TurnRunner } from "./turn_runner.ts";
+import type { EndedTurn, TurnObserver } from "./turn_observer.ts";
+import { InterceptionGate } from "../generation/mod.ts";
 
 const model = await PolicyModel.load();
 const tools: ToolSpec[] = [{ name: "bash", kind: "function", parameters: { type: "object" } }];
@@ -243,4 +245,65 @@ Deno.test("TurnRunner: black-box turns are registered, recorded and failed by th
   assert.equal(t2.error, "upstream down");
   const [sample] = rollout.samples();
   assert.deepEqual(sample.turns, [t1.id]);
+});
+
+/** A runner on the real interception gate (a turn waits until the test completes it). */
+function gated() {
+  const gate = new InterceptionGate();
+  const ended: EndedTurn[] = [];
+  const started: string[] = [];
+  const observer: TurnObserver = {
+    turnStarted: (backend) => started.push(backend),
+    turnEnded: (e) => ended.push(e),
+  };
+  const runner = new TurnRunner(model, gate, {}, undefined, observer);
+  return { gate, runner, started, ended, rollout: new Rollout("g", "token", {}, {}) };
+}
+
+Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle waits for them", async () => {
+  const { gate, runner, started, ended, rollout } = gated();
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  assert.equal(runner.inFlight, 1);
+  let idle = false;
+  runner.close("the gateway is shutting down");
+  const whenIdle = runner.whenIdle().then(() => idle = true);
+
+  await assert.rejects(
+    runner.start(rollout, request([{ role: "user", content: "another task" }]), "call_"),
+    { name: "TurnError", kind: "shutting_down", message: "the gateway is shutting down" },
+  );
+  assert.equal(await runner.start(rollout, request([u1]), "call_"), t1, "a retry still attaches");
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(idle, false, "a turn is still in flight");
+
+  const pending = await gate.next(1_000);
+  const ids = await model.tokenizer.encode(qwen3SampledText(answer));
+  gate.complete(pending!.request_id, { output_ids: ids, finish_reason: "stop" });
+  await t1.result;
+  await whenIdle;
+  assert.equal(runner.inFlight, 0);
+  assert.equal(t1.status, "done");
+  assert.deepEqual(started, ["gate", "gate"]);
+  assert.deepEqual(ended.map((e) => [e.turn.status, (e.error as Error)?.name]), [
+    ["failed", "TurnError"],
+    ["done", undefined],
+  ]);
+  assert.equal(ended[1].turn, t1);
+  assert.ok(ended[1].addedMs >= 0 && ended[1].addedMs < 60_000, `${ended[1].addedMs}`);
+});
+
+Deno.test("TurnRunner: abandon fails what is still in flight; a late completion changes nothing", async () => {
+  const { gate, runner, ended, rollout } = gated();
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  const pending = await gate.next(1_000);
+  runner.close("shutting down");
+  runner.abandon("the gateway shut down before this turn was answered");
+  await assert.rejects(t1.result, { name: "TurnError", kind: "shutting_down" });
+  await runner.whenIdle();
+  assert.equal(t1.status, "failed");
+  gate.complete(pending!.request_id, { output_ids: [9707, 151645], finish_reason: "stop" });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(t1.status, "failed", "not revived by the trainer's late answer");
+  assert.deepEqual(t1.outputIds, []);
+  assert.equal(ended.length, 1, "ended once");
 });

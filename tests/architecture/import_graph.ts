@@ -7,13 +7,17 @@
  * @module
  */
 
-/** Top-level entries that are not product code: tests, benchmarks, clients, installed packages. */
+/**
+ * Top-level entries that are not product code: tests, benchmarks, clients, deployment recipes
+ * (`deploy/`: the container's standalone health check, scripts), installed packages.
+ */
 const NOT_PRODUCT = new Set([
   ".git",
   ".venv",
   "agents",
   "bench",
   "clients",
+  "deploy",
   "docs",
   "node_modules",
   "tasks",

@@ -25,12 +25,17 @@ async function setup() {
   const create = async (backend: string) => {
     const r = await fetch(url + "/api/rollouts", {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ backend }),
     });
     return await r.json() as { id: string; token: string; base_url: string };
   };
   const samples = async (id: string) => {
-    const r = await fetch(`${url}/api/rollouts/${id}/finish`, { method: "POST", body: "{}" });
+    const r = await fetch(`${url}/api/rollouts/${id}/finish`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     return (await r.json()).samples;
   };
   return {

@@ -19,8 +19,12 @@ Deno.test("serve --model-family qwen3.5: the agent gets the XML call the policy 
   try {
     assert.match(gw.output(), /family qwen3\.5/);
     const model = await PolicyModel.load({ family: "qwen3.5" });
-    const created = await (await fetch(`${gw.url}/api/rollouts`, { method: "POST", body: "{}" }))
-      .json();
+    const json = { "content-type": "application/json" };
+    const created = await (await fetch(`${gw.url}/api/rollouts`, {
+      method: "POST",
+      headers: json,
+      body: "{}",
+    })).json();
     const agent = fetch(`${created.base_url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -48,6 +52,7 @@ Deno.test("serve --model-family qwen3.5: the agent gets the XML call the policy 
     );
     const done = await fetch(`${gw.url}/api/requests/${next.request_id}/complete`, {
       method: "POST",
+      headers: json,
       body: JSON.stringify({ output_ids: output, finish_reason: "stop" }),
     });
     assert.equal(done.status, 200, await done.text());

@@ -21,7 +21,10 @@ async function withGateway(fn: (url: string) => Promise<void>) {
 async function post(url: string, body: unknown, token?: string) {
   const res = await fetch(url, {
     method: "POST",
-    headers: token ? { authorization: `Bearer ${token}` } : {},
+    headers: {
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };

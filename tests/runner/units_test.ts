@@ -4,7 +4,7 @@
  * the results file (resume keys, cut-off lines), the progress bar and the summary table.
  */
 import assert from "node:assert/strict";
-import { parseRolloutArgs } from "../../cli/mod.ts";
+import { parseRolloutArgs } from "../../cli/rollout.ts";
 import { miniSweAgent, pi } from "../../harness/mod.ts";
 import {
   applyPatchCommand,

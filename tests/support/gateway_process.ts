@@ -13,6 +13,10 @@ export interface GatewayProcess {
   port: number;
   /** Everything the gateway printed so far. */
   output(): string;
+  /** Sends the process a signal (e.g. SIGTERM to drain it). */
+  kill(signal: Deno.Signal): void;
+  /** How the process ended, once it has (its output fully read by then). */
+  exited: Promise<Deno.CommandStatus>;
   stop(): Promise<void>;
 }
 
@@ -41,11 +45,12 @@ export async function startGateway(
     for await (const chunk of s.pipeThrough(new TextDecoderStream())) log += chunk;
   };
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const exited = Promise.all([child.status, pumps]).then(([status]) => status);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const r = await fetch(url + "/health");
+      const r = await fetch(url + "/ready");
       await r.body?.cancel();
       if (r.ok) break;
     } catch { /* not up yet */ }
@@ -59,6 +64,8 @@ export async function startGateway(
     url,
     port,
     output: () => log,
+    kill: (signal) => child.kill(signal),
+    exited,
     async stop() {
       try {
         child.kill();

@@ -117,6 +117,14 @@ class RollgateClient:
             return False
         return resp.status == 200
 
+    async def ready(self) -> bool:
+        """``GET /ready``: true once the gateway serves turns (model loaded, not shutting down)."""
+        try:
+            resp = await self._http.request("GET", "/ready", timeout=min(self.timeout, 5.0))
+        except (OSError, asyncio.TimeoutError):
+            return False
+        return resp.status == 200
+
     # -- rollouts ---------------------------------------------------------------------------------
 
     async def create_rollout(

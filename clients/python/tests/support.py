@@ -124,7 +124,7 @@ def require_deno() -> None:
 
 
 def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> GatewayProcess:
-    """Starts ``main.ts serve`` on a free port and waits for ``/health``."""
+    """Starts ``main.ts serve`` on a free port and waits for ``/ready`` (the model loaded)."""
     require_deno()
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="rollgate-gw-", suffix=".log", delete=False)
@@ -152,7 +152,7 @@ def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> G
             gw.stop()
             raise RuntimeError(f"the gateway exited with {proc.returncode}:\n{out}")
         try:
-            with urllib.request.urlopen(gw.url + "/health", timeout=1) as r:
+            with urllib.request.urlopen(gw.url + "/ready", timeout=1) as r:
                 if r.status == 200:
                     return gw
         except OSError:

@@ -120,8 +120,10 @@ class RolloutLifecycleTest(GatewayTestCase):
 
     async def test_health(self) -> None:
         self.assertTrue(await self.client.health())
+        self.assertTrue(await self.client.ready())
         async with RollgateClient("http://127.0.0.1:9", timeout=2) as dead:
             self.assertFalse(await dead.health())
+            self.assertFalse(await dead.ready())
             with self.assertRaises(OSError):
                 await dead.list_rollouts()
 

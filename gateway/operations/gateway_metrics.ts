@@ -1,0 +1,171 @@
+/**
+ * What `/metrics` reports: turns, tokens, the latency the gateway adds, errors by kind (each per
+ * backend), requests pending at the gate and in flight over HTTP, and the process itself.
+ *
+ * @module
+ */
+import { GenerationError } from "../../generation/mod.ts";
+import { type EndedTurn, TurnError, type TurnObserver } from "../../trajectory/mod.ts";
+import { Counter, Gauge, Histogram, type Labels, MetricsRegistry } from "./prometheus.ts";
+
+/** Upper bounds (seconds) of the added-latency buckets: rendering and parsing take milliseconds. */
+export const ADDED_LATENCY_BUCKETS = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+] as const;
+
+/**
+ * The `kind` label of a failed turn: the domain's own kind (`render_failed`, `context_exceeded`,
+ * `engine_timeout`, `trainer_failed`, `client_gone`, `shutting_down`, …), `upstream_failed` for a
+ * hosted API's error, else `internal`.
+ */
+export function failureKind(ended: EndedTurn): string {
+  const e = ended.error;
+  if (e instanceof TurnError || e instanceof GenerationError) return e.kind;
+  return ended.turn.blackBox ? "upstream_failed" : "internal";
+}
+
+/** Live values read at scrape time. */
+export interface MetricSources {
+  /** Requests at the interception gate not yet resolved by a trainer. */
+  pendingRequests(): number;
+  /** Rollouts that still take turns. */
+  activeRollouts(): number;
+}
+
+const startedAt = Date.now() / 1000;
+
+export class GatewayMetrics implements TurnObserver {
+  readonly registry = new MetricsRegistry();
+  #sources: MetricSources | undefined;
+  #httpInFlight = 0;
+  readonly #turnsInFlight = new Map<string, number>();
+  #draining = false;
+
+  readonly turns = this.registry.add(
+    new Counter("rollgate_turns_total", "Turns that ended, by backend and outcome (done, failed)."),
+  );
+  readonly tokensIn = this.registry.add(
+    new Counter("rollgate_tokens_in_total", "Prompt tokens of ended turns, by backend."),
+  );
+  readonly tokensOut = this.registry.add(
+    new Counter("rollgate_tokens_out_total", "Sampled tokens of ended turns, by backend."),
+  );
+  readonly addedLatency = this.registry.add(
+    new Histogram(
+      "rollgate_added_latency_seconds",
+      "Time a turn spent in the gateway outside its backend (render, parse, record), by backend.",
+      ADDED_LATENCY_BUCKETS,
+    ),
+  );
+  readonly errors = this.registry.add(
+    new Counter("rollgate_errors_total", "Failed turns by backend and kind of failure."),
+  );
+  readonly responses = this.registry.add(
+    new Counter("rollgate_http_responses_total", "HTTP responses by status code."),
+  );
+
+  constructor() {
+    const one = (v: number): Iterable<[Labels, number]> => [[{}, v]];
+    this.registry.add(
+      new Gauge(
+        "rollgate_turns_in_flight",
+        "Turns started and not yet ended, by backend.",
+        () => [...this.#turnsInFlight].map(([backend, n]) => [{ backend }, n]),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_pending_requests",
+        "Requests waiting at the interception gate for a trainer's completion.",
+        () => one(this.#sources?.pendingRequests() ?? 0),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_http_requests_in_flight",
+        "HTTP requests not answered yet (long polls included; a stream counts until its headers).",
+        () => one(this.#httpInFlight),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_active_rollouts",
+        "Rollouts that still take turns.",
+        () => one(this.#sources?.activeRollouts() ?? 0),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_draining",
+        "1 while a shutdown drains in-flight turns.",
+        () => one(this.#draining ? 1 : 0),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "process_resident_memory_bytes",
+        "Resident memory of the gateway process.",
+        () => one(Deno.memoryUsage().rss),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "process_start_time_seconds",
+        "Start of the gateway process, Unix seconds.",
+        () => one(startedAt),
+      ),
+    );
+  }
+
+  /** Where the live gauges read from (set once the gateway exists). */
+  watch(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  setDraining(draining: boolean): void {
+    this.#draining = draining;
+  }
+
+  turnStarted(backend: string): void {
+    this.#turnsInFlight.set(backend, (this.#turnsInFlight.get(backend) ?? 0) + 1);
+  }
+
+  turnEnded(ended: EndedTurn): void {
+    const backend = { backend: ended.backend };
+    const { turn } = ended;
+    this.#turnsInFlight.set(ended.backend, (this.#turnsInFlight.get(ended.backend) ?? 1) - 1);
+    if (ended.error !== undefined) {
+      this.turns.inc({ ...backend, outcome: "failed" });
+      this.errors.inc({ ...backend, kind: failureKind(ended) });
+      return;
+    }
+    this.turns.inc({ ...backend, outcome: "done" });
+    this.tokensIn.inc(backend, turn.promptLength);
+    this.tokensOut.inc(backend, turn.outputIds.length);
+    this.addedLatency.observe(backend, ended.addedMs / 1000);
+  }
+
+  httpStarted(): void {
+    this.#httpInFlight++;
+  }
+
+  httpFinished(status: number): void {
+    this.#httpInFlight--;
+    this.responses.inc({ code: String(status) });
+  }
+
+  /** The text format body for `GET /metrics`. */
+  render(): string {
+    return this.registry.render();
+  }
+}
