@@ -5,20 +5,25 @@
  * - openai-harmony (OpenAI's renderer): every full render, per turn and whole, equal id for id;
  * - openai-harmony's parser: every sampled answer read into the same reasoning, content and
  *   calls as rollgate's parser;
- * - renderers' `gpt_oss`: equal id for id where its conversion of messages follows the format;
- *   where it does not (it opens `analysis` in the generation prompt, writes calls without
- *   `<|constrain|>json`, puts text before calls on `final`, keeps analysis by its own rule, moves
- *   the first system message to the front, declares a tool without properties as taking an empty
- *   object), the render is counted under those differences, and
- *   a difference in a conversation with none of them fails.
+ * - renderers' `gpt_oss` (which renders through openai-harmony): equal to openai-harmony given
+ *   renderers' own message conversion (`RENDERERS_CHOICES`: it opens `analysis` in the
+ *   generation prompt, writes calls without `<|constrain|>json`, puts text before calls on
+ *   `final`, keeps analysis by its own rule, moves the first system message to the front,
+ *   declares a tool without properties as taking an empty object, authors an unnamed tool result
+ *   `functions.unknown`), id for id in every render; where it differs from rollgate, each
+ *   choice is switched on alone to count which ones change the render.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import { firstDifference } from "../invariants/drive.ts";
-import { type HarmonyParsedMessage, withHarmony } from "../reference/harmony_env.ts";
-import { renderRequest, type RenderResult, withRenderers } from "../reference/renderers_env.ts";
+import {
+  type HarmonyParsedMessage,
+  RENDERERS_CHOICES,
+  withHarmony,
+} from "../reference/harmony_env.ts";
+import { renderRequest, withRenderers } from "../reference/renderers_env.ts";
 import { referenceMissing, skipGroup } from "../support/skips.ts";
 import type { FamilySuite } from "./family_check.ts";
 
@@ -133,69 +138,55 @@ export function registerHarmonyChecks(
   });
 
   Deno.test({
-    name: name("full renders equal renderers gpt-oss where its conversion follows the format"),
+    name: name("renderers gpt-oss differs from openai-harmony only in its message conversion"),
     ignore,
     ...SHARED,
     async fn() {
       const s = await getSuite();
       const all = renders(s);
-      const results = await withRenderers(
+      const requests = all.map((r) => renderRequest(r.history, r.tools, r.prompt));
+      const theirs = await withRenderers(s.model.files.dir, "gpt-oss", config, requests);
+      // openai-harmony with all of renderers' conversion choices, then with each one alone.
+      const harmony = await withHarmony(
         s.model.files.dir,
-        "gpt-oss",
         config,
-        all.map((r) => renderRequest(r.history, r.tools, r.prompt)),
-      ) as RenderResult[];
-      const id = (token: string) => s.model.idOf(token)!;
-      // renderers' generation prompt opens the analysis channel: `<|channel|>analysis<|message|>`.
-      const analysisPrompt = [
-        id("<|channel|>"),
-        ...await s.model.tokenizer.encode("analysis"),
-        id("<|message|>"),
-      ];
-      const counts = { exact: 0, calls: 0, preamble: 0, analysis: 0, hoisted: 0, noArguments: 0 };
-      for (const [n, ref] of results.entries()) {
-        const { label, history, tools, prompt, ours } = all[n];
+        requests.flatMap((r) => [
+          { ...r, conversion: "renderers" as const },
+          ...RENDERERS_CHOICES.map((c) => ({ ...r, conversion: [c] })),
+        ]),
+      );
+      const per = RENDERERS_CHOICES.length + 1;
+      const counts = Object.fromEntries(RENDERERS_CHOICES.map((c) => [c, 0]));
+      let exact = 0;
+      for (const [n, ref] of theirs.entries()) {
+        const { label, ours } = all[n];
         assert.equal(ref.error, undefined, `${label}: ${ref.error}`);
-        let theirs = ref.ids!;
-        if (prompt) {
-          assert.deepEqual(theirs.slice(-analysisPrompt.length), analysisPrompt, label);
-          theirs = theirs.slice(0, -analysisPrompt.length);
-        } else if (history.at(-1)?.role === "assistant" && theirs.at(-1) === id("<|return|>")) {
-          // renderers closes a conversation ending in a final answer with `<|return|>`.
-          theirs = [...theirs.slice(0, -1), id("<|end|>")];
-        }
-        if (firstDifference(ours.ids, theirs) === -1) {
-          counts.exact++;
+        const converted = harmony[n * per];
+        assert.equal(converted.error, undefined, `${label}: ${converted.error}`);
+        const at = firstDifference(ref.ids!, converted.ids!);
+        assert.equal(
+          at,
+          -1,
+          `${label}: renderers differs from harmony with its conversion at ${at}`,
+        );
+        if (firstDifference(ours.ids, ref.ids!) === -1) {
+          exact++;
           continue;
         }
-        const answers = history.filter((m): m is AssistantMessage => m.role === "assistant");
-        const why = {
-          calls: answers.some((m) => (m.tool_calls ?? []).length > 0),
-          preamble: answers.some((m) => (m.tool_calls ?? []).length > 0 && m.content !== ""),
-          analysis: answers.some((m) => !!m.reasoning_content),
-          hoisted: history[0]?.role !== "system" && history.some((m) => m.role === "system"),
-          noArguments: tools.some((t) => {
-            const p = t.parameters as { properties?: object } | undefined;
-            return Object.keys(p?.properties ?? {}).length === 0;
-          }),
-        };
-        assert.ok(
-          Object.values(why).some((v) => v),
-          `${label}: differs from renderers at ${firstDifference(ours.ids, theirs)} with none ` +
-            "of its known conversion differences",
+        // rollgate equals harmony's own conversion (checked above): what renderers changes is
+        // what its choices change, each seen alone.
+        const changed = RENDERERS_CHOICES.filter((_, j) =>
+          firstDifference(harmony[n * per + 1 + j].ids!, ours.ids) !== -1
         );
-        for (const [k, v] of Object.entries(why)) if (v) counts[k as keyof typeof counts]++;
+        assert.ok(changed.length > 0, `${label}: differs from renderers, no choice explains it`);
+        for (const c of changed) counts[c]++;
       }
       console.log(
-        `${label}: ${counts.exact} of ${results.length} renders identical to renderers gpt-oss ` +
-          "id for id (its generation prompt's <|channel|>analysis<|message|> and closing " +
-          `<|return|> aside); the others hold calls it writes without <|constrain|>json ` +
-          `(${counts.calls}), text before calls it puts on final (${counts.preamble}), reasoning ` +
-          `it keeps by its own rule (${counts.analysis}), a system message it moves to the front ` +
-          `(${counts.hoisted}), a tool without properties it declares (_: {}) => any instead of ` +
-          `() => any (${counts.noArguments})`,
+        `${label}: renderers gpt-oss equals openai-harmony with renderers' message conversion in ` +
+          `all ${theirs.length} renders; ${exact} equal rollgate's id for id; the others differ ` +
+          "by these choices of renderers (renders each changes): " +
+          RENDERERS_CHOICES.map((c) => `${c} ${counts[c]}`).join(", "),
       );
-      assert.ok(counts.exact >= s.conversations.length, `only ${counts.exact} exact`);
     },
   });
 }

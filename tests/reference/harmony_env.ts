@@ -20,6 +20,28 @@
 import type { RenderRequest } from "./renderers_env.ts";
 import { runReferenceScript } from "./python_env.ts";
 
+/**
+ * Where renderers' `gpt_oss` converts messages differently from the format
+ * (`RENDERERS_CHOICES` in `harmony_reference.py` describes each).
+ */
+export const RENDERERS_CHOICES = [
+  "generation_prompt",
+  "return",
+  "unconstrained_calls",
+  "final_preamble",
+  "analysis_rule",
+  "first_system_hoisted",
+  "empty_parameters",
+  "unknown_tool_author",
+] as const;
+
+export type RenderersChoice = typeof RENDERERS_CHOICES[number];
+
+/** A render, messages converted as the format says or with some (all) of renderers' choices. */
+export interface HarmonyRenderRequest extends RenderRequest {
+  conversion?: readonly RenderersChoice[] | "renderers";
+}
+
 export interface HarmonyParseRequest {
   op: "parse";
   ids: number[];
@@ -55,7 +77,7 @@ export interface HarmonyResult {
 export async function withHarmony(
   modelDir: string,
   config: Record<string, unknown>,
-  requests: readonly (RenderRequest | HarmonyParseRequest | HarmonyEncodeRequest)[],
+  requests: readonly (HarmonyRenderRequest | HarmonyParseRequest | HarmonyEncodeRequest)[],
 ): Promise<HarmonyResult[]> {
   return await runReferenceScript(
     "harmony_reference.py",

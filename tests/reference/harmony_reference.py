@@ -13,7 +13,7 @@ needs is rebuilt offline (``harmony_vocab.py``). ``CONFIG_JSON``: ``reasoning_ef
 stdin line is one of::
 
     {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool,
-     "conversion": "format" | "renderers"}
+     "conversion": [CHOICE, ...] | "renderers"}
     {"op": "parse", "ids": [int, ...]}
     {"op": "encode", "text": "..."}
 
@@ -36,14 +36,10 @@ call it answers) to ``assistant`` on ``commentary``. Renders use harmony's defau
 (``auto_drop_analysis``); with the generation prompt ``render_conversation_for_completion``
 (``<|start|>assistant``), without it ``render_conversation``.
 
-``"conversion": "renderers"`` converts messages the way PrimeIntellect's ``renderers`` (gpt_oss,
-0.1.12) does instead, still rendering every message with harmony: the first system message
-(wherever it is) as instructions, a tool's ``parameters or {}``, assistant text on ``final``
-(before calls too), calls without a content type, analysis only for a call message that no later
-final answer with text follows, a tool result named by its ``name`` or ``unknown``, the generation
-prompt ``<|start|>assistant<|channel|>analysis<|message|>``, and a conversation ending in a final
-answer closed with ``<|return|>``. Its results show where ``renderers`` differs from the format:
-only in those choices.
+``"conversion"`` switches on, one by one, the places where PrimeIntellect's ``renderers``
+(gpt_oss, 0.1.12) converts messages differently (``RENDERERS_CHOICES``; ``"renderers"``: all of
+them), still rendering with harmony: a render with all of them equal to ``renderers``' own shows
+that it differs from the format only there, and each one alone shows what it changes.
 """
 
 import json
@@ -55,38 +51,47 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harmony_vocab import use_local_o200k  # noqa: E402
 
 
-def harmony_conversation(h, case, config):
+#: Where PrimeIntellect's ``renderers`` (gpt_oss, 0.1.12) converts messages differently from the
+#: format; each can be switched on alone (``"conversion": [NAME, ...]``) to see what it changes.
+RENDERERS_CHOICES = {
+    "generation_prompt": "the generation prompt opens analysis: <|start|>assistant<|channel|>analysis<|message|>",
+    "return": "a conversation ending in a final answer is closed with <|return|>",
+    "unconstrained_calls": "calls are written without the <|constrain|>json content type",
+    "final_preamble": "text before calls goes on final instead of commentary",
+    "analysis_rule": "analysis is kept only for a call message that no later final answer with text follows",
+    "first_system_hoisted": "the first system message, wherever it is, becomes the instructions",
+    "empty_parameters": "a tool without properties is declared as taking an empty object",
+    "unknown_tool_author": "a tool result without a name is authored functions.unknown",
+}
+
+
+def harmony_ids(h, enc, case, config):
+    """The render's ids, messages converted as the format says, or with ``renderers``' choices."""
     messages = case.get("messages")
     if not isinstance(messages, list):
         raise TypeError('"messages" must be an array')
+    conversion = case.get("conversion") or []
+    choices = set(RENDERERS_CHOICES) if conversion == "renderers" else set(conversion)
+    unknown = choices - set(RENDERERS_CHOICES)
+    if unknown:
+        raise ValueError(f"unknown conversion choices {sorted(unknown)}")
     tools = case.get("tools") or []
     out = [system_message(h, config)]
-    rest = messages
-    instructions = None
-    if messages and messages[0].get("role") == "system":
-        instructions = messages[0].get("content") or ""
-        rest = messages[1:]
-    if instructions is not None or tools:
+    if "first_system_hoisted" in choices:
+        first = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None)
+    else:
+        first = 0 if messages and messages[0].get("role") == "system" else None
+    rest = [m for i, m in enumerate(messages) if i != first]
+    if first is not None or tools:
         dev = h.DeveloperContent.new()
+        instructions = messages[first].get("content") if first is not None else None
         if instructions:
             dev = dev.with_instructions(instructions)
         if tools:
-            described = []
-            for tool in tools:
-                fn = tool.get("function", tool)
-                params = fn.get("parameters")
-                takes_args = params is not None and (
-                    params.get("type") != "object" or bool(params.get("properties"))
-                )
-                described.append(
-                    h.ToolDescription.new(
-                        fn["name"], fn.get("description") or "", parameters=params if takes_args else None
-                    )
-                )
-            dev = dev.with_function_tools(described)
+            dev = dev.with_function_tools([tool_description(h, t, choices) for t in tools])
         out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
     call_names = {}
-    for m in rest:
+    for i, m in enumerate(rest):
         role = m.get("role")
         content = m.get("content") or ""
         if role == "system":
@@ -95,25 +100,30 @@ def harmony_conversation(h, case, config):
         elif role == "user":
             out.append(h.Message.from_role_and_content(h.Role.USER, content))
         elif role == "assistant":
-            reasoning = m.get("reasoning_content")
-            if reasoning:
-                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, reasoning).with_channel("analysis"))
             calls = m.get("tool_calls") or []
-            if not calls:
+            reasoning = m.get("reasoning_content")
+            if reasoning and ("analysis_rule" not in choices or renderers_keeps_analysis(rest, i)):
+                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, reasoning).with_channel("analysis"))
+            if not calls or (content and "final_preamble" in choices):
                 out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, content).with_channel("final"))
             elif content:
                 out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, content).with_channel("commentary"))
             for call in calls:
                 fn = call["function"]
                 call_names[call.get("id")] = fn["name"]
-                out.append(
+                message = (
                     h.Message.from_role_and_content(h.Role.ASSISTANT, fn["arguments"])
                     .with_channel("commentary")
                     .with_recipient("functions." + fn["name"])
-                    .with_content_type("<|constrain|>json")
                 )
+                if "unconstrained_calls" not in choices:
+                    message = message.with_content_type("<|constrain|>json")
+                out.append(message)
         elif role == "tool":
-            name = m.get("name") or call_names.get(m.get("tool_call_id")) or "unknown"
+            name = m.get("name")
+            if not name and "unknown_tool_author" not in choices:
+                name = call_names.get(m.get("tool_call_id"))
+            name = name or "unknown"
             if not name.startswith("functions."):
                 name = "functions." + name
             out.append(
@@ -123,7 +133,40 @@ def harmony_conversation(h, case, config):
             )
         else:
             raise ValueError(f"unknown role {role!r}")
-    return h.Conversation.from_messages(out)
+    conversation = h.Conversation.from_messages(out)
+    # renderers applies its own analysis rule and renders every message as it is.
+    render_config = h.RenderConversationConfig(auto_drop_analysis="analysis_rule" not in choices)
+    if case.get("add_generation_prompt", False):
+        ids = list(enc.render_conversation_for_completion(conversation, h.Role.ASSISTANT, render_config))
+        if "generation_prompt" in choices:
+            ids.extend(enc.encode("<|channel|>analysis<|message|>", allowed_special="all"))
+        return ids
+    ids = list(enc.render_conversation(conversation, render_config))
+    last = messages[-1] if messages else {}
+    end = enc.encode("<|end|>", allowed_special="all")[0]
+    if "return" in choices and last.get("role") == "assistant" and not last.get("tool_calls") and ids[-1] == end:
+        ids[-1] = enc.encode("<|return|>", allowed_special="all")[0]
+    return ids
+
+
+def tool_description(h, tool, choices):
+    fn = tool.get("function", tool)
+    params = fn.get("parameters")
+    if "empty_parameters" in choices:
+        params = params or {}
+    elif params is not None and params.get("type") == "object" and not params.get("properties"):
+        params = None  # the format: a tool without properties takes no argument
+    return h.ToolDescription.new(fn["name"], fn.get("description") or "", parameters=params)
+
+
+def renderers_keeps_analysis(messages, i):
+    """renderers' rule: analysis stays for a call message no later final answer with text follows."""
+    if not messages[i].get("tool_calls"):
+        return False
+    return not any(
+        later.get("role") == "assistant" and not later.get("tool_calls") and later.get("content")
+        for later in messages[i + 1 :]
+    )
 
 
 def system_message(h, config):
@@ -137,97 +180,13 @@ def system_message(h, config):
     return h.Message.from_role_and_content(h.Role.SYSTEM, system)
 
 
-def renderers_conversion_ids(h, enc, case, config):
-    """``renderers``' gpt_oss conversion (see the module doc), rendered with harmony."""
-    messages = case["messages"]
-    tools = case.get("tools") or []
-    first_system = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None)
-    prefix = [system_message(h, config)]
-    if first_system is not None or tools:
-        dev = h.DeveloperContent.new()
-        instructions = messages[first_system].get("content") if first_system is not None else ""
-        if instructions:
-            dev = dev.with_instructions(instructions)
-        if tools:
-            dev = dev.with_function_tools(
-                [
-                    h.ToolDescription.new(
-                        t["function"]["name"],
-                        t["function"].get("description", ""),
-                        parameters=t["function"].get("parameters") or {},
-                    )
-                    for t in tools
-                ]
-            )
-        prefix.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
-    ids = list(enc.render_conversation(h.Conversation.from_messages(prefix)))
-
-    def keeps_analysis(i):
-        if not messages[i].get("tool_calls"):
-            return False
-        for later in messages[i + 1 :]:
-            if later.get("role") == "assistant" and not later.get("tool_calls") and later.get("content"):
-                return False
-        return True
-
-    for i, m in enumerate(messages):
-        if i == first_system:
-            continue
-        role = m.get("role")
-        content = m.get("content") or ""
-        out = []
-        if role == "user":
-            out.append(h.Message.from_role_and_content(h.Role.USER, content))
-        elif role == "system":
-            dev = h.DeveloperContent.new().with_instructions(content)
-            out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
-        elif role == "tool":
-            name = m.get("name") or "unknown"
-            if not name.startswith("functions."):
-                name = "functions." + name
-            out.append(
-                h.Message.from_author_and_content(h.Author.new(h.Role.TOOL, name), content)
-                .with_recipient("assistant")
-                .with_channel("commentary")
-            )
-        elif role == "assistant":
-            if keeps_analysis(i) and m.get("reasoning_content"):
-                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, m["reasoning_content"]).with_channel("analysis"))
-            if content:
-                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, content).with_channel("final"))
-            for call in m.get("tool_calls") or []:
-                fn = call["function"]
-                out.append(
-                    h.Message.from_role_and_content(h.Role.ASSISTANT, fn["arguments"])
-                    .with_channel("commentary")
-                    .with_recipient("functions." + fn["name"])
-                )
-            if not out:
-                out.append(h.Message.from_role_and_content(h.Role.ASSISTANT, "").with_channel("final"))
-        for message in out:
-            ids.extend(enc.render(message))
-    end, ret = enc.encode("<|end|>", allowed_special="all")[0], enc.encode("<|return|>", allowed_special="all")[0]
-    if case.get("add_generation_prompt", False):
-        ids.extend(enc.encode("<|start|>assistant<|channel|>analysis<|message|>", allowed_special="all"))
-    elif messages and messages[-1].get("role") == "assistant" and not messages[-1].get("tool_calls") and ids[-1] == end:
-        ids[-1] = ret
-    return ids
-
-
 def run(h, enc, config, case):
     if not isinstance(case, dict):
         raise TypeError("each input line must be a JSON object")
     op = case.get("op", "render")
-    if op == "render" and case.get("conversion", "format") == "renderers":
-        ids = renderers_conversion_ids(h, enc, case, config)
-        return {"ids": ids, "text": enc.decode_utf8(ids)}
     if op == "render":
-        conversation = harmony_conversation(h, case, config)
-        if case.get("add_generation_prompt", False):
-            ids = enc.render_conversation_for_completion(conversation, h.Role.ASSISTANT)
-        else:
-            ids = enc.render_conversation(conversation)
-        return {"ids": list(ids), "text": enc.decode_utf8(ids)}
+        ids = harmony_ids(h, enc, case, config)
+        return {"ids": ids, "text": enc.decode_utf8(ids)}
     if op == "parse":
         parsed = enc.parse_messages_from_completion_tokens(case["ids"], h.Role.ASSISTANT, strict=False)
         return {
