@@ -11,6 +11,7 @@ import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import { GPT_OSS_DIR } from "./gpt_oss_files.ts";
 
 const tools: ToolSpec[] = [{
   name: "bash",
@@ -19,7 +20,7 @@ const tools: ToolSpec[] = [{
 }];
 
 /** Per family: a sampled output whose call does not parse, and the content the agent gets. */
-const CASES: { family: string; output: string; content: string }[] = [
+const CASES: { family: string; dir?: string; output: string; content: string }[] = [
   {
     family: "qwen3",
     output: '<think>\nRun it.\n</think>\n\nRunning.\n<tool_call>\n{"name": "bash", "arguments": ' +
@@ -35,6 +36,14 @@ const CASES: { family: string; output: string; content: string }[] = [
       "</tool_call>",
   },
   {
+    family: "gpt-oss",
+    dir: GPT_OSS_DIR,
+    output: "<|channel|>analysis<|message|>Run it.<|end|><|start|>assistant<|channel|>commentary " +
+      'to=functions.bash <|constrain|>json<|message|>{"command": }<|call|>',
+    content: "assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>" +
+      '{"command": }',
+  },
+  {
     family: "generic",
     output: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>',
     content: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
@@ -43,7 +52,7 @@ const CASES: { family: string; output: string; content: string }[] = [
 
 for (const c of CASES) {
   Deno.test(`malformed tool call (${c.family}): text to the agent, counted in turn, export and audit`, async () => {
-    const model = await PolicyModel.load({ family: c.family });
+    const model = await PolicyModel.load({ family: c.family, dir: c.dir });
     const backend = new InMemoryBackendTestDouble();
     const runner = new TurnRunner(model, backend);
     const rollout = new Rollout(`malformed-${c.family}`, "token", {}, {});
