@@ -98,7 +98,7 @@ const REWRITES = [
   "analysis before the first final answer is dropped once the conversation ends at a final answer",
 ];
 
-async function bind(ctx: FamilyContext): Promise<ChatFormat> {
+function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const ids = harmonyIds(ctx.idOf);
   const preamble = harmonyPreamble(ctx.templateKwargs);
   const added = [...addedTokenIds(ctx.files.config).keys()];
@@ -108,7 +108,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
     preamble,
   );
   const decode = (x: number[]) => ctx.tokenizer.decode(x);
-  return {
+  return Promise.resolve({
     family: FAMILY,
     renderer,
     ...harmonyOutputFormat(ids, decode),
@@ -141,7 +141,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
       "); rollgate keeps the sampled ids, so prompts differ from a re-render there " +
       "(audit: differ only where sampled ids are kept)",
     ],
-  };
+  });
 }
 
 /** A model directory with harmony's special tokens (gpt-oss ships no chat template). */
