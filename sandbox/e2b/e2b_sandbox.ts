@@ -22,6 +22,12 @@ import { resolveInside, shellQuote } from "../shell.ts";
 /** Extra time the SDK's own command deadline gets over ours (ours kills first). */
 const SDK_DEADLINE_SLACK_MS = 5_000;
 
+/**
+ * How long a killed command's stream may take to end. Past it the handle is disconnected and the
+ * command reported killed: a kill that E2B lost must not hold the rollout until the SDK deadline.
+ */
+export const KILL_GRACE_MS = 5_000;
+
 export interface E2BSandboxParts {
   sdk: E2BSdkSandbox;
   workdir: string;
@@ -35,6 +41,8 @@ export interface E2BSandboxParts {
 interface Running {
   handle: CommandHandle;
   done: Promise<ExecResult>;
+  /** Kills the command; `done` settles within {@link KILL_GRACE_MS}. */
+  stop(): void;
 }
 
 /** An E2B sandbox. */
@@ -93,9 +101,17 @@ export class E2BSandbox implements Sandbox {
         opts.onStderr?.(chunk);
       },
     });
+    let abandon = () => {};
+    const abandoned = new Promise<"abandoned">((r) => abandon = () => r("abandoned"));
+    let graceTimer: ReturnType<typeof setTimeout> | undefined;
     const stop = () => {
+      if (killed) return;
       killed = true;
       handle.kill().catch(() => {});
+      graceTimer = setTimeout(() => {
+        handle.disconnect().catch(() => {});
+        abandon();
+      }, KILL_GRACE_MS);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -104,8 +120,14 @@ export class E2BSandbox implements Sandbox {
     opts.signal?.addEventListener("abort", stop, { once: true });
     if (opts.signal?.aborted) stop();
     const done = (async (): Promise<ExecResult> => {
+      const waited = handle.wait();
+      waited.catch(() => {}); // settled after an abandon: nobody listens any more
       try {
-        const r = await handle.wait();
+        const r = await Promise.race([waited, abandoned]);
+        if (r === "abandoned") {
+          const exitCode = timedOut ? TIMEOUT_EXIT_CODE : 137;
+          return { exitCode, stdout, stderr, timedOut };
+        }
         return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, timedOut };
       } catch (err) {
         if (timedOut) return { exitCode: TIMEOUT_EXIT_CODE, stdout, stderr, timedOut };
@@ -123,10 +145,11 @@ export class E2BSandbox implements Sandbox {
         );
       } finally {
         clearTimeout(timer);
+        clearTimeout(graceTimer);
         opts.signal?.removeEventListener("abort", stop);
       }
     })();
-    const running = { handle, done };
+    const running = { handle, done, stop };
     this.#live.add(running);
     done.catch(() => {}).finally(() => this.#live.delete(running));
     return running;
@@ -142,7 +165,7 @@ export class E2BSandbox implements Sandbox {
       id: String(r.handle.pid),
       wait: () => r.done,
       kill: async () => {
-        await r.handle.kill().catch(() => false);
+        r.stop();
         await r.done.catch(() => {});
       },
     };

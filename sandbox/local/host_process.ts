@@ -16,6 +16,15 @@ import {
 /** Output kept per stream; beyond it the head is kept and a marker appended. */
 export const MAX_CAPTURED_CHARS = 32 * 1024 * 1024;
 
+/**
+ * How long output may still arrive after the process exited. Past it, whoever holds the pipe
+ * open (a process that escaped the kill) no longer holds up the result: reading stops.
+ */
+export const DRAIN_AFTER_EXIT_MS = 2_000;
+
+/** Appended to a stream whose reading stopped at {@link DRAIN_AFTER_EXIT_MS}. */
+export const PIPE_HELD_MARKER = "\n[output pipe held open after exit: reading stopped]\n";
+
 /** A started host process. */
 export interface HostProcess {
   readonly pid: number;
@@ -36,11 +45,20 @@ function killGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
-async function collect(
+interface Collected {
+  /** Resolves with the text once the stream ended or reading was stopped. */
+  text: Promise<string>;
+  /** Stops reading; `text` resolves with what came so far and the marker. */
+  stop(): void;
+}
+
+function collect(
   stream: ReadableStream<Uint8Array>,
   onChunk: ((chunk: string) => void) | undefined,
-): Promise<string> {
+): Collected {
   const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let stopped = false;
   let text = "";
   let truncated = false;
   const take = (chunk: string) => {
@@ -54,9 +72,26 @@ async function collect(
       truncated = true;
     } else text += chunk;
   };
-  for await (const bytes of stream) take(decoder.decode(bytes, { stream: true }));
-  take(decoder.decode());
-  return text;
+  const collected = (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        take(decoder.decode(value, { stream: true }));
+      }
+    } catch (err) {
+      if (!stopped) throw err;
+    }
+    take(decoder.decode());
+    return stopped ? text + PIPE_HELD_MARKER : text;
+  })();
+  return {
+    text: collected,
+    stop() {
+      stopped = true;
+      reader.cancel().catch(() => {});
+    },
+  };
 }
 
 /**
@@ -117,7 +152,22 @@ export function startHostProcess(
     return s;
   });
   const done = (async (): Promise<ExecResult> => {
-    const [s, out, err] = await Promise.all([status, stdout, stderr]);
+    const s = await status;
+    // Output normally ends with the process; bound the wait for it anyway (every wait has an end).
+    let drainTimer: ReturnType<typeof setTimeout> | undefined;
+    const drained = Promise.all([stdout.text, stderr.text]);
+    await Promise.race([
+      drained,
+      new Promise<void>((r) =>
+        drainTimer = setTimeout(() => {
+          stdout.stop();
+          stderr.stop();
+          r();
+        }, DRAIN_AFTER_EXIT_MS)
+      ),
+    ]);
+    clearTimeout(drainTimer);
+    const [out, err] = await drained;
     return {
       exitCode: timedOut ? TIMEOUT_EXIT_CODE : s.code,
       stdout: out,

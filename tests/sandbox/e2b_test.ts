@@ -15,6 +15,7 @@ import {
 } from "../../sandbox/mod.ts";
 import { FakeE2B } from "./support/fake_e2b.ts";
 import { entries } from "./support/leaks.ts";
+import { within } from "../support/within.ts";
 import { localSandboxMissing, skipGroup } from "../support/skips.ts";
 
 const KEY = "e2b_test_key_0123456789";
@@ -128,85 +129,110 @@ Deno.test(
       user: "root",
       defaultTemplate: "rollgate-swe",
     });
+    // A hang fails within minutes naming what the fake saw last (seen once on CI: a stall until
+    // the SDK's 10-minute command deadline).
+    const lastRequests = () =>
+      "last requests to the fake: " +
+      fake.requests.slice(-4).map((r) => `${r.method} ${r.path}`).join(", ");
     try {
-      await e2b.preflight();
-      const sbx = await e2b.create({
-        image: "local",
-        labels: { rollout: "r1" },
-        env: { A: "1" },
-        lifetimeMs: 600_000,
-        network: "full",
-        gateway: { rolloutId: "r1", url: "https://gw.example/" },
-      });
-      const created = fake.requests.find((r) => r.method === "POST" && r.path === "/v2/sandboxes")!;
-      assert.equal(created.headers["x-api-key"], KEY);
-      assert.deepEqual(created.body, {
-        templateID: "rollgate-swe",
-        metadata: { rollout: "r1" },
-        envVars: { A: "1" },
-        timeout: 600,
-      });
-      assert.equal(sbx.id, "fake1");
-      assert.equal(sbx.gatewayUrl, "https://gw.example");
+      await within(
+        "e2b adapter steps",
+        180_000,
+        (async () => {
+          await e2b.preflight();
+          const sbx = await e2b.create({
+            image: "local",
+            labels: { rollout: "r1" },
+            env: { A: "1" },
+            lifetimeMs: 600_000,
+            network: "full",
+            gateway: { rolloutId: "r1", url: "https://gw.example/" },
+          });
+          const created = fake.requests.find((r) =>
+            r.method === "POST" && r.path === "/v2/sandboxes"
+          )!;
+          assert.equal(created.headers["x-api-key"], KEY);
+          assert.deepEqual(created.body, {
+            templateID: "rollgate-swe",
+            metadata: { rollout: "r1" },
+            envVars: { A: "1" },
+            timeout: 600,
+          });
+          assert.equal(sbx.id, "fake1");
+          assert.equal(sbx.gatewayUrl, "https://gw.example");
 
-      assert.deepEqual(await sbx.exec("echo out; echo err >&2; exit 3"), {
-        exitCode: 3,
-        stdout: "out\n",
-        stderr: "err\n",
-        timedOut: false,
-      });
-      assert.equal((await sbx.exec("pwd")).stdout, "/workspace\n");
-      assert.equal((await sbx.exec('echo "$B"', { env: { B: "2" } })).stdout, "2\n");
-      assert.equal((await sbx.exec("cat", { stdin: "fed" })).stdout, "fed");
-      const start = fake.requests.find((r) => r.path === "/process.Process/Start")!;
-      assert.equal(start.headers["e2b-sandbox-id"], "fake1");
+          assert.deepEqual(await sbx.exec("echo out; echo err >&2; exit 3"), {
+            exitCode: 3,
+            stdout: "out\n",
+            stderr: "err\n",
+            timedOut: false,
+          });
+          assert.equal((await sbx.exec("pwd")).stdout, "/workspace\n");
+          assert.equal((await sbx.exec('echo "$B"', { env: { B: "2" } })).stdout, "2\n");
+          assert.equal((await sbx.exec("cat", { stdin: "fed" })).stdout, "fed");
+          const start = fake.requests.find((r) => r.path === "/process.Process/Start")!;
+          assert.equal(start.headers["e2b-sandbox-id"], "fake1");
 
-      const slow = await sbx.exec("echo begun; sleep 987671", { timeoutMs: 400 });
-      assert.equal(slow.timedOut, true);
-      assert.equal(slow.exitCode, TIMEOUT_EXIT_CODE);
-      assert.equal(slow.stdout, "begun\n");
-      assert.ok(fake.requests.some((r) => r.path === "/process.Process/SendSignal"));
+          const slow = await sbx.exec("echo begun; sleep 987671", { timeoutMs: 400 });
+          assert.equal(slow.timedOut, true);
+          assert.equal(slow.exitCode, TIMEOUT_EXIT_CODE);
+          assert.equal(slow.stdout, "begun\n");
+          assert.ok(fake.requests.some((r) => r.path === "/process.Process/SendSignal"));
 
-      const chunks: string[] = [];
-      const proc = await sbx.spawn("echo a; sleep 0.2; echo b", {
-        onStdout: (c) => chunks.push(c),
-      });
-      assert.equal((await proc.wait()).stdout, "a\nb\n");
-      assert.deepEqual(chunks, ["a\n", "b\n"]);
-      const long = await sbx.spawn("sleep 987672");
-      await long.kill();
-      assert.equal((await long.wait()).exitCode, 137);
+          const chunks: string[] = [];
+          const proc = await sbx.spawn("echo a; sleep 0.2; echo b", {
+            onStdout: (c) => chunks.push(c),
+          });
+          assert.equal((await proc.wait()).stdout, "a\nb\n");
+          assert.deepEqual(chunks, ["a\n", "b\n"]);
+          const long = await sbx.spawn("sleep 987672");
+          await long.kill();
+          assert.equal((await long.wait()).exitCode, 137);
+          // A kill that E2B loses ends the wait anyway, after the grace, as killed.
+          fake.loseSignals = true;
+          const lost = await sbx.spawn("sleep 987673");
+          await lost.kill();
+          assert.equal((await lost.wait()).exitCode, 137);
+          fake.loseSignals = false;
 
-      const bytes = new Uint8Array(256).map((_, i) => i);
-      await sbx.writeFile("bin/data.bin", bytes);
-      assert.deepEqual(await sbx.readFile("/workspace/bin/data.bin"), bytes);
-      await sbx.writeFile("run.sh", "echo ran\n", { mode: 0o755 });
-      assert.equal((await sbx.exec("./run.sh")).stdout, "ran\n");
-      await assert.rejects(sbx.readFile("missing"), SandboxError);
+          const bytes = new Uint8Array(256).map((_, i) => i);
+          await sbx.writeFile("bin/data.bin", bytes);
+          assert.deepEqual(await sbx.readFile("/workspace/bin/data.bin"), bytes);
+          await sbx.writeFile("run.sh", "echo ran\n", { mode: 0o755 });
+          assert.equal((await sbx.exec("./run.sh")).stdout, "ran\n");
+          await assert.rejects(sbx.readFile("missing"), SandboxError);
 
-      await sbx.kill();
-      await sbx.kill();
-      assert.equal(fake.boxes.size, 0);
-      assert.ok(fake.requests.some((r) => r.method === "DELETE" && r.path === "/sandboxes/fake1"));
+          await sbx.kill();
+          await sbx.kill();
+          assert.equal(fake.boxes.size, 0);
+          assert.ok(
+            fake.requests.some((r) => r.method === "DELETE" && r.path === "/sandboxes/fake1"),
+          );
 
-      const task = (await loadTasks(`${SHIPPED_TASKS_DIR}/py-slug`))[0];
-      assert.equal((await evaluatePatch(e2b, task, task.gold_patch)).reward, 1);
-      assert.equal((await evaluatePatch(e2b, task, "")).reward, 0);
-      const evalCreate = fake.requests.filter((r) =>
-        r.path === "/v2/sandboxes" && r.method === "POST"
-      )
-        .at(-1)!;
-      assert.equal(
-        (evalCreate.body as { allow_internet_access?: boolean }).allow_internet_access,
-        false,
-      );
+          const task = (await loadTasks(`${SHIPPED_TASKS_DIR}/py-slug`))[0];
+          assert.equal((await evaluatePatch(e2b, task, task.gold_patch)).reward, 1);
+          assert.equal((await evaluatePatch(e2b, task, "")).reward, 0);
+          const evalCreate = fake.requests.filter((r) =>
+            r.path === "/v2/sandboxes" && r.method === "POST"
+          )
+            .at(-1)!;
+          assert.equal(
+            (evalCreate.body as { allow_internet_access?: boolean }).allow_internet_access,
+            false,
+          );
 
-      await assert.rejects(
-        e2b.create({ image: "local", gateway: { rolloutId: "r", fetch: () => new Response() } }),
-        /cannot reach a local gateway socket/,
+          await assert.rejects(
+            e2b.create({
+              image: "local",
+              gateway: { rolloutId: "r", fetch: () => new Response() },
+            }),
+            /cannot reach a local gateway socket/,
+          );
+        })(),
+        lastRequests,
       );
     } finally {
-      await fake.close();
+      await within("closing the fake", 30_000, fake.close(), lastRequests);
     }
     assert.deepEqual(await entries(tempDir), []);
     await Deno.remove(tempDir);

@@ -57,6 +57,8 @@ function unenvelope(bytes: Uint8Array): unknown {
 export class FakeE2B {
   readonly requests: RecordedRequest[] = [];
   readonly boxes = new Map<string, FakeBox>();
+  /** When set, `SendSignal` answers success but leaves the process running (a lost kill). */
+  loseSignals = false;
   #server: Deno.HttpServer<Deno.NetAddr>;
   #local: LocalProvider;
   #count = 0;
@@ -239,6 +241,7 @@ export class FakeE2B {
     if (!entry) {
       return Response.json({ code: "not_found", message: "process not found" }, { status: 404 });
     }
+    if (this.loseSignals) return Response.json({});
     entry.signalled = true;
     await entry.proc.kill();
     return Response.json({});
