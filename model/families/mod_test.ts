@@ -51,7 +51,13 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     assert.equal(detectFamily(f).name, name, name);
     await Deno.remove(dir, { recursive: true });
   }
-  assert.deepEqual(FAMILIES.map((f) => f.name), ["qwen3.6", "qwen3.5", "qwen3-coder", "qwen3"]);
+  assert.deepEqual(FAMILIES.map((f) => f.name), [
+    "gpt-oss",
+    "qwen3.6",
+    "qwen3.5",
+    "qwen3-coder",
+    "qwen3",
+  ]);
 });
 
 Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no template", async () => {
@@ -64,7 +70,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, openai, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -79,7 +85,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await Deno.remove(bare, { recursive: true });
   assert.ok(familyNamed("generic"));
-  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), ["hermes", "qwen3_coder", "none"]);
+  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), ["hermes", "qwen3_coder", "openai", "none"]);
 });
 
 Deno.test("families: generic with no parser answers tool-call markup as text, counted", async () => {
