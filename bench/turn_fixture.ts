@@ -14,6 +14,7 @@ import {
   TurnTree,
 } from "../trajectory/mod.ts";
 import {
+  type AgentStep,
   agentSteps,
   pytestOutput,
   rng,
@@ -107,6 +108,8 @@ export interface PrimeOptions {
   /** Line count range of the tool outputs in the history. */
   lines: [number, number];
   seed: number;
+  /** The ids the policy samples for a step; default: Qwen3's hermes text, tokenized. */
+  sampledIds?: (step: AgentStep) => Promise<number[]>;
 }
 
 /** Plays an agent against `runner` until the history reaches the target size. */
@@ -124,7 +127,9 @@ export async function primeRollout(
   const goal = new SizeGoal(o.targetTokens);
   for (;;) {
     const step = steps.next().value!;
-    backend.answerWith(await model.tokenizer.encode(sampledText(step)));
+    backend.answerWith(
+      await (o.sampledIds?.(step) ?? model.tokenizer.encode(sampledText(step))),
+    );
     const turn = await runner.start(rollout, chatRequest([...history]), "call_");
     const answer = await turn.result;
     const expected = rollout.turns.length === 1 ? "root" : "extend";
