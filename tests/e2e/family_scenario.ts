@@ -42,7 +42,8 @@ export interface FamilyScenario {
   templateKwargs?: Record<string, unknown>;
 }
 
-interface Record_ {
+/** One request the policy answered. */
+interface Exchange {
   prompt_ids: number[];
   output_ids: number[];
   logprobs: number[];
@@ -82,7 +83,7 @@ async function runFamilyScenario(h: Harness, o: FamilyScenario): Promise<void> {
   const tmp = await Deno.makeTempDir({ prefix: `rollgate-e2e-${o.family}-${h.name}-` });
   const workdir = `${tmp}/work`;
   const model = await PolicyModel.load({ dir: o.modelDir, templateKwargs: o.templateKwargs });
-  const records: Record_[] = [];
+  const records: Exchange[] = [];
   const abort = new AbortController();
   let gw: GatewayProcess | undefined;
   let loop: Promise<void> | undefined;
