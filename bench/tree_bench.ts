@@ -78,10 +78,11 @@ Deno.bench(
     const turn = await runner.start(rollout, req, "call_");
     await turn.result;
     b.end();
-    // Undo, so every iteration mounts onto the same 200-turn tree.
+    // Undo, so every iteration mounts onto the same 200-turn tree (and continues its chain).
     at.node.children.pop();
     rollout.turns.pop();
     chain.latest = latest;
+    latest.next = null;
   },
 );
 

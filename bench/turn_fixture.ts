@@ -53,18 +53,23 @@ export function chatRequest(messages: Message[]): CanonicalRequest {
 
 /**
  * A function that puts the rollout back into its current state after measured turns were
- * recorded below `anchor` (the last primed answer): their tree nodes, turns and chain heads go.
+ * recorded below `anchor` (the last primed answer): their tree nodes, turns, chains and chain heads
+ * (with their continuations) go.
  * Without it every measured turn would add a sibling below `anchor`, so later iterations would
  * match against a growing list of siblings and measure a different state.
  */
 export function resetter(rollout: Rollout, anchor: MessageNode): () => void {
   const children = anchor.children.length, turns = rollout.turns.length;
   const chains = rollout.chains.length, latest = rollout.chains.map((c) => c.latest);
+  const next = latest.map((t) => t.next);
   return () => {
     anchor.children.length = children;
     rollout.turns.length = turns;
     rollout.chains.length = chains;
-    latest.forEach((t, i) => rollout.chains[i].latest = t);
+    latest.forEach((t, i) => {
+      rollout.chains[i].latest = t;
+      t.next = next[i];
+    });
   };
 }
 

@@ -25,4 +25,9 @@ export interface CanonicalRequest {
   stream: boolean;
   /** Whether the client asked for usage in the stream (Chat `stream_options.include_usage`). */
   includeUsage?: boolean;
+  /**
+   * The client's own session id, when it sends one (Claude Code `x-claude-code-session-id`, Codex
+   * `session-id`): retries are matched within one session.
+   */
+  session?: string;
 }

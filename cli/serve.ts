@@ -54,6 +54,7 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "split-special-tokens": { type: "boolean" },
       "access-log": { type: "boolean" },
       "drain-grace": { type: "string" },
       help: { type: "boolean" },
@@ -154,6 +155,7 @@ export async function serve(args: string[]): Promise<void> {
     maxBodyBytes,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
+    splitSpecialTokens: values["split-special-tokens"],
     loopbackOnly: isLoopbackHost(hostname),
     accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
       ? (line) => console.log(line)

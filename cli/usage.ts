@@ -34,6 +34,8 @@ export const USAGE = `usage: main.ts serve [options]
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --split-special-tokens  tokenize special-token text in message content as plain text
+                        (rollouts may override with split_special_tokens; default off)
   --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)

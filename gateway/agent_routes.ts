@@ -16,6 +16,7 @@ import { resolveAgentRollout } from "./auth.ts";
 import type { RolloutStore, TurnRunner } from "../trajectory/mod.ts";
 import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
+import { clientSession } from "./client_session.ts";
 
 export interface AgentRouteOptions {
   store: RolloutStore;
@@ -55,7 +56,10 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       if (upstream) {
         return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
       }
-      const req = adapter.parseRequest(body);
+      const req = {
+        ...adapter.parseRequest(body),
+        session: clientSession(c.req.raw.headers, body),
+      };
       const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
       o.runner.watch(t, c.req.raw.signal);
       if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
@@ -75,7 +79,11 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
   const countTokens = async (c: Context) => {
     try {
       const rollout = rolloutOf(c);
-      const req = toCanonicalCountTokensRequest(await readJsonBody(c.req.raw, o.maxBodyBytes));
+      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      const req = {
+        ...toCanonicalCountTokensRequest(body),
+        session: clientSession(c.req.raw.headers, body),
+      };
       return c.json({ input_tokens: await o.runner.countTokens(rollout, req) });
     } catch (e) {
       return errorResponse(c, anthropicAdapter, e);

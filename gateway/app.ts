@@ -48,6 +48,8 @@ export interface GatewayOptions {
   hostTools?: Record<string, HostTool>;
   /** Label policy, reward mode and SFT settings for samples; rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
+  /** Rollouts tokenize special-token text in content as plain text unless they say otherwise. */
+  splitSpecialTokens?: boolean;
   /**
    * The server listens on loopback only: a `Host` other than a loopback name (or the public URL's)
    * is refused, which defeats DNS rebinding from a web page.
@@ -138,6 +140,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       gate,
       model: options.model,
       sampleOptions: options.sampleOptions,
+      splitSpecialTokens: options.splitSpecialTokens,
       maxBodyBytes,
       adminToken: options.adminToken,
       publicUrl: options.publicUrl,

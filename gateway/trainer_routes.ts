@@ -47,6 +47,8 @@ export interface TrainerRouteOptions {
   pause?: PauseGate;
   /** Gateway-wide sample options (label policy, reward mode, SFT); rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
+  /** Default of `split_special_tokens` for new rollouts. */
+  splitSpecialTokens?: boolean;
 }
 
 /** Longest long poll, so a trainer cannot park a connection forever. */
@@ -80,6 +82,9 @@ function turnView(t: Rollout["turns"][number]) {
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,
     timings: t.timings,
+    chain: t.chain,
+    session: t.session,
+    special_text: t.specialText.length,
   };
 }
 
@@ -129,6 +134,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const r = o.store.create({
       ...spec,
       backend: spec.backend ?? o.defaultRolloutBackend,
+      splitSpecialTokens: spec.split_special_tokens ?? o.splitSpecialTokens ?? false,
       sampleOptions: {
         ...(spec.labels ? { labels: spec.labels } : {}),
         ...(spec.reward_mode ? { rewardMode: spec.reward_mode } : {}),

@@ -27,6 +27,8 @@ export const CreateRolloutSchema = z.object({
   sft: z.object({ weight: z.number().min(0), tools: z.array(z.string()).optional() }).optional(),
   /** A backend name the gateway was started with (`gate`, `vllm`, …). */
   backend: z.string().min(1).optional(),
+  /** Special-token text in content is tokenized as plain text (default: the gateway's flag). */
+  split_special_tokens: z.boolean().optional(),
 });
 
 export const CompleteSchema = z.object({

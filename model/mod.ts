@@ -13,8 +13,15 @@
  * @module
  */
 export { PolicyModel, type PolicyModelOptions } from "./policy_model.ts";
+export type { Rendered, RenderOptions } from "./families/mod.ts";
+export { type SpecialTextHit } from "./special_text.ts";
 export { DEFAULT_MODEL_DIR, loadModelFiles, type ModelFiles, QWEN3_SHA256 } from "./model_files.ts";
-export { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
+export {
+  type AddedToken,
+  loadTokenizer,
+  type LoadTokenizerOptions,
+  type TextTokenizer,
+} from "./tokenizer.ts";
 export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 export type {
   OutputParser,
@@ -32,7 +39,6 @@ export {
   GENERIC_FAMILY,
   type ModelFamily,
   qwen3SampledText,
-  type Rendered,
   TOOL_PARSERS,
   type TurnEnd,
 } from "./families/mod.ts";

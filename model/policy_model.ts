@@ -10,6 +10,7 @@ import {
   type ChatFormat,
   type DeltaHistory,
   type Rendered,
+  type RenderOptions,
   type TurnEnd,
   turnEnd,
 } from "./families/mod.ts";
@@ -117,22 +118,27 @@ export class PolicyModel {
     return this.#addedTokens.get(token);
   }
 
-  /** Full render of a conversation with the generation prompt, and its ids. */
+  /**
+   * Full render of a conversation with the generation prompt, its ids, and the special-token
+   * text of its content (`options.splitSpecialTokens`: tokenized as text).
+   */
   renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
+    options: RenderOptions = {},
   ): Promise<Rendered> {
-    return this.format.renderer.renderFull(messages, tools, addGenerationPrompt);
+    return this.format.renderer.renderFull(messages, tools, addGenerationPrompt, options);
   }
 
   /** Ids the template appends after a finished assistant turn for `newMessages` + generation prompt. */
   renderDeltaIds(
     newMessages: readonly Message[],
     tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
     history?: DeltaHistory,
   ): Promise<Rendered> {
-    return this.format.renderer.renderDelta(newMessages, tools, history);
+    return this.format.renderer.renderDelta(newMessages, tools, options, history);
   }
 
   /**

@@ -15,9 +15,9 @@ export class SegmentEncoder {
   readonly #splitter: RegExp;
 
   constructor(
-    private readonly tokenizer: TextTokenizer,
+    private readonly tokenizer: Pick<TextTokenizer, "encode">,
     /** The token text that starts a turn, e.g. `<|im_start|>`. */
-    turnStart: string,
+    readonly turnStart: string,
     private readonly maxEntries = 4096,
   ) {
     this.#splitter = new RegExp(`(?=${turnStart.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")})`);

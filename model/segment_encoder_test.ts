@@ -19,6 +19,8 @@ function counting(): TextTokenizer & { calls: string[] } {
       return tokenizer.encode(text);
     },
     decode: (ids: number[]) => tokenizer.decode(ids),
+    addedTokens: tokenizer.addedTokens,
+    withoutAddedTokens: () => tokenizer.withoutAddedTokens(),
   };
 }
 

@@ -5,7 +5,8 @@
  * @module
  */
 import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
-import { AGENT_TOOL_NAMES, classifyChain, demoteToSide } from "./branch_label.ts";
+import { AGENT_TOOL_NAMES, type Chain, classifyChain, demoteToSide } from "./branch_label.ts";
+import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";
 import type { Turn } from "./turn.ts";
 import type { MessageNode, Mount } from "./turn_tree.ts";
@@ -30,6 +31,9 @@ export function registerTurn(
     mount: mount.base ? "extend" : rollout.turns.length === 0 ? "root" : "rewritten",
     chain: 0,
     retries: 0,
+    session: req.session ?? null,
+    next: null,
+    specialText: [],
     drift: null,
     toolSpans: [],
     messages: req.messages,
@@ -64,15 +68,31 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
       if (sub.evidence.tool_call_id === call.id) sub.evidence.closed_by_turn = turn.id;
     }
   }
-  if (turn.parent) {
-    turn.chain = turn.parent.chain;
-    rollout.chains[turn.chain].latest = turn;
+  const base = turn.parent;
+  if (base) {
+    const next = base.next;
+    if (!next || next.status === "failed") {
+      base.next = turn;
+      turn.chain = base.chain;
+      rollout.chains[turn.chain].latest = turn;
+      return;
+    }
+    // Another live turn already continues the base on its chain: a fork.
+    const of = rollout.chains[base.chain];
+    const twin = sameHistoryElsewhere(turn, mount);
+    startChain(
+      rollout,
+      turn,
+      twin ? retryFork(turn, twin, of, base) : rewriteFork(turn, base, next, of, mount),
+    );
     return;
   }
-  // A re-send of a failed turn (same history, same tools) takes its place: same chain and
-  // mount, not a new chain (a failed root's re-send is not a compaction of it).
+  // A re-send of a failed turn (same history, same tools, same client session) takes its place:
+  // same chain and mount, not a new chain (a failed root's re-send is not a compaction of it).
   const failed = mount.matched === turn.messages.length
-    ? mount.node.promptOf.find((t) => t !== turn && t.status === "failed")
+    ? mount.node.promptOf.find((t) =>
+      t !== turn && t.status === "failed" && t.session === turn.session
+    )
     : undefined;
   if (failed) {
     turn.chain = failed.chain;
@@ -82,13 +102,57 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     chain.latest = turn;
     return;
   }
+  const twin = sameHistoryElsewhere(turn, mount);
+  if (twin) {
+    startChain(rollout, turn, retryFork(turn, twin, rollout.chains[twin.chain], null));
+    return;
+  }
+  // The history holds a recorded turn's whole request and then another answer than its own: the
+  // client rewrote a chain's first answer (nothing sampled is shared, so no base).
+  const prompted = lastPromptAbove(turn, mount);
+  if (prompted && turn.messages[prompted.messages.length]?.role === "assistant") {
+    const of = rollout.chains[prompted.chain];
+    startChain(rollout, turn, rewriteFork(turn, null, prompted, of, mount));
+    return;
+  }
   const { demote, ...label } = classifyChain(
     { messages: turn.messages, tools: turn.tools, matched: mount.matched },
     rollout.chains,
     [...rollout.openAgentCalls.values()],
   );
-  turn.chain = rollout.chains.length;
+  startChain(rollout, turn, label);
   if (demote !== undefined) demoteToSide(rollout.chains[demote], turn.chain);
+}
+
+/**
+ * A live turn whose request had exactly this history: one of another client session (a request
+ * of the same session, or of a client that sends none, would have been replayed as a retry).
+ */
+function sameHistoryElsewhere(turn: Turn, mount: Mount): Turn | undefined {
+  if (mount.matched !== turn.messages.length) return undefined;
+  return mount.node.promptOf.find((t) => t !== turn && t.status !== "failed");
+}
+
+/**
+ * The live turn whose whole history is the longest matched prefix shorter than `turn`'s: walks up
+ * from where the request left the tree (only for requests that extend no recorded turn).
+ */
+function lastPromptAbove(turn: Turn, mount: Mount): Turn | undefined {
+  let n: MessageNode | null = mount.node;
+  if (n.depth === turn.messages.length) n = n.parent;
+  for (; n; n = n.parent) {
+    const live = n.promptOf.findLast((t) => t !== turn && t.status !== "failed");
+    if (live) return live;
+  }
+  return undefined;
+}
+
+function startChain(
+  rollout: Rollout,
+  turn: Turn,
+  label: Pick<Chain, "label" | "parent" | "evidence">,
+) {
+  turn.chain = rollout.chains.length;
   rollout.chains.push({ id: turn.chain, root: turn, latest: turn, ...label });
 }
 

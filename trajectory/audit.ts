@@ -25,7 +25,15 @@ export interface TurnAudit {
   };
   /** prompt = parent prompt + parent output (+ bridge) + delta, id for id (null for chain roots). */
   extends_parent: boolean | null;
+  /**
+   * Where a re-render of the sampled answer differs from the sampled ids. Those ids are kept
+   * verbatim in later prompts, so the turn is on-policy; it is trained unless `drift: "mask"`.
+   */
   drift: TurnRecord["drift"];
+  /** Special-token text in the content this turn rendered (count = length, with positions). */
+  special_text: TurnRecord["special_text"];
+  /** Set on the first turn of a fork (`rewrite`, `retry`): the chain it forks from, and why. */
+  fork?: { from_chain: number; label: string; evidence: Record<string, unknown> };
   /** Tool calls in the policy's output that did not parse (answered to the agent as text). */
   malformed_tool_calls: number;
 }
@@ -33,6 +41,8 @@ export interface TurnAudit {
 export interface RolloutAudit {
   rollout: string;
   turns: TurnAudit[];
+  /** Chains that fork inside a recorded chain, by kind (`rewrite`, `retry`). */
+  forks: { rewrite: number; retry: number };
   summary: string;
 }
 
@@ -57,10 +67,19 @@ function sampledRanges(turn: TurnRecord, byId: Map<string, TurnRecord>): [number
 
 export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promise<RolloutAudit> {
   const byId = new Map(tree.turns.map((t) => [t.id, t]));
+  const forkOf = new Map<string, NonNullable<TurnAudit["fork"]>>();
+  const forks = { rewrite: 0, retry: 0 };
+  for (const c of tree.chains) {
+    const kind = (c.evidence.fork as string | undefined) ?? c.label;
+    if (kind !== "rewrite" && kind !== "retry") continue;
+    forks[kind]++;
+    forkOf.set(c.root, { from_chain: c.parent!, label: kind, evidence: c.evidence });
+  }
+  const split = { splitSpecialTokens: tree.rollout.split_special_tokens === true };
   const audits: TurnAudit[] = [];
   for (const t of tree.turns) {
     if (t.prompt_ids.length === 0) continue;
-    const { ids } = await model.renderFull(t.messages, t.tools);
+    const { ids } = await model.renderFull(t.messages, t.tools, true, split);
     let diff = -1;
     for (let i = 0; i < Math.max(ids.length, t.prompt_ids.length); i++) {
       if (ids[i] !== t.prompt_ids[i]) {
@@ -76,7 +95,9 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
       equals_full_render: diff < 0,
       extends_parent: null,
       drift: t.drift,
+      special_text: t.special_text ?? [],
       malformed_tool_calls: t.malformed_tool_calls ?? 0,
+      ...(forkOf.has(t.id) ? { fork: forkOf.get(t.id) } : {}),
     };
     if (diff >= 0) {
       const around = (xs: number[]) => model.decode(xs.slice(Math.max(0, diff - 8), diff + 8));
@@ -103,14 +124,80 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
   const extended = count((a) => a.extends_parent === true);
   const broken = count((a) => a.extends_parent === false);
   const id = String(tree.rollout.id);
+  const specials = audits.reduce((n, a) => n + a.special_text.length, 0);
   return {
     rollout: id,
     turns: audits,
+    forks,
     summary: `${id}: ${audits.length} turns; ${equal} equal a full render, ${retained} differ ` +
       `only where sampled ids are kept, ${audits.length - equal - retained} differ elsewhere; ` +
       `${extended} extend their parent verbatim, ${broken} do not; ` +
       `${count((a) => a.drift !== null)} with drift; ` +
       `${audits.reduce((n, a) => n + a.malformed_tool_calls, 0)} malformed tool calls ` +
-      `(in ${count((a) => a.malformed_tool_calls > 0)} turns, answered as text)`,
+      `(in ${count((a) => a.malformed_tool_calls > 0)} turns, answered as text); ` +
+      `${forks.rewrite} rewrite, ${forks.retry} retry forks; ` +
+      `${specials} special-token texts in content`,
   };
+}
+
+/** What drift means, printed wherever drift is reported. */
+export const DRIFT_NOTE = "drift: a re-render of the sampled answer would give other ids; " +
+  "the sampled ids are kept verbatim in later prompts, so the turn is on-policy and trained " +
+  "(labels drift=mask gives it loss 0)";
+
+/** Positions of special-token text, as `<|im_end|> at prompt[12] (message 3)`. */
+export function describeSpecialText(hits: TurnAudit["special_text"]): string {
+  const shown = hits.slice(0, 4).map((h) =>
+    `${h.token} at ${
+      h.position === null ? "(text)" : `prompt[${h.position}]`
+    } (message ${h.message})`
+  );
+  return shown.join(", ") + (hits.length > 4 ? ", …" : "");
+}
+
+/** The audit as text: one line per turn (fork evidence under a fork's first turn), the summary. */
+export function formatAudit(report: RolloutAudit): string {
+  const lines: string[] = [];
+  for (const t of report.turns) {
+    const diff = t.first_difference;
+    const special = t.special_text.length;
+    lines.push(
+      `${t.turn} [${t.branch}] prompt ${t.prompt_length}: ` +
+        (t.equals_full_render ? "equals full render" : `differs at ${diff!.position}` +
+          (diff!.inside_sampled_output ? " (inside kept sampled ids)" : "") +
+          `\n    gateway:     ${JSON.stringify(diff!.gateway)}\n    full render: ${
+            JSON.stringify(diff!.full_render)
+          }`) +
+        (t.extends_parent === null
+          ? ""
+          : t.extends_parent
+          ? "; extends parent verbatim"
+          : "; DOES NOT extend parent") +
+        (t.drift ? `; drift at output[${t.drift.position}] (sampled ids kept)` : "") +
+        (t.malformed_tool_calls
+          ? `; ${t.malformed_tool_calls} malformed tool calls (answered as text)`
+          : "") +
+        (special
+          ? `; ${special} special-token text${special > 1 ? "s" : ""} in content: ` +
+            describeSpecialText(t.special_text)
+          : ""),
+    );
+    if (t.fork) lines.push(`    ${describeFork(t.fork)}`);
+  }
+  if (report.turns.some((t) => t.drift)) lines.push(DRIFT_NOTE);
+  lines.push(report.summary);
+  return lines.join("\n");
+}
+
+/** `rewrite of chain 0 after turn r.1.ab: message 4 (assistant) tool_calls[0]… "a" → "b"`. */
+export function describeFork(fork: NonNullable<TurnAudit["fork"]>): string {
+  const e = fork.evidence;
+  const after = e.base_turn ? ` after turn ${e.base_turn}` : "";
+  if (fork.label === "retry") {
+    return `retry of chain ${fork.from_chain}${after}: the history of turn ${e.retried_turn}, ` +
+      `from session ${e.session ?? "(none)"}; shared prefix trained in chain ${fork.from_chain}`;
+  }
+  return `rewrite of chain ${fork.from_chain}${after}: message ${e.message_index} ` +
+    `(${e.role}) ${e.path}: recorded ${JSON.stringify(e.recorded)} → received ` +
+    `${JSON.stringify(e.received)}; shared prefix trained in chain ${fork.from_chain}`;
 }

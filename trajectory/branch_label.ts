@@ -11,8 +11,18 @@
 import type { Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn } from "./turn.ts";
 
-/** What a chain can be. */
-export const BRANCH_LABELS = ["main", "subagent", "compaction", "side"] as const;
+/**
+ * What a chain can be. `rewrite` and `retry` are forks inside a recorded chain (see
+ * `fork_label.ts`); the others start from a full render.
+ */
+export const BRANCH_LABELS = [
+  "main",
+  "subagent",
+  "compaction",
+  "rewrite",
+  "retry",
+  "side",
+] as const;
 export type BranchLabel = typeof BRANCH_LABELS[number];
 
 export interface Chain {
@@ -20,7 +30,10 @@ export interface Chain {
   label: BranchLabel;
   /** First turn of the chain. */
   root: Turn;
-  /** The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one). */
+  /**
+   * The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one;
+   * rewrite, retry: the chain it forks from, which owns the shared prefix).
+   */
   parent: number | null;
   evidence: Record<string, unknown>;
   /** Most recent turn of the chain, for "which chain did this replace". */

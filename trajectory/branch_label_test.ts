@@ -56,17 +56,18 @@ Deno.test("a tool-less agent's conversation is main, its turns extend it, and it
   const t1 = await turn(request([MINI_SYSTEM, task]), action);
   const t2 = await turn(request([MINI_SYSTEM, task, t1.message!, observation]), action);
   assert.equal(t2.parent, t1, "the observation turn extends the first");
-  // The agent rewrites its history (an edited earlier answer): a compaction of it, trained.
+  // The agent rewrites its history (an edited earlier answer): a rewrite of the main chain,
+  // trained in a sample of its own.
   const edited = { ...t1.message!, content: "THOUGHT: trimmed." };
   await turn(request([MINI_SYSTEM, task, edited, observation]), action);
   // A request offering tools under another system prompt later on does not unseat a main line
   // that has been continued.
   await turn(request([{ role: "system", content: "Another agent." }, task], bash), say("ok"));
 
-  assert.deepEqual(rollout.chains.map((c) => c.label), ["main", "compaction", "side"]);
+  assert.deepEqual(rollout.chains.map((c) => c.label), ["main", "rewrite", "side"]);
   assert.equal(rollout.chains[0].evidence.reason, "first request of the rollout");
   const samples = buildSamples(rollout);
-  assert.deepEqual(samples.map((s) => s.branch), ["main", "compaction"]);
+  assert.deepEqual(samples.map((s) => s.branch), ["main", "rewrite"]);
   assert.equal(
     samples[0].loss_mask.reduce((a, b) => a + b, 0),
     t1.outputIds.length + t2.outputIds.length,

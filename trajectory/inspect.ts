@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describeSpecialText, DRIFT_NOTE } from "./audit.ts";
 import type { Sample } from "./samples.ts";
 import type { TurnTreeExport } from "./tree_export.ts";
 
@@ -40,7 +41,12 @@ export function formatTree(tree: TurnTreeExport, samples: readonly Sample[] = []
       const calls = t.answer?.tool_calls?.map((c) => c.name).join(", ");
       const extras = [
         t.retries ? `${t.retries} retries` : "",
-        t.drift ? `drift at output[${t.drift.position}]` : "",
+        t.drift ? `drift at output[${t.drift.position}] (sampled ids kept)` : "",
+        t.special_text?.length
+          ? `${t.special_text.length} special-token text in content: ${
+            describeSpecialText(t.special_text)
+          }`
+          : "",
         t.tool_spans.length ? `${t.tool_spans.length} tool outputs` : "",
         t.malformed_tool_calls ? `${t.malformed_tool_calls} malformed tool calls` : "",
         calls ? `calls ${calls}` : "",
@@ -55,10 +61,16 @@ export function formatTree(tree: TurnTreeExport, samples: readonly Sample[] = []
   }
   for (const s of samples) {
     const loss = s.loss_mask.reduce((a, b) => a + b, 0);
+    const from = s.trained_from > 0
+      ? `, trained from ${s.trained_from} (before: shared with chain ${s.parent?.chain})`
+      : "";
     lines.push(
       `sample ${s.index} ${s.branch} chain ${s.chain}: ${s.input_ids.length} ids, ${loss} with loss ` +
-        `${showSpans(s.loss_mask)}, sft ${showSpans(s.sft_mask)}, reward ${s.reward ?? "none"}`,
+        `${showSpans(s.loss_mask)}${from}, sft ${showSpans(s.sft_mask)}, reward ${
+          s.reward ?? "none"
+        }`,
     );
   }
+  if (tree.turns.some((t) => t.drift)) lines.push(DRIFT_NOTE);
   return lines.join("\n");
 }

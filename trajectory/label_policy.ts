@@ -1,7 +1,8 @@
 /**
  * What the trainer gets for each kind of chain: `train` (loss on its sampled ids), `mask` (in the
  * sample, loss 0) or `drop` (no sample). `drift` applies per turn: a turn whose sampled ids a
- * template re-render would not reproduce.
+ * template re-render would not reproduce. Drifting turns are trained by default: later prompts
+ * carry their sampled ids verbatim (rollgate never re-renders them), so they are on-policy.
  *
  * @module
  */
@@ -20,6 +21,8 @@ export const DEFAULT_LABEL_POLICY: Readonly<LabelPolicy> = {
   main: "train",
   subagent: "train",
   compaction: "train",
+  rewrite: "train",
+  retry: "train",
   side: "drop",
-  drift: "mask",
+  drift: "train",
 };

@@ -18,9 +18,9 @@ export { sameJson, sameMessage } from "./same_message.ts";
 export {
   buildSample,
   buildSamples,
+  chainLeaves,
   chainOf,
   DEFAULT_SAMPLE_OPTIONS,
-  leafTurns,
   type Sample,
   type SampleOptions,
 } from "./samples.ts";
@@ -31,6 +31,7 @@ export {
   type Chain,
   classifyChain,
 } from "./branch_label.ts";
+export { type HistoryChange, messageChange } from "./history_change.ts";
 export {
   DEFAULT_LABEL_POLICY,
   LABEL_ACTIONS,
@@ -54,5 +55,13 @@ export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
-export { auditTree, type RolloutAudit, type TurnAudit } from "./audit.ts";
+export {
+  auditTree,
+  describeFork,
+  describeSpecialText,
+  DRIFT_NOTE,
+  formatAudit,
+  type RolloutAudit,
+  type TurnAudit,
+} from "./audit.ts";
 export { formatTree } from "./inspect.ts";

@@ -42,6 +42,8 @@ export class Rollout {
     readonly backend?: string,
     /** Per-rollout overrides of the gateway's sample options (label policy, reward mode, SFT). */
     readonly sampleOptions: Partial<SampleOptions> = {},
+    /** Special-token text in content is tokenized as plain text (`RenderOptions`). */
+    readonly splitSpecialTokens = false,
   ) {}
 
   samples(defaults?: Partial<SampleOptions>): Sample[] {
@@ -65,6 +67,7 @@ export class Rollout {
       metadata: this.metadata,
       sampling: this.sampling,
       backend: this.backend ?? null,
+      split_special_tokens: this.splitSpecialTokens,
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,

@@ -12,6 +12,8 @@ export interface CreateRollout {
   sampling?: RolloutSampling;
   backend?: string;
   sampleOptions?: Partial<SampleOptions>;
+  /** Tokenize special-token text in content as plain text (see `PolicyModel.renderFull`). */
+  splitSpecialTokens?: boolean;
 }
 
 /** A rollout id that is already taken. */
@@ -41,6 +43,7 @@ export class RolloutStore {
       spec.sampling ?? {},
       spec.backend,
       spec.sampleOptions ?? {},
+      spec.splitSpecialTokens ?? false,
     );
     this.#byId.set(id, rollout);
     this.#byToken.set(rollout.token, rollout);

@@ -1,10 +1,15 @@
 /**
  * Linearizing a rollout's turns into training samples: one per chain of turns, root to leaf.
  *
+ * Every sampled id carries loss in one sample at most: a turn is trained only in the sample of its
+ * own chain. A fork (`rewrite`, `retry`) shares its parent chain's turns up to the fork as context
+ * (loss 0); `trained_from` says where its own part starts. The chain that recorded a prefix first
+ * owns it.
+ *
  * `input_ids` is the leaf's prompt followed by its output; `loss_mask` is 1 exactly on sampled
- * ids of trained turns; `logprobs` is aligned with `input_ids` (0 where nothing was sampled);
- * `sft_mask` marks the content ids of tool outputs, so a trainer can add a loss on predicting the
- * environment (weighted by `sft_weight`).
+ * ids of trained turns of the sample's own chain; `logprobs` is aligned with `input_ids` (0 where
+ * nothing was sampled); `sft_mask` marks the content ids of tool outputs, so a trainer can add a
+ * loss on predicting the environment (weighted by `sft_weight`).
  *
  * @module
  */
@@ -34,10 +39,20 @@ export interface Sample {
   index: number;
   branch: BranchLabel;
   chain: number;
-  /** For sub-agents and compactions: the chain (and, for sub-agents, the tool call) they hang off. */
+  /**
+   * The chain this one hangs off: a sub-agent's spawning chain (with the turn and tool call), a
+   * compaction's replaced chain, a fork's (`rewrite`, `retry`) parent chain with the last turn
+   * they share.
+   */
   parent: { chain: number; turn?: string; tool_call_id?: string } | null;
   /** Turn ids from root to leaf. */
   turns: string[];
+  /**
+   * Index in `input_ids` where this sample's own chain starts. Ids before it are a prefix shared
+   * with the chain this one forked from (`parent`; label `rewrite` or `retry`), whose sample
+   * trains it: here it is context (loss 0). 0 for chains that start from a full render.
+   */
+  trained_from: number;
   input_ids: number[];
   loss_mask: number[];
   logprobs: number[];
@@ -55,13 +70,19 @@ export interface Sample {
   token_ids?: false;
 }
 
-/** Finished turns that no other finished turn extends. */
-export function leafTurns(turns: readonly Turn[]): Turn[] {
-  const extended = new Set<Turn>();
-  for (const t of turns) if (t.status === "done" && t.parent) extended.add(t.parent);
-  return turns.filter((t) => t.status === "done" && !extended.has(t));
+/**
+ * The leaf of each chain: its deepest finished turn. A chain is a line of turns, so its sample is
+ * the path from the rollout's first turn on that path to this leaf.
+ */
+export function chainLeaves(turns: readonly Turn[]): Turn[] {
+  const continued = new Set<Turn>();
+  for (const t of turns) {
+    if (t.status === "done" && t.parent && t.parent.chain === t.chain) continued.add(t.parent);
+  }
+  return turns.filter((t) => t.status === "done" && !continued.has(t));
 }
 
+/** The turns from the path's first turn to `leaf`, across chains (a fork's shared prefix first). */
 export function chainOf(leaf: Turn): Turn[] {
   const chain: Turn[] = [];
   for (let t: Turn | null = leaf; t; t = t.parent) chain.push(t);
@@ -81,7 +102,11 @@ function toolNames(turn: Turn): Map<string, string> {
   return names;
 }
 
-/** The sample of one leaf. `trained` false masks every turn (label policy `mask`). */
+/**
+ * The sample of one chain's leaf. Only the leaf's own chain is trained: turns before
+ * `trained_from` belong to the chains this one forked from (their samples train them) and are
+ * context here. `trained` false masks every turn (label policy `mask`).
+ */
 export function buildSample(
   leaf: Turn,
   index: number,
@@ -89,15 +114,18 @@ export function buildSample(
   options: SampleOptions,
   trained = true,
 ): Omit<Sample, "branch" | "chain" | "parent" | "metadata"> {
-  const chain = chainOf(leaf);
+  const path = chainOf(leaf);
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
   const sftTools = options.sftTools ? new Set(options.sftTools) : null;
   const names = sftTools ? toolNames(leaf) : null;
   const input_ids: number[] = [], loss_mask: number[] = [], logprobs: number[] = [];
   const sft_mask: number[] = [];
-  for (const t of chain) {
+  let trainedFrom = -1;
+  for (const t of path) {
+    const own = t.chain === leaf.chain;
     const context = t.bridgeIds.length + t.deltaIds.length;
     const start = input_ids.length;
+    if (own && trainedFrom < 0) trainedFrom = start;
     pushAll(input_ids, t.bridgeIds);
     pushAll(input_ids, t.deltaIds);
     pushFill(loss_mask, 0, context);
@@ -107,14 +135,14 @@ export function buildSample(
       if (names && !sftTools!.has(names.get(span.tool_call_id) ?? "")) continue;
       for (let i = span.start; i < span.end; i++) sft_mask[start + i] = 1;
     }
-    const learn = trained && !(t.drift && policy.drift !== "train");
+    const learn = own && trained && !(t.drift && policy.drift !== "train");
     pushAll(input_ids, t.outputIds);
     pushFill(loss_mask, learn ? 1 : 0, t.outputIds.length);
     if (t.logprobs) pushAll(logprobs, t.logprobs);
     else pushFill(logprobs, 0, t.outputIds.length);
     pushFill(sft_mask, 0, t.outputIds.length);
   }
-  const generation = chain.reduce(
+  const generation = path.reduce(
     (ms, t) =>
       ms +
       ((t.timings.completed ?? t.timings.received) - (t.timings.rendered ?? t.timings.received)),
@@ -123,7 +151,8 @@ export function buildSample(
   return {
     rollout_id: leaf.rolloutId,
     index,
-    turns: chain.map((t) => t.id),
+    turns: path.map((t) => t.id),
+    trained_from: trainedFrom,
     input_ids,
     loss_mask,
     logprobs,
@@ -131,9 +160,9 @@ export function buildSample(
     sft_weight: options.sftWeight,
     reward,
     finish_reason: leaf.finishReason ?? null,
-    num_sampled: chain.reduce((n, t) => n + t.outputIds.length, 0),
+    num_sampled: path.reduce((n, t) => n + t.outputIds.length, 0),
     timings: {
-      started: chain[0].timings.received,
+      started: path[0].timings.received,
       finished: leaf.timings.completed ?? null,
       generation_ms: generation,
     },
@@ -155,7 +184,7 @@ export function buildSamples(
 ): Sample[] {
   const options = { ...DEFAULT_SAMPLE_OPTIONS, ...overrides };
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
-  const leaves = leafTurns(rollout.turns).filter((t) =>
+  const leaves = chainLeaves(rollout.turns).filter((t) =>
     policy[rollout.chains[t.chain].label] !== "drop"
   );
   const reward = rollout.reward === null
@@ -167,10 +196,15 @@ export function buildSamples(
     const chain = rollout.chains[leaf.chain];
     const trained = policy[chain.label] === "train";
     const base = buildSample(leaf, i, reward, options, trained);
-    const drift = chainOf(leaf).filter((t) => t.drift).map((t) => ({ turn: t.id, ...t.drift }));
+    const path = chainOf(leaf);
+    const drift = path.filter((t) => t.drift).map((t) => ({ turn: t.id, ...t.drift }));
+    const specialText = path.flatMap((t) => t.specialText.map((hit) => ({ turn: t.id, ...hit })));
     const parent = chain.parent === null ? null : {
       chain: chain.parent,
-      ...(chain.evidence.parent_turn ? { turn: chain.evidence.parent_turn as string } : {}),
+      // A sub-agent's spawning turn, or the last turn a fork shares with its parent chain.
+      ...(chain.evidence.parent_turn || chain.evidence.base_turn
+        ? { turn: (chain.evidence.parent_turn ?? chain.evidence.base_turn) as string }
+        : {}),
       ...(chain.evidence.tool_call_id
         ? { tool_call_id: chain.evidence.tool_call_id as string }
         : {}),
@@ -185,6 +219,7 @@ export function buildSamples(
         label_action: policy[chain.label],
         evidence: chain.evidence,
         ...(drift.length ? { drift } : {}),
+        ...(specialText.length ? { special_text: specialText } : {}),
       },
       ...(leaf.blackBox
         ? {

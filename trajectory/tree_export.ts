@@ -87,7 +87,15 @@ export interface TurnRecord {
   logprobs: number[] | null;
   finish_reason: string | null;
   retries: number;
+  /** The client session the request came from, when the client sent one. */
+  session: string | null;
   drift: Turn["drift"];
+  /**
+   * Special-token text in the system, user and tool content this turn rendered (count = length):
+   * message index, offset in its content, token, and `position` in `prompt_ids` of the control id
+   * it became (null when tokenized as plain text).
+   */
+  special_text: Turn["specialText"];
   tool_spans: Turn["toolSpans"];
   /** Ids appended after the parent's output without being sampled (end-of-turn bridge). */
   bridge_ids: number[];
@@ -140,7 +148,9 @@ export function turnTree(rollout: Rollout): TurnTreeExport {
       logprobs: t.logprobs,
       finish_reason: t.finishReason ?? null,
       retries: t.retries,
+      session: t.session,
       drift: t.drift,
+      special_text: t.specialText,
       tool_spans: t.toolSpans,
       bridge_ids: t.bridgeIds,
       malformed_tool_calls: t.malformedToolCalls,

@@ -63,6 +63,9 @@ function importTurn(
     mount: rec.mount as MountKind,
     chain: rec.chain,
     retries: rec.retries,
+    session: rec.session ?? null,
+    next: null,
+    specialText: rec.special_text ?? [],
     drift: rec.drift,
     ...(rec.black_box ? { blackBox: true as const } : {}),
     toolSpans: rec.tool_spans,
@@ -101,6 +104,8 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
     (r.metadata ?? {}) as Record<string, unknown>,
     (r.sampling ?? {}) as RolloutSampling,
     (r.backend as string | null) ?? undefined,
+    {},
+    r.split_special_tokens === true,
   );
   rollout.createdAt = (r.created_at as number) ?? rollout.createdAt;
   rollout.hostCalls.push(...((r.host_calls ?? []) as Rollout["hostCalls"]));
@@ -117,6 +122,8 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
       throw new TreeImportError(`turn ${rec.id} names an unknown parent ${rec.parent}`);
     }
     const turn = importTurn(rec, parent, rollout.id, prompts);
+    // A chain is a line: its live turn continuing the parent is the parent's `next`.
+    if (parent && parent.chain === turn.chain && turn.status !== "failed") parent.next = turn;
     byId.set(turn.id, turn);
     rollout.turns.push(turn);
   }

@@ -16,6 +16,7 @@ import type {
   TurnAnswer,
 } from "../canonical/mod.ts";
 import type { FinishReason } from "../generation/mod.ts";
+import type { SpecialTextHit } from "../model/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 
 /** How a turn's prompt was built. */
@@ -59,6 +60,15 @@ export interface Turn {
   chain: number;
   /** Identical re-sends answered from this turn (client retries). */
   retries: number;
+  /** The client session the request came from, when the client names one (see `CanonicalRequest.session`). */
+  session: string | null;
+  /**
+   * The live turn that continues this one on its chain. A chain is a line: a second live
+   * extension starts a chain of its own (`fork_label.ts`).
+   */
+  next: Turn | null;
+  /** Special-token text in the message content this turn rendered; count = length. */
+  specialText: SpecialTextHit[];
   /** Set when a full render of the recorded answer differs from the sampled ids. */
   drift: Drift | null;
   /** Reasoning and text shown to clients while the answer is generated (streaming backends). */

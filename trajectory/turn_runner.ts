@@ -75,6 +75,7 @@ interface PromptPlan {
   promptLength: number;
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
+  specialText: Turn["specialText"];
 }
 
 export class TurnRunner {
@@ -182,7 +183,7 @@ export class TurnRunner {
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       return mount.retryOf;
@@ -194,7 +195,7 @@ export class TurnRunner {
 
     let plan: PromptPlan;
     try {
-      plan = await this.#planPrompt(mount, req);
+      plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
     } catch (e) {
       throw refuse(
         open,
@@ -241,7 +242,7 @@ export class TurnRunner {
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
     requireActive(rollout);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const open = this.#open(rollout, req, mount, "bb", rollout.backend ?? "black-box");
     this.#refuseWhenClosed(open);
     const { turn } = open;
@@ -267,38 +268,51 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    return (await this.#planPrompt(mount, req)).promptLength;
+    return (await this.#planPrompt(mount, req, rollout.splitSpecialTokens)).promptLength;
   }
 
-  async #planPrompt(mount: Mount, req: CanonicalRequest): Promise<PromptPlan> {
+  async #planPrompt(
+    mount: Mount,
+    req: CanonicalRequest,
+    splitSpecialTokens: boolean,
+  ): Promise<PromptPlan> {
     const base = mount.base;
+    const options = { splitSpecialTokens };
     if (!base) {
-      const rendered = await this.model.renderFull(req.messages, req.tools);
+      const rendered = await this.model.renderFull(req.messages, req.tools, true, options);
       return {
         bridgeIds: [],
         deltaIds: rendered.ids,
         promptLength: rendered.ids.length,
         renderedMessages: req.messages.length,
         toolSpans: this.#toolSpans(rendered, req.messages, 0),
+        specialText: rendered.specialText,
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
     const rendered = await this.model.renderDeltaIds(
       newMessages,
       req.tools,
+      options,
       callsBefore(req.messages, mount.baseDepth),
     );
     const bridgeIds = await this.model.turnEnd.bridge(base.outputIds);
+    // Positions in the whole prompt: after the base's prompt, its output and the bridge.
+    const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
     return {
       bridgeIds,
       deltaIds: rendered.ids,
-      promptLength: base.promptLength + base.outputIds.length + bridgeIds.length +
-        rendered.ids.length,
+      promptLength: offset + rendered.ids.length,
       renderedMessages: newMessages.length,
       toolSpans: this.#toolSpans(rendered, newMessages, bridgeIds.length),
+      specialText: rendered.specialText.map((hit) => ({
+        ...hit,
+        message: hit.message + mount.baseDepth,
+        position: hit.position === null ? null : hit.position + offset,
+      })),
     };
   }
 

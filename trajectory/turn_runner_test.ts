@@ -142,7 +142,7 @@ Deno.test("TurnRunner: an output without <|im_end|> is bridged untrained, and is
   assert.ok(sample.loss_mask.slice(t1.promptLength, bridgeAt).every((x) => x === 1));
 });
 
-Deno.test("TurnRunner: an empty think block the template drops is drift, masked by default", async () => {
+Deno.test("TurnRunner: an empty think block the template drops is drift, trained by default", async () => {
   const { backend, runner, rollout } = setup();
   const empty: AssistantMessage = { role: "assistant", content: "Hi.", reasoning_content: "" };
   const ids = await model.tokenizer.encode(qwen3SampledText(empty));
@@ -150,8 +150,11 @@ Deno.test("TurnRunner: an empty think block the template drops is drift, masked 
   const t1 = await runner.start(rollout, request([u1]), "call_");
   await t1.result;
   assert.equal(t1.drift?.position, 0);
-  assert.ok(rollout.samples()[0].loss_mask.every((x) => x === 0));
-  assert.equal(rollout.samples({ labels: { drift: "train" } })[0].loss_mask.at(-1), 1);
+  const [sample] = rollout.samples();
+  assert.deepEqual(sample.loss_mask.slice(t1.promptLength), ids.map(() => 1));
+  assert.equal(sample.metadata.label_action, "train");
+  assert.deepEqual(sample.metadata.drift, [{ turn: t1.id, ...t1.drift }]);
+  assert.ok(rollout.samples({ labels: { drift: "mask" } })[0].loss_mask.every((x) => x === 0));
 });
 
 Deno.test("TurnRunner: the same history over another protocol is a new turn, not a replay", async () => {

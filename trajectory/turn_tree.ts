@@ -17,8 +17,11 @@ export class MessageNode {
   readonly children: MessageNode[] = [];
   /** Turns whose request history ends at this node. */
   readonly promptOf: Turn[] = [];
-  /** The turn that sampled this (assistant) message. */
-  sampledBy?: Turn;
+  /**
+   * The turns that sampled this (assistant) message, first first: the base of later requests
+   * (of their own client session when one sampled it, else the first).
+   */
+  readonly sampledBy: Turn[] = [];
   constructor(
     readonly message: Message | null,
     readonly parent: MessageNode | null,
@@ -43,6 +46,17 @@ export interface Mount {
   matched: number;
 }
 
+/** The first done turn, or the first of the client's own session when there is one. */
+function pickSampled(turns: readonly Turn[], session?: string | null): Turn | undefined {
+  let first: Turn | undefined;
+  for (const t of turns) {
+    if (t.status !== "done") continue;
+    if (session && t.session === session) return t;
+    first ??= t;
+  }
+  return first;
+}
+
 export class TurnTree {
   /** One root per tool set: a prompt with other tools renders differently from its first token. */
   readonly #roots = new Map<string, MessageNode>();
@@ -60,7 +74,12 @@ export class TurnTree {
     return `${req.protocol}\u0000${TurnTree.toolsKey(req.tools)}`;
   }
 
-  mount(messages: readonly Message[], toolsKey: string): Mount {
+  /**
+   * Walks `messages` down from the root of `toolsKey`. A client `session` (when the request
+   * carries one) scopes retries: only a turn of the same session is replayed, and a sampled
+   * answer of the same session is preferred as the base.
+   */
+  mount(messages: readonly Message[], toolsKey: string, session?: string | null): Mount {
     let root = this.#roots.get(toolsKey);
     if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
     let node: MessageNode = root;
@@ -69,13 +88,17 @@ export class TurnTree {
       const next: MessageNode | undefined = node.child(messages[i]);
       if (!next) break;
       node = next;
-      if (next.sampledBy?.status === "done") {
-        base = next.sampledBy;
+      const sampled = next.sampledBy.length ? pickSampled(next.sampledBy, session) : undefined;
+      if (sampled) {
+        base = sampled;
         baseDepth = i + 1;
       }
     }
     const live = i === messages.length
-      ? node.promptOf.findLast((t) => t.status !== "failed") ?? null
+      ? node.promptOf.findLast((t) =>
+        t.status !== "failed" && (!session || t.session === session)
+      ) ??
+        null
       : null;
     return { base, baseDepth, retryOf: live, node, matched: i };
   }
@@ -97,7 +120,8 @@ export class TurnTree {
     const existing = promptNode.child(turn.message!);
     const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
     if (!existing) promptNode.children.push(node);
-    // A later identical answer does not replace the first: its history already mounts there.
-    node.sampledBy ??= turn;
+    // A later identical answer does not replace the first (histories already mount there); it is
+    // the base of its own session's requests.
+    node.sampledBy.push(turn);
   }
 }

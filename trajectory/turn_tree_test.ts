@@ -4,8 +4,13 @@ import type { Turn, TurnStatus } from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
 
 /** Just the fields the tree reads. */
-function turn(name: string, status: TurnStatus = "pending", message?: AssistantMessage): Turn {
-  return { id: name, status, message } as unknown as Turn;
+function turn(
+  name: string,
+  status: TurnStatus = "pending",
+  message?: AssistantMessage,
+  session: string | null = null,
+): Turn {
+  return { id: name, status, message, session } as unknown as Turn;
 }
 
 const tools: ToolSpec[] = [{ name: "bash", kind: "function", parameters: { type: "object" } }];
@@ -113,6 +118,32 @@ Deno.test("TurnTree: the first of two identical answers stays the base", () => {
   const node = tree.attach(tree.mount([u1], KEY), [u1], t1);
   tree.recordAnswer(node, t1);
   tree.recordAnswer(node, t2);
+  assert.equal(tree.mount([u1, a1, r1], KEY).base, t1);
+});
+
+Deno.test("TurnTree: with a client session, only that session's turn is a retry", () => {
+  const tree = new TurnTree();
+  const t1 = turn("t1", "done", undefined, "A");
+  tree.attach(tree.mount([sys, u1], KEY, "A"), [sys, u1], t1);
+  assert.equal(tree.mount([sys, u1], KEY, "A").retryOf, t1);
+  assert.equal(tree.mount([sys, u1], KEY, "B").retryOf, null, "another session: a fresh sample");
+  assert.equal(tree.mount([sys, u1], KEY).retryOf, t1, "no session: content alone");
+  const t2 = turn("t2", "done", undefined, "B");
+  tree.attach(tree.mount([sys, u1], KEY, "B"), [sys, u1], t2);
+  assert.equal(tree.mount([sys, u1], KEY, "B").retryOf, t2);
+  assert.equal(tree.mount([sys, u1], KEY, "A").retryOf, t1);
+});
+
+Deno.test("TurnTree: of two identical answers, a session's own is its base", () => {
+  const tree = new TurnTree();
+  const t1 = turn("t1", "done", a1, "A"), t2 = turn("t2", "done", a1, "B");
+  const node = tree.attach(tree.mount([u1], KEY, "A"), [u1], t1);
+  tree.attach(tree.mount([u1], KEY, "B"), [u1], t2);
+  tree.recordAnswer(node, t1);
+  tree.recordAnswer(node, t2);
+  assert.equal(tree.mount([u1, a1, r1], KEY, "B").base, t2);
+  assert.equal(tree.mount([u1, a1, r1], KEY, "A").base, t1);
+  assert.equal(tree.mount([u1, a1, r1], KEY, "C").base, t1, "no own answer: the first");
   assert.equal(tree.mount([u1, a1, r1], KEY).base, t1);
 });
 

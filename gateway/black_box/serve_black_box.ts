@@ -9,6 +9,7 @@
 import type { Context } from "hono";
 import type { Upstream, UpstreamCall } from "./upstream.ts";
 import type { Rollout, TurnRunner } from "../../trajectory/mod.ts";
+import { clientSession } from "../client_session.ts";
 import { GatewayError } from "../gateway_error.ts";
 import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
 import { sseResponse } from "../sse_response.ts";
@@ -51,7 +52,7 @@ export async function serveBlackBox(
       }, not ${adapter.name}`,
     );
   }
-  const req = adapter.parseRequest(body);
+  const req = { ...adapter.parseRequest(body), session: clientSession(c.req.raw.headers, body) };
   let call!: Promise<UpstreamCall>;
   const turn = runner.startBlackBox(rollout, req, () => {
     call = upstream.call(

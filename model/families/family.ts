@@ -9,19 +9,33 @@
  */
 import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../canonical/mod.ts";
 import type { ModelFiles } from "../model_files.ts";
+import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 
-/** A render: its text and the ids the tokenizer gives it. */
+/** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
   text: string;
   ids: number[];
+  /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
+  specialText: SpecialTextHit[];
   /**
    * Where each rendered tool message's output sits in `ids` (half-open, in message order), for
    * families whose tool outputs have no marker tokens of their own (harmony); ChatML families
    * leave it out and give `ChatFormat.toolResponseMarkers` instead.
    */
   toolOutputs?: { start: number; end: number }[];
+}
+
+/** How message content is tokenized. */
+export interface RenderOptions {
+  /**
+   * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
+   * the template's own markup keeps its control ids (`special_text.ts`). Departs from what
+   * `transformers` and inference engines do with the same conversation. Harmony tokenizes
+   * content as plain text in either mode.
+   */
+  splitSpecialTokens?: boolean;
 }
 
 /**
@@ -41,6 +55,7 @@ export interface Renderer {
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt?: boolean,
+    options?: RenderOptions,
   ): Promise<Rendered>;
   /**
    * What follows a recorded assistant turn's end-of-turn id when `newMessages` (tool results,
@@ -50,6 +65,7 @@ export interface Renderer {
   renderDelta(
     newMessages: readonly Message[],
     tools: readonly ToolSpec[],
+    options?: RenderOptions,
     history?: DeltaHistory,
   ): Promise<Rendered>;
   /**

@@ -18,7 +18,8 @@
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
 import { SegmentEncoder } from "../segment_encoder.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
-import type { Rendered, Renderer } from "./family.ts";
+import { SpecialText } from "../special_text.ts";
+import type { Rendered, Renderer, RenderOptions } from "./family.ts";
 
 /** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
 export interface TextRenderer {
@@ -33,6 +34,10 @@ const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
 
 export class TokenizedRenderer implements Renderer {
   readonly #segments: SegmentEncoder;
+  /** Special-token text in content: found, located, and (split mode) tokenized as text. */
+  readonly #special: SpecialText;
+  /** The split mode's segment encoder (its own cache), made on first use. */
+  #splitSegments?: Promise<SegmentEncoder>;
 
   /**
    * @param endOfTurn text that closes an assistant turn (`<|im_end|>`)
@@ -40,11 +45,12 @@ export class TokenizedRenderer implements Renderer {
    */
   constructor(
     readonly text: TextRenderer,
-    tokenizer: TextTokenizer,
+    readonly tokenizer: TextTokenizer,
     readonly endOfTurn: string,
-    turnStart: string,
+    readonly turnStart: string,
   ) {
     this.#segments = new SegmentEncoder(tokenizer, turnStart);
+    this.#special = new SpecialText(tokenizer.addedTokens);
   }
 
   /** Ids of rendered text (segment-cached). */
@@ -52,18 +58,55 @@ export class TokenizedRenderer implements Renderer {
     return this.#segments.encode(text);
   }
 
-  async renderFull(
+  renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
+    options: RenderOptions = {},
   ): Promise<Rendered> {
-    const text = this.text.render(messages, tools, { addGenerationPrompt });
-    return { text, ids: await this.encode(text) };
+    return this.#encode(
+      messages,
+      options,
+      (ms) => this.text.render(ms, tools, { addGenerationPrompt }),
+    );
   }
 
-  async renderDelta(newMessages: readonly Message[]): Promise<Rendered> {
-    const text = this.deltaText(newMessages);
-    return { text, ids: await this.encode(text) };
+  renderDelta(
+    newMessages: readonly Message[],
+    _tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
+  ): Promise<Rendered> {
+    return this.#encode(newMessages, options, (ms) => this.deltaText(ms));
+  }
+
+  /**
+   * Renders and tokenizes. Content without special-token text takes the plain path. With some, a
+   * second render with that text escaped tells content from markup: in the default mode it only
+   * locates the control ids content produced (the ids are the plain path's); in the split mode
+   * its ids are the result.
+   */
+  async #encode(
+    messages: readonly Message[],
+    options: RenderOptions,
+    render: (messages: readonly Message[]) => string,
+  ): Promise<Rendered> {
+    const hits = this.#special.find(messages);
+    if (hits.length === 0) {
+      const text = render(messages);
+      return { text, ids: await this.encode(text), specialText: [] };
+    }
+    const escaped = render(this.#special.escape(messages));
+    if (options.splitSpecialTokens) {
+      this.#splitSegments ??= this.tokenizer.withoutAddedTokens().then((vocabulary) =>
+        new SegmentEncoder(this.#special.splitEncoder(vocabulary), this.turnStart)
+      );
+      const ids = await (await this.#splitSegments).encode(escaped);
+      return { text: this.#special.restore(escaped), ids, specialText: hits };
+    }
+    const text = render(messages);
+    const ids = await this.encode(text);
+    const positions = this.#special.locate(escaped, ids, hits);
+    return { text, ids, specialText: hits.map((h, i) => ({ ...h, position: positions[i] })) };
   }
 
   /** The delta as text, starting right after the previous turn's end-of-turn text. */

@@ -11,6 +11,10 @@
  *   (extends the main chain), `--resume <id> "/compact"` (the summary request), and `--resume`
  *   again (the history now starts from the summary). → a `compaction` chain linked to the main
  *   chain and to the summary turn it replaced.
+ * - a rewrite: the policy lists the directory, then writes `\u00e9` escape text in a Bash
+ *   command; Claude Code sends that tool input back decoded (`é`). → the third request forks the
+ *   main chain after the first turn: a `rewrite` chain with the change as evidence, whose sample
+ *   trains only its own turn (the shared first turn is trained in the main sample).
  * - failed requests: the policy fails the first attempt of each turn (529, `overloaded_error`);
  *   Claude Code re-sends the same body. → each failed turn stays `failed`, its re-send becomes the
  *   one `done` turn for that history, on the main chain. A 500 (`api_error`) is not re-sent.
@@ -20,6 +24,12 @@
 import assert from "node:assert/strict";
 import { answerText, sharedModel, toolCallText } from "../support/scripted_policy.ts";
 import { toolResponses } from "./cli_scenario.ts";
+import {
+  ESCAPE_COMMAND,
+  ESCAPE_FINAL,
+  ESCAPE_PROMPT,
+  escapeScript,
+} from "./capture_claude_code.ts";
 import type { GateScript } from "./gate_policy.ts";
 import {
   chainTurns,
@@ -229,6 +239,45 @@ labelsTest(
       summary.id,
     );
     assert.deepEqual(compactionSample.input_ids, [...c.prompt_ids, ...c.output_ids]);
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// A rewrite: Claude Code decodes `\uXXXX` escape text in a tool input it sends back
+
+labelsTest(
+  "rewrite: a \\uXXXX tool input sent back decoded forks a rewrite chain, trained once",
+  escapeScript,
+  async (rig) => {
+    const run = await rig.claude(ESCAPE_PROMPT);
+    assert.equal(run.completion.finalText?.trim(), ESCAPE_FINAL);
+    const tree = await rig.tree();
+    checkTurns(tree, rig.policy.records);
+    const [t0, t1, t2] = tree.turns;
+    assert.equal(JSON.parse(toolCallOf(t1, "Bash")!.arguments).command, ESCAPE_COMMAND);
+    assert.deepEqual(tree.turns.map((t) => [t.chain, t.parent]), [
+      [0, null],
+      [0, t0.id],
+      [1, t0.id],
+    ]);
+    assert.deepEqual(tree.chains.map((c) => [c.label, c.parent]), [["main", null], [
+      "rewrite",
+      0,
+    ]]);
+    const e = tree.chains[1].evidence;
+    assert.deepEqual([e.base_turn, e.replaced_turn, e.path, e.recorded, e.received], [
+      t0.id,
+      t1.id,
+      "tool_calls[0].arguments.command",
+      ESCAPE_COMMAND,
+      "echo 'café' > cafe.txt",
+    ]);
+    const samples = await rig.finish();
+    assert.deepEqual(samples.map((s) => [s.branch, s.turns]), [
+      ["main", [t0.id, t1.id]],
+      ["rewrite", [t0.id, t2.id]],
+    ]);
+    assert.equal(samples[1].trained_from, t0.prompt_ids.length + t0.output_ids.length);
   },
 );
 

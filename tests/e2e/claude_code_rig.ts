@@ -18,6 +18,7 @@ import {
 import type { AssistantMessage, Message } from "../../canonical/mod.ts";
 import type { Sample, TurnRecord, TurnTreeExport } from "../../trajectory/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { checkLossOwnership } from "../support/loss_ownership.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 import { api, makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";
 import { startEgressProbe } from "./egress_probe.ts";
@@ -100,10 +101,12 @@ export class LabelsRig {
     return api<TurnTreeExport>(this.gw, `/api/rollouts/${this.rollout.id}/tree`);
   }
 
+  /** Finishes the rollout; checks that its samples train every sampled id exactly once. */
   async finish(): Promise<Sample[]> {
     const r = await api<{ samples: Sample[] }>(this.gw, `/api/rollouts/${this.rollout.id}/finish`, {
       reward: 1,
     });
+    checkLossOwnership(await this.tree(), r.samples);
     return r.samples;
   }
 

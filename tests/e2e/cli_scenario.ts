@@ -15,6 +15,8 @@ import assert from "node:assert/strict";
 import { describeRun, type Harness, runLocal, type RunResult, tail } from "../../harness/mod.ts";
 import { finalAnswerText, hasActed, shellActionText } from "../../runner/mod.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
+import { checkLossOwnership } from "../support/loss_ownership.ts";
+import type { TurnTreeExport } from "../../trajectory/mod.ts";
 import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
 import { type PolicyRecord, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
@@ -61,7 +63,9 @@ export interface SampleView {
   logprobs: number[];
   reward: number | null;
   branch: string;
+  chain: number;
   turns: string[];
+  trained_from: number;
   num_sampled: number;
 }
 
@@ -82,6 +86,8 @@ export async function api<T = TrainerView>(
     method: body === undefined ? "GET" : "POST",
     headers: { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
+    // Every wait has an end: a gateway that stops answering fails the test, naming the call.
+    signal: AbortSignal.timeout(60_000),
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);
@@ -168,6 +174,8 @@ async function checkTrajectory(
     ...r2.logprobs,
   ];
   assert.deepEqual(s.logprobs, logprobs, "logprobs aligned with input_ids");
+  const tree = await api<TurnTreeExport>(gw, `/api/rollouts/${rolloutId}/tree`);
+  checkLossOwnership(tree, samples);
 
   const text = await (await sharedModel()).decode(s.input_ids);
   const outputs = shellOutputs(h, text);

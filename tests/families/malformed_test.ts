@@ -75,6 +75,6 @@ for (const c of CASES) {
     assert.equal(tree.turns[0].malformed_tool_calls, 1);
     const audit = await auditTree(model, tree);
     assert.equal(audit.turns[0].malformed_tool_calls, 1);
-    assert.match(audit.summary, /; 1 malformed tool calls \(in 1 turns, answered as text\)$/);
+    assert.match(audit.summary, /; 1 malformed tool calls \(in 1 turns, answered as text\); /);
   });
 }

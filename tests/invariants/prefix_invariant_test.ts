@@ -343,10 +343,10 @@ Deno.test({
         assert.equal(d.turn.drift !== null, m.reasoning_content === "", where(c, k));
         if (d.turn.drift) drifted++;
       }
-      // Default label policy: drift turns are masked; with `drift=train` every sampled id is.
-      for (const trainDrift of [false, true]) {
+      // Default label policy: every sampled id is trained, drift too; `drift=mask` masks drift.
+      for (const trainDrift of [true, false]) {
         const samples: Sample[] = c.rollout.samples(
-          trainDrift ? { labels: { drift: "train" } } : {},
+          trainDrift ? {} : { labels: { drift: "mask" } },
         );
         assert.equal(samples.length, 1, where(c));
         const [sample] = samples;
@@ -374,7 +374,7 @@ Deno.test({
         assert.equal(sample.num_sampled, sampled);
       }
     }
-    console.log(`${drifted} turns with drift (empty think block), masked by default`);
+    console.log(`${drifted} turns with drift (empty think block), trained by default`);
   },
 });
 

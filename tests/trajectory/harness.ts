@@ -106,6 +106,27 @@ export async function startGateway(options: Partial<GatewayOptions> = {}): Promi
   };
 }
 
+/**
+ * Runs `fn` against a fresh gateway; afterwards every planned reply must have been used and no
+ * unplanned request may have reached the trainer.
+ */
+export async function withGateway(
+  fn: (t: TestGateway) => Promise<void>,
+  options: Partial<GatewayOptions> = {},
+): Promise<void> {
+  const t = await startGateway(options);
+  try {
+    await fn(t);
+    assert.equal(t.replies.unexpected, 0, "a request reached the trainer that nobody planned");
+    assert.deepEqual(t.replies.queue, [], "planned replies were not used");
+  } finally {
+    await t.close();
+  }
+}
+
+/** How long one HTTP call of a test may take, headers and body: a hang fails the test. */
+const CALL_DEADLINE_MS = 120_000;
+
 /** One HTTP call whose body is always consumed; `body` is JSON-encoded. */
 export async function call(
   url: string,
@@ -117,6 +138,7 @@ export async function call(
     method: init.method ?? "GET",
     headers,
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(CALL_DEADLINE_MS),
   });
   const text = await res.text();
   let json: Json = text;
@@ -151,6 +173,7 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(CALL_DEADLINE_MS),
   });
   const text = await res.text();
   assert.equal(res.status, 200, `${url}: ${res.status} ${text}`);
@@ -172,6 +195,9 @@ export const fixtures = {
   claudeCode: () => records("gateway/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
   pi: () => records("gateway/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
   codex: () => records("gateway/responses/__fixtures__/codex-0.169.0.jsonl"),
+  /** Claude Code sending a recorded `\uXXXX` tool input back decoded (`capture_claude_code.ts`). */
+  claudeCodeUnicodeEscape: () =>
+    records("tests/trajectory/__fixtures__/claude-code-2.1.330-unicode-escape.jsonl"),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -206,10 +232,11 @@ export async function anthropicTurn(
   t: TestGateway,
   r: RolloutHandle,
   body: Json,
+  headers: Record<string, string> = {},
 ): Promise<AnthropicAnswer> {
   const { text } = await post(
     `${t.url}/rollout/${r.id}/v1/messages?beta=true`,
-    claudeHeaders(r),
+    { ...claudeHeaders(r), ...headers },
     body,
   );
   return body.stream ? readAnthropicStream(text) : JSON.parse(text);

@@ -34,26 +34,15 @@ import {
   responsesTurn,
   type RolloutHandle,
   runs,
-  startGateway,
   sum,
   type TestGateway,
   toolUses,
   type TreeResponse,
+  withGateway,
 } from "./harness.ts";
 
 const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, options = {}): Promise<void> {
-  const t = await startGateway(options);
-  try {
-    await fn(t);
-    assert.equal(t.replies.unexpected, 0, "a request reached the trainer that nobody planned");
-    assert.deepEqual(t.replies.queue, [], "planned replies were not used");
-  } finally {
-    await t.close();
-  }
-}
 
 function turnsOf(tree: TreeResponse, chain: number): TurnRecord[] {
   return tree.turns.filter((x) => x.chain === chain);
@@ -482,7 +471,7 @@ async function driftRollout(t: TestGateway, r: RolloutHandle) {
   return await t.tree(r.id);
 }
 
-Deno.test("drift: a non-canonical separator is recorded with its position and masked", async () => {
+Deno.test("drift: a non-canonical separator is recorded with its position and trained, masked under drift=mask", async () => {
   await withGateway(async (t) => {
     const sampled = await t.model.tokenizer.encode(twoCalls("\n\n"));
     const canonical = await t.model.tokenizer.encode(twoCalls("\n"));
@@ -490,8 +479,8 @@ Deno.test("drift: a non-canonical separator is recorded with its position and ma
     assert.ok(position > 0);
     assert.equal(await t.model.decode([sampled[position]]), "\n\n");
 
-    const masked = await t.rollout({ id: "drift-default" });
-    const tree = await driftRollout(t, masked);
+    const trained = await t.rollout({ id: "drift-default" });
+    const tree = await driftRollout(t, trained);
     const [t0, t1] = tree.turns;
     assert.equal(t0.drift!.position, position);
     assert.deepEqual(t0.drift!.sampled, sampled.slice(position, position + 8));
@@ -502,34 +491,40 @@ Deno.test("drift: a non-canonical separator is recorded with its position and ma
       ...t0.prompt_ids,
       ...t0.output_ids,
     ]);
-    const [sample] = await t.finish(masked.id, 1);
-    checkSample(sample, tree, (turn) => turn !== t0.id);
+    const [sample] = await t.finish(trained.id, 1);
+    checkSample(sample, tree, () => true);
+    assert.equal(sum(sample.loss_mask), sample.num_sampled, "every sampled id is trained");
     assert.deepEqual(sample.metadata.drift, [{ turn: t0.id, ...t0.drift }]);
     const file = await Deno.makeTempFile({ prefix: "rollgate-drift-", suffix: ".json" });
     try {
-      await Deno.writeTextFile(file, JSON.stringify(await t.tree(masked.id)));
+      await Deno.writeTextFile(file, JSON.stringify(await t.tree(trained.id)));
       const audit = await run(["audit", file]);
       assert.equal(audit.code, 0, audit.stderr);
       const records = auditRecords(audit.stdout);
       assert.match(
         records[0],
-        new RegExp(`^${t0.id} \\[main\\].*; drift at output\\[${position}\\]$`),
+        new RegExp(
+          `^${t0.id} \\[main\\].*; drift at output\\[${position}\\] \\(sampled ids kept\\)$`,
+        ),
       );
       assert.match(records[1], /; extends parent verbatim$/);
+      assert.match(records.at(-2)!, /^drift: .*sampled ids are kept verbatim.*trained/);
       assert.match(
         records.at(-1)!,
-        /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\)$/,
+        /; 1 extend their parent verbatim, 0 do not; 1 with drift; 0 malformed tool calls \(in 0 turns, answered as text\); /,
       );
+      const inspect = await run(["inspect", file]);
+      assert.match(inspect.stdout, /drift at output\[\d+\] \(sampled ids kept\)/);
+      assert.match(inspect.stdout.trimEnd().split("\n").at(-1)!, /^drift: /);
     } finally {
       await Deno.remove(file);
     }
 
-    const trained = await t.rollout({ id: "drift-train", labels: { drift: "train" } });
-    const tree2 = await driftRollout(t, trained);
+    const masked = await t.rollout({ id: "drift-mask", labels: { drift: "mask" } });
+    const tree2 = await driftRollout(t, masked);
     assert.equal(tree2.turns[0].drift!.position, position);
-    const [sample2] = await t.finish(trained.id, 1);
-    checkSample(sample2, tree2, () => true);
-    assert.equal(sum(sample2.loss_mask), sample2.num_sampled);
+    const [sample2] = await t.finish(masked.id, 1);
+    checkSample(sample2, tree2, (turn) => turn !== tree2.turns[0].id);
   });
 });
 
@@ -631,7 +626,10 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
   await withGateway(async (t) => {
     const r = await t.rollout({ id: "tree-shape", metadata: { task: "probe" } });
     await piWithCompactionAndSide(t, r);
-    const stream = await fetch(`${t.url}/api/samples/stream`);
+    // The signal bounds the reads below too: a stream that never delivers fails the test.
+    const stream = await fetch(`${t.url}/api/samples/stream`, {
+      signal: AbortSignal.timeout(60_000),
+    });
     assert.equal(stream.headers.get("content-type"), "application/x-ndjson");
     const samples = await t.finish(r.id, 1);
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -685,6 +683,8 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
         "protocol",
         "rendered_messages",
         "retries",
+        "session",
+        "special_text",
         "status",
         "timings",
         "tool_spans",
@@ -811,7 +811,8 @@ Deno.test("main.ts inspect and audit read an exported tree", async () => {
         records.at(-1),
         `cc-cli: 7 turns; 4 equal a full render, 3 differ only where sampled ids are kept, ` +
           `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift; ` +
-          "0 malformed tool calls (in 0 turns, answered as text)",
+          "0 malformed tool calls (in 0 turns, answered as text); " +
+          `0 rewrite, 0 retry forks; 0 special-token texts in content`,
       );
 
       // A tampered export fails the audit.

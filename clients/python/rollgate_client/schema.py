@@ -111,8 +111,11 @@ class Completion:
 class Sample:
     """One training sample: a chain of turns from root to leaf, token for token.
 
-    ``loss_mask`` is 1 exactly on ids the policy sampled; ``logprobs`` is aligned with
-    ``input_ids`` (0 where nothing was sampled).
+    ``loss_mask`` is 1 exactly on the ids the policy sampled in this sample's own chain; ``logprobs``
+    is aligned with ``input_ids`` (0 where nothing was sampled). A fork (``branch`` ``rewrite`` or
+    ``retry``) starts with a prefix it shares with another sample, which trains it: there it is
+    context (loss 0), and ``trained_from`` is where the sample's own part starts (0 otherwise).
+    Every sampled id has loss 1 in at most one sample of a rollout.
     """
 
     input_ids: list[int]
@@ -123,6 +126,7 @@ class Sample:
     turns: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     num_sampled: int = 0
+    trained_from: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     rollout_id: str | None = None
     index: int = 0

@@ -186,6 +186,7 @@ class TurnTest(GatewayTestCase):
         self.assertEqual([p for p, m in zip(s.logprobs, s.loss_mask) if m], lp)
         self.assertTrue(all(p == 0 for p, m in zip(s.logprobs, s.loss_mask) if not m))
         self.assertEqual(s.prompt_length, len(pending.prompt_ids))
+        self.assertEqual(s.trained_from, 0)  # a chain of its own, no prefix shared with another
         self.assertEqual((s.reward, s.branch, s.finish_reason), (0.5, "main", "stop"))
         self.assertEqual(s.turns, [pending.turn_id])
         self.assertEqual(s.metadata["task"], "hello")  # the rollout's metadata (the gateway may add labels)

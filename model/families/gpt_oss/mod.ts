@@ -17,6 +17,7 @@
  * @module
  */
 import { addedTokenIds } from "../../model_files.ts";
+import { SpecialText } from "../../special_text.ts";
 import type { StreamingOutputParser } from "../../parsers/mod.ts";
 import {
   type ChatFormat,
@@ -106,6 +107,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
     ids,
     new OrdinaryTextEncoder(ctx.tokenizer, added),
     preamble,
+    new SpecialText(ctx.tokenizer.addedTokens),
   );
   const decode = (x: number[]) => ctx.tokenizer.decode(x);
   return Promise.resolve({

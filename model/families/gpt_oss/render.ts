@@ -9,6 +9,10 @@
  *   generation prompt; the policy writes the channel itself.
  * - `renderDelta`: only the new messages (tool results, user and developer messages) and the
  *   generation prompt; a tool result's author comes from the message or the call it answers.
+ * - Special-token text in system, user and tool content (`<|end|>` in a grep result) is reported
+ *   (`Rendered.specialText`, found by `special_text.ts` as for every family) and, as harmony
+ *   does, always tokenized as plain text: the default already is what `splitSpecialTokens` asks
+ *   for, so the option changes nothing here and no hit has a control-id position.
  * - `renderAnswer`: the answer as gpt-oss writes it after the generation prompt:
  *   `<|channel|>analysis<|message|>…<|end|>`, then `<|start|>assistant` and the next message: a
  *   call as `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`,
@@ -20,7 +24,8 @@
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
-import type { DeltaHistory, Rendered, Renderer } from "../family.ts";
+import type { SpecialText } from "../../special_text.ts";
+import type { DeltaHistory, Rendered, Renderer, RenderOptions } from "../family.ts";
 import {
   answerMessages,
   CONSTRAIN,
@@ -62,10 +67,15 @@ const NO_HISTORY: DeltaHistory = { toolCall: () => undefined };
 export class HarmonyRenderer implements Renderer {
   readonly #names: Map<number, string>;
 
+  /**
+   * @param special finds special-token text in content (for the report; harmony's encoding never
+   *   turns it into control ids)
+   */
   constructor(
     readonly ids: HarmonyIds,
     private readonly text: OrdinaryTextEncoder,
     readonly preamble: HarmonyPreamble,
+    private readonly special: SpecialText,
   ) {
     this.#names = new Map(
       (Object.keys(HARMONY_TOKENS) as (keyof HarmonyIds)[]).map((k) => [ids[k], HARMONY_TOKENS[k]]),
@@ -92,7 +102,8 @@ export class HarmonyRenderer implements Renderer {
     out.push(m.role === "assistant" && m.recipient !== undefined ? this.ids.call : this.ids.end);
   }
 
-  async #encode(pieces: readonly Piece[]): Promise<Rendered> {
+  /** Ids and text of `pieces`; `content` is the messages whose special-token text is reported. */
+  async #encode(pieces: readonly Piece[], content: readonly Message[] = []): Promise<Rendered> {
     const parts = await Promise.all(
       pieces.map((p) =>
         typeof p === "number" ? [p] : this.text.encode(typeof p === "string" ? p : p.output)
@@ -108,29 +119,31 @@ export class HarmonyRenderer implements Renderer {
       for (const id of parts[i]) ids.push(id);
       text += typeof p === "number" ? this.#names.get(p)! : typeof p === "string" ? p : p.output;
     });
-    return { text, ids, toolOutputs };
+    return { text, ids, specialText: this.special.find(content), toolOutputs };
   }
 
   renderFull(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     addGenerationPrompt = true,
+    _options?: RenderOptions,
   ): Promise<Rendered> {
     const pieces: Piece[] = [];
     for (const m of harmonyConversation(messages, tools, this.preamble)) this.#message(m, pieces);
     if (addGenerationPrompt) pieces.push(this.ids.start, "assistant");
-    return this.#encode(pieces);
+    return this.#encode(pieces, messages);
   }
 
   renderDelta(
     newMessages: readonly Message[],
     _tools: readonly ToolSpec[],
+    _options?: RenderOptions,
     history: DeltaHistory = NO_HISTORY,
   ): Promise<Rendered> {
     const pieces: Piece[] = [];
     for (const m of harmonyMessages(newMessages, history)) this.#message(m, pieces);
     pieces.push(this.ids.start, "assistant");
-    return this.#encode(pieces);
+    return this.#encode(pieces, newMessages);
   }
 
   async renderAnswer(message: AssistantMessage): Promise<number[]> {
