@@ -1,7 +1,7 @@
 # rollgate as a container: `serve` on 0.0.0.0:7860 as UID 1000 (what Hugging Face Spaces require).
 #
 #   docker build -t rollgate .
-#   docker run -p 7860:7860 -e ROLLGATE_ADMIN_TOKEN=... rollgate
+#   docker run -p 7860:7860 -e ROLLGATE_ADMIN_TOKEN=... -v rollgate-data:/data rollgate
 #
 # Both base images are build arguments. The defaults are the public Node and Debian images; a
 # machine without an image registry builds its own bases (deploy/local_base.sh) and passes them.
@@ -23,18 +23,22 @@ RUN npm install --no-audit --no-fund \
 COPY . .
 # Load every module once now (transpiled and V8 code caches), so a cold start reads the caches.
 ENV DENO_DIR=/deno-dir
-RUN deno cache main.ts deploy/healthcheck.ts && deno run -A main.ts serve --help >/dev/null
+RUN deno cache main.ts deploy/healthcheck.ts && deno run -A main.ts serve --help >/dev/null \
+ && mkdir /data
 
 # --- runtime: Deno, the source, the production node_modules (with the Qwen3 model files) ---------
 FROM ${BASE_IMAGE}
 COPY --from=build /usr/local/bin/deno /usr/local/bin/deno
 COPY --from=build /app /app
 COPY --from=build --chown=1000:1000 /deno-dir /deno-dir
+# The journal (what a restart restores): mount a volume here to keep it across containers.
+COPY --from=build --chown=1000:1000 /data /data
 ENV DENO_DIR=/deno-dir \
     DENO_NO_UPDATE_CHECK=1 \
     HOME=/tmp \
     NO_COLOR=1 \
     ROLLGATE_ACCESS_LOG=1 \
+    ROLLGATE_DATA_DIR=/data \
     ROLLGATE_HOST=0.0.0.0 \
     ROLLGATE_PORT=7860
 WORKDIR /app
@@ -42,5 +46,5 @@ USER 1000:1000
 EXPOSE 7860
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["deno", "run", "--allow-net=127.0.0.1", "--allow-env=ROLLGATE_PORT", "/app/deploy/healthcheck.ts"]
-ENTRYPOINT ["deno", "run", "--allow-net", "--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", "/app/main.ts"]
+ENTRYPOINT ["deno", "run", "--allow-net", "--allow-read", "--allow-write=/data", "--allow-env", "--allow-sys", "--allow-ffi", "/app/main.ts"]
 CMD ["serve"]

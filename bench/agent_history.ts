@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { SystemMessage, ToolSpec, UserMessage } from "../canonical/mod.ts";
-import { toolCallText } from "../runner/mod.ts";
+import type { AssistantMessage, SystemMessage, ToolSpec, UserMessage } from "../canonical/mod.ts";
+import { toolCallMessage, toolCallText } from "../runner/mod.ts";
 
 export const SYSTEM_PROMPT: SystemMessage = {
   role: "system",
@@ -314,4 +314,11 @@ export function* agentSteps(seed: number, lines: [number, number]): Generator<Ag
 /** The raw Qwen3 text the policy samples for a step: reasoning, then one tool call. */
 export function sampledText(step: Pick<AgentStep, "reasoning" | "tool" | "args">): string {
   return toolCallText(step.reasoning, step.tool, step.args);
+}
+
+/** A step's sampled turn as a message, for a model family to write in its own format. */
+export function stepMessage(
+  step: Pick<AgentStep, "reasoning" | "tool" | "args">,
+): AssistantMessage {
+  return toolCallMessage(step.reasoning, step.tool, step.args);
 }

@@ -34,11 +34,14 @@ export function newToolResult(toolCallId: string, n: number): ToolMessage {
 }
 
 /** What the policy "samples" in every measured turn. */
-export const MEASURED_OUTPUT = sampledText({
+export const MEASURED_STEP: Pick<AgentStep, "reasoning" | "tool" | "args"> = {
   reasoning: "The focused test passes now. Run the whole module to check nothing else broke.",
   tool: "bash",
   args: { command: "python -m pytest -q tests/test_config_loader.py", timeout: 600 },
-});
+};
+
+/** `MEASURED_STEP` as the Qwen3 text the policy samples. */
+export const MEASURED_OUTPUT = sampledText(MEASURED_STEP);
 
 export function chatRequest(messages: Message[]): CanonicalRequest {
   return {
@@ -113,8 +116,8 @@ export interface PrimeOptions {
   /** Line count range of the tool outputs in the history. */
   lines: [number, number];
   seed: number;
-  /** The ids the policy samples for a step; default: Qwen3's hermes text, tokenized. */
-  sampledIds?: (step: AgentStep) => Promise<number[]>;
+  /** The ids the policy samples for a step (default: its Qwen3 text, tokenized). */
+  answerIds?: (step: AgentStep) => Promise<number[]>;
 }
 
 /** Plays an agent against `runner` until the history reaches the target size. */
@@ -128,13 +131,12 @@ export async function primeRollout(
   const rollout = store.create({ id: o.id });
   const newToolTokens = (await model.renderDeltaIds([newToolResult("call_x", 0)])).ids.length;
   const steps = agentSteps(o.seed, o.lines);
+  const answerIds = o.answerIds ?? ((step) => model.tokenizer.encode(sampledText(step)));
   const history: Message[] = [SYSTEM_PROMPT, TASK];
   const goal = new SizeGoal(o.targetTokens);
   for (;;) {
     const step = steps.next().value!;
-    backend.answerWith(
-      await (o.sampledIds?.(step) ?? model.tokenizer.encode(sampledText(step))),
-    );
+    backend.answerWith(await answerIds(step));
     const turn = await runner.start(rollout, chatRequest([...history]), "call_");
     const answer = await turn.result;
     const expected = rollout.turns.length === 1 ? "root" : "extend";

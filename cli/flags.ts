@@ -37,3 +37,30 @@ export function integerFlag(
   if (Number.isInteger(n) && n >= kind.min && n <= kind.max) return n;
   throw new UsageError(`${flag} must be ${kind.what}, got ${value}`);
 }
+
+/** The longest duration a flag may name: a timer past 2^31 - 1 ms would fire at once. */
+export const MAX_SECONDS = 2_000_000;
+
+/**
+ * `value` as a duration in milliseconds (the flag is given in seconds, fractions allowed);
+ * `undefined` when the flag was not given.
+ *
+ * @example
+ * ```ts
+ * import { secondsFlag } from "./flags.ts";
+ *
+ * secondsFlag("1.5", "--turn-timeout"); // 1500
+ * ```
+ */
+export function secondsFlag(
+  value: string | undefined,
+  flag: string,
+  max = MAX_SECONDS,
+): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (Number.isFinite(n) && n > 0 && n <= max) return Math.round(n * 1000);
+  throw new UsageError(
+    `${flag} must be a number of seconds above 0 and at most ${max}, got ${value}`,
+  );
+}

@@ -8,6 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { HARNESSES } from "../harness/mod.ts";
+import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
 import {
   DEFAULT_GATE_PORT,
   DEFAULT_MODEL_NAME,
@@ -17,15 +18,19 @@ import {
   runRollouts,
 } from "../runner/mod.ts";
 import { integerFlag, PORT, POSITIVE } from "./flags.ts";
+import { MODEL_FLAGS, type ModelFlagValues, modelOptions } from "./model_flags.ts";
 import { UsageError } from "./usage_error.ts";
 
 const HARNESS_NAMES = Object.keys(HARNESSES);
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ");
+const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const ROLLOUT_USAGE = `usage: main.ts rollout --tasks <dir|file.jsonl> --harness ${
   HARNESS_NAMES.join("|")
 }
          [--sandbox local|docker|e2b] [--samples K] [--concurrency N] [--policy gate|gold|noop]
          [--out results.jsonl] [--gateway-port P] [--time-budget S] [--model NAME]
+         [--model-dir DIR] [--model-family NAME] [--tool-parser NAME] [--template-kwargs JSON]
 
   Runs every task K times with the agent CLI inside a sandbox, grades each diff in a fresh
   sandbox, and appends one JSON record per rollout to --out (rollouts already there are skipped).
@@ -43,6 +48,11 @@ export const ROLLOUT_USAGE = `usage: main.ts rollout --tasks <dir|file.jsonl> --
   --time-budget S       one agent run's wall-clock budget, seconds (default ${DEFAULT_TIME_BUDGET_S})
   --model NAME          model id the agents send (default ${DEFAULT_MODEL_NAME})
   --model-dir DIR       tokenizer files of the policy (default: bundled Qwen3)
+  --model-family NAME   ${FAMILY_NAMES}
+                        (default: detected from --model-dir); gold / noop write in its format
+  --tool-parser NAME    output parser of the generic family: ${PARSER_NAMES}
+  --template-kwargs J   template variables as JSON, e.g. '{"enable_thinking": false}'
+                        (each model flag also reads its environment variable, as serve does)
   --public-url URL      the gateway as cloud sandboxes reach it (needed with --sandbox e2b)
   --image NAME          Docker image / E2B template for tasks whose image is "local"
 
@@ -69,7 +79,7 @@ export function parseRolloutArgs(args: string[]): RolloutRunOptions | undefined 
         "gateway-host": { type: "string" },
         "time-budget": { type: "string" },
         model: { type: "string" },
-        "model-dir": { type: "string" },
+        ...MODEL_FLAGS,
         "public-url": { type: "string" },
         image: { type: "string" },
         help: { type: "boolean" },
@@ -95,7 +105,7 @@ export function parseRolloutArgs(args: string[]): RolloutRunOptions | undefined 
     timeBudgetS: integerFlag(str("time-budget"), "--time-budget", POSITIVE) ??
       DEFAULT_TIME_BUDGET_S,
     model: str("model") ?? DEFAULT_MODEL_NAME,
-    modelDir: str("model-dir"),
+    modelOptions: modelOptions(values as ModelFlagValues),
     publicUrl: str("public-url"),
     image: str("image"),
   };

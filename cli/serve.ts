@@ -2,9 +2,11 @@
  * The `serve` verb (the default): the gateway on a TCP port, with the generation backends and
  * black-box upstreams its flags and environment name.
  *
- * It listens before the model files are loaded: `/health` answers at once, `/ready` once the
- * model is loaded (503 with the failing check before, and while a shutdown drains). A non-loopback
- * address needs `ROLLGATE_ADMIN_TOKEN`. SIGTERM drains (see `shutdown.ts`).
+ * It opens its journal (`--data-dir`, default `./rollgate-data`; `--no-journal` for none) and
+ * listens before the model files are loaded: `/health` answers at once, `/ready` once the model is
+ * loaded and the journal restored (503 with the failing check before, while a shutdown drains, and
+ * when the journal cannot be written). A non-loopback address needs `ROLLGATE_ADMIN_TOKEN`.
+ * SIGTERM drains (see `shutdown.ts`).
  *
  * @module
  */
@@ -17,6 +19,7 @@ import {
   operationsRoutes,
   Readiness,
   requireTokenForPublicBind,
+  serveHttp,
   upstreamsFromFlags,
 } from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
@@ -24,8 +27,31 @@ import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
+import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
+import { JournalLockedError, SqliteJournal } from "../journal/mod.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
+
+/** Where the journal goes when `--data-dir` is not given: under the working directory. */
+export const DEFAULT_DATA_DIR = "rollgate-data";
+
+/** The journal `serve` writes to, or none with `--no-journal`. */
+function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJournal | undefined {
+  if (off) {
+    if (dir) throw new UsageError("--no-journal and --data-dir exclude each other");
+    return undefined;
+  }
+  try {
+    return new SqliteJournal(dir ?? DEFAULT_DATA_DIR);
+  } catch (e) {
+    if (e instanceof JournalLockedError) throw new UsageError(e.message);
+    throw new UsageError(
+      `cannot open the journal in ${dir ?? DEFAULT_DATA_DIR}: ${
+        (e as Error).message
+      } (name a writable --data-dir, or run with --no-journal)`,
+    );
+  }
+}
 
 /** `1`, `true`, `yes`, `on` (any case) turn a boolean environment setting on. */
 function envFlag(value: string | undefined): boolean {
@@ -41,7 +67,9 @@ export async function serve(args: string[]): Promise<void> {
       host: { type: "string" },
       ...MODEL_FLAGS,
       "context-length": { type: "string" },
-      "max-body-bytes": { type: "string" },
+      ...LIMIT_FLAGS,
+      "data-dir": { type: "string" },
+      "no-journal": { type: "boolean" },
       "public-url": { type: "string" },
       "model-name": { type: "string" },
       backend: { type: "string" },
@@ -112,47 +140,58 @@ export async function serve(args: string[]): Promise<void> {
       : defaultBackend;
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
-  const maxBodyBytes = integerFlag(
-    values["max-body-bytes"] ?? env("ROLLGATE_MAX_BODY_BYTES"),
-    "--max-body-bytes",
-    POSITIVE,
-  );
+  const bounds = serveLimits(values, env);
+  const journal = openJournal(values["no-journal"], values["data-dir"] ?? env("ROLLGATE_DATA_DIR"));
 
-  // Listen first: liveness at once, readiness once the model is loaded.
+  // Listen first: liveness at once, readiness once the model is loaded and the journal restored.
   let gw: Gateway | undefined = undefined;
+  let starting = "loading the model files";
   let draining = false;
   const metrics = new GatewayMetrics();
   const readiness = new Readiness()
-    .add("model", () => gw !== undefined || "loading the model files")
+    .add("model", () => gw !== undefined || starting)
     .add("accepting turns", () => !draining || "draining: shutting down, no new turns");
-  const starting = operationsRoutes({ readiness, metrics, adminToken });
-  starting.all("*", (c) =>
-    c.json({
-      error: { type: "unavailable", message: "rollgate is starting: loading the model files" },
-    }, 503));
-  const server = Deno.serve({
-    port,
-    hostname,
-    onListen: ({ hostname, port }) =>
-      console.log(`rollgate listening on http://${hostname}:${port}; loading the model files`),
-  }, (req, info) => (gw?.app ?? starting).fetch(req, info));
+  if (journal) {
+    readiness.add("journal", () => {
+      const failure = gw?.runner.writer.failure;
+      return failure ? `${journal.path}: ${failure.message}` : true;
+    });
+  }
+  const startingApp = operationsRoutes({ readiness, metrics, adminToken });
+  startingApp.all(
+    "*",
+    (c) =>
+      c.json({ error: { type: "unavailable", message: `rollgate is starting: ${starting}` } }, 503),
+  );
+  const server = await serveHttp(
+    (req, info) => (gw?.app ?? startingApp).fetch(req, info),
+    { hostname, port, timeouts: bounds.http },
+  );
+  console.log(
+    `rollgate listening on http://${hostname}:${server.addr.port}; loading the model files`,
+  );
   onShutdownSignal(async () => {
     draining = true;
     metrics.setDraining(true);
     if (gw) await drainGateway(gw, server, drainGrace);
+    await gw?.runner.writer.durable().catch(() => {});
+    journal?.close();
   });
 
   const model = await PolicyModel.load(modelLoad).catch(async (e) => {
     await server.shutdown();
     throw e;
   });
-  gw = createGateway({
+  const created = createGateway({
+    journal,
     model,
     backends,
     upstreams,
     defaultBackend,
     adminToken,
-    maxBodyBytes,
+    limits: bounds.limits,
+    timeouts: bounds.timeouts,
+    delivery: bounds.delivery,
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
     splitSpecialTokens: values["split-special-tokens"],
@@ -163,11 +202,23 @@ export async function serve(args: string[]): Promise<void> {
     metrics,
     readiness,
   });
+  starting = "restoring the journal";
+  const restored = await created.restore();
+  if (restored) {
+    console.log(
+      `rollgate: journal ${
+        journal!.path
+      }: restored ${restored.rollouts} rollout(s), ${restored.turns} turn(s), ${restored.requeued} request(s) back in the queue, ${restored.interrupted} interrupted, ${restored.expired} expired, in ${
+        restored.ms.toFixed(0)
+      } ms`,
+    );
+  }
+  gw = created;
   console.log(
     `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +
       `${model.tokenizer.engine}, backend ${defaultBackend}${
         adminToken ? ", admin token set" : ""
-      })`,
+      }${journal ? `, journal ${journal.path}` : ", no journal"})`,
   );
   for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

@@ -28,7 +28,7 @@ function turns(n: number): string {
  */
 export async function drainGateway(
   gw: Gateway,
-  server: Deno.HttpServer,
+  server: { shutdown(): Promise<void> },
   graceS: number,
   log: (line: string) => void = console.log,
 ): Promise<void> {

@@ -17,7 +17,8 @@ export const USAGE = `usage: main.ts serve [options]
                     (see view --help; a running gateway serves the same pages at /ui)
        main.ts rollout --tasks <dir|jsonl> --harness NAME [--sandbox local|e2b|docker] [--samples K]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
-                       [--gateway-port P] [--time-budget S] [--model NAME]   (see rollout --help)
+                       [--gateway-port P] [--time-budget S] [--model NAME]
+                       [model flags as serve]   (see rollout --help)
 
   --port N              port (env ROLLGATE_PORT, default 7860)
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
@@ -34,11 +35,22 @@ export const USAGE = `usage: main.ts serve [options]
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)
   --model-name NAME     model id reported by /v1/models (default rollgate-policy)
+  --data-dir DIR        the journal: what a restart restores (env ROLLGATE_DATA_DIR,
+                        default ./rollgate-data; one gateway per directory)
+  --no-journal          keep nothing on disk (a throwaway gateway)
   --split-special-tokens  tokenize special-token text in message content as plain text
                         (rollouts may override with split_special_tokens; default off)
   --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)
+
+  limits (counts, bytes) and timeouts (seconds; README "Limits and timeouts"):
+  --max-trainer-body-bytes N (16 MiB)   --max-tool-body-bytes N (4 MiB)
+  --max-tool-bytes-per-rollout N (32 MiB)   --max-history-messages N (20000)
+  --max-pending-per-rollout N (64)   --max-pending N (4096)
+  --turn-timeout S (600)   --abandon-grace S (10)   --rollout-idle-timeout S (3600)
+  --ack-timeout S (10)   --lease S (60)   --max-lease S (3600)
+  --header-timeout S (30)   --body-timeout S (30)   --idle-timeout S (120)
 
   --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)

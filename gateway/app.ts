@@ -5,12 +5,29 @@
  * @module
  */
 import { Hono } from "hono";
-import { type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
+import { type GateOptions, type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
-import { RolloutStore, type SampleOptions, TurnRunner } from "../trajectory/mod.ts";
+import {
+  DEFAULT_TURN_LIMITS,
+  type Journal,
+  JournalWriter,
+  restore,
+  type RestoreReport,
+  RolloutStore,
+  type SampleLog,
+  type SampleOptions,
+  type TurnLimits,
+  TurnRunner,
+} from "../trajectory/mod.ts";
 import type { Upstream } from "./black_box/mod.ts";
 import { agentRoutes } from "./agent_routes.ts";
-import { BUILTIN_HOST_TOOLS, type HostTool, hostToolRoutes } from "./host_tools.ts";
+import {
+  BUILTIN_HOST_TOOLS,
+  DEFAULT_MAX_TOOL_BODY_BYTES,
+  DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
+  type HostTool,
+  hostToolRoutes,
+} from "./host_tools.ts";
 import { trainerRoutes } from "./trainer_routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
@@ -25,6 +42,36 @@ import {
 import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
 import { uiAuth } from "./ui_auth.ts";
 
+/** Every bound the gateway puts on what clients send; each has a default. */
+export interface GatewayLimits extends TurnLimits {
+  /** An agent request body (a turn, `count_tokens`). */
+  maxBodyBytes: number;
+  /** A trainer API body (a completion, a rollout). */
+  maxTrainerBodyBytes: number;
+  /** One host-tool call's arguments. */
+  maxToolBodyBytes: number;
+  /** Host-tool arguments and results one rollout keeps. */
+  maxToolBytesPerRollout: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<GatewayLimits> = {
+  ...DEFAULT_TURN_LIMITS,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  maxTrainerBodyBytes: 16 * 1024 * 1024,
+  maxToolBodyBytes: DEFAULT_MAX_TOOL_BODY_BYTES,
+  maxToolBytesPerRollout: DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
+};
+
+/** Every wait's end; each has a default. */
+export interface GatewayTimeouts {
+  /** A turn's wait for its answer (`TurnRunnerOptions.turnTimeoutMs`). */
+  turnMs?: number;
+  /** How long an abandoned turn waits for a retry to re-attach. */
+  abandonGraceMs?: number;
+  /** A rollout without activity for this long is dropped from memory. */
+  rolloutIdleMs?: number;
+}
+
 export interface GatewayOptions {
   model: PolicyModel;
   /** Default: the interception gate. */
@@ -37,7 +84,14 @@ export interface GatewayOptions {
   /** Name (in `backends`, or `gate`) of the backend serving rollouts that name none. */
   defaultBackend?: string;
   adminToken?: string;
-  maxBodyBytes?: number;
+  limits?: Partial<GatewayLimits>;
+  timeouts?: GatewayTimeouts;
+  /** Acknowledgement timeout and leases of requests handed to trainers. */
+  delivery?: GateOptions;
+  /** Where every change is journaled, to be restored after a restart; default: nowhere. */
+  journal?: Journal;
+  /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
+  sampleLog?: SampleLog;
   keepAliveMs?: number;
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
@@ -71,7 +125,13 @@ export interface Gateway {
   gate: InterceptionGate;
   runner: TurnRunner;
   model: PolicyModel;
+  limits: GatewayLimits;
   metrics: GatewayMetrics;
+  /**
+   * Rebuilds the journaled rollouts and re-queues their unanswered requests; call once, before
+   * serving. `null` without a journal.
+   */
+  restore(): Promise<RestoreReport | null>;
 }
 
 /**
@@ -85,8 +145,15 @@ export interface Gateway {
  * ```
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const store = new RolloutStore();
-  const gate = new InterceptionGate();
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const timeouts = options.timeouts ?? {};
+  const writer = new JournalWriter(options.journal);
+  const store = new RolloutStore({
+    idleTimeoutMs: timeouts.rolloutIdleMs,
+    writer,
+    sampleLog: options.sampleLog,
+  });
+  const gate = new InterceptionGate(options.delivery);
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
   const defaultName = options.defaultBackend ?? "gate";
   const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
@@ -99,10 +166,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     options.model,
     options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
     backends,
-    undefined,
-    metrics,
+    {
+      turnTimeoutMs: timeouts.turnMs,
+      abandonGraceMs: timeouts.abandonGraceMs,
+      limits,
+      writer,
+      observer: metrics,
+    },
   );
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   metrics.watch({
     pendingRequests: () => gate.pendingCount(),
     activeRollouts: () => store.list().filter((r) => r.status === "active").length,
@@ -119,6 +190,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       adminToken: options.adminToken,
     }),
   );
+  // Idle rollouts leave memory on the way of later requests (no timer keeps the process busy).
+  app.use("*", async (_c, next) => {
+    for (const r of store.sweep((r) => runner.pendingTurns(r.id) > 0)) {
+      gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+    }
+    await next();
+  });
   // The viewer reads the store; it never holds a turn up.
   app.use("/ui", uiAuth(options.adminToken, "/ui"));
   app.use("/ui/*", uiAuth(options.adminToken, "/ui"));
@@ -138,10 +216,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     trainerRoutes({
       store,
       gate,
+      runner,
       model: options.model,
       sampleOptions: options.sampleOptions,
       splitSpecialTokens: options.splitSpecialTokens,
-      maxBodyBytes,
+      maxBodyBytes: limits.maxTrainerBodyBytes,
       adminToken: options.adminToken,
       publicUrl: options.publicUrl,
       backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
@@ -155,7 +234,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     hostToolRoutes({
       store,
       tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
-      maxBodyBytes,
+      maxBodyBytes: limits.maxToolBodyBytes,
+      maxBytesPerRollout: limits.maxToolBytesPerRollout,
       adminToken: options.adminToken,
     }),
   );
@@ -164,7 +244,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     agentRoutes({
       store,
       runner,
-      maxBodyBytes,
+      maxBodyBytes: limits.maxBodyBytes,
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
       adminToken: options.adminToken,
       modelName: options.modelName ?? "rollgate-policy",
@@ -179,5 +259,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
     }, 404)
   );
-  return { app, store, gate, runner, model: options.model, metrics };
+  return {
+    app,
+    store,
+    gate,
+    runner,
+    model: options.model,
+    limits,
+    metrics,
+    restore: () =>
+      options.journal ? restore(options.journal, store, runner) : Promise.resolve(null),
+  };
 }

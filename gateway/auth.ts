@@ -45,15 +45,16 @@ export function resolveAgentRollout(
         "no rollout: call /rollout/<id>/v1/... or authenticate with the rollout's token",
       );
     }
+    byToken.touch();
     return byToken;
   }
-  const rollout = store.get(pathId);
-  if (!rollout) throw new GatewayError(404, `unknown rollout ${pathId}`);
+  const rollout = store.require(pathId);
   if (byToken && byToken !== rollout) {
     throw new GatewayError(403, `this token belongs to another rollout than ${pathId}`);
   }
   if (options.adminToken && !byToken && !sameToken(token, options.adminToken)) {
     throw new GatewayError(401, `rollout ${pathId} requires its token`);
   }
+  rollout.touch();
   return rollout;
 }

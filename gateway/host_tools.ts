@@ -28,8 +28,18 @@ export const BUILTIN_HOST_TOOLS: Readonly<Record<string, HostTool>> = {
 export interface HostToolOptions {
   store: RolloutStore;
   tools: Readonly<Record<string, HostTool>>;
+  /** Largest arguments body of one call. */
   maxBodyBytes: number;
+  /** Most JSON (arguments + results) one rollout's recorded calls may hold. */
+  maxBytesPerRollout: number;
   adminToken?: string;
+}
+
+export const DEFAULT_MAX_TOOL_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT = 32 * 1024 * 1024;
+
+function jsonBytes(value: unknown): number {
+  return value === undefined ? 0 : JSON.stringify(value).length;
 }
 
 function jsonError(c: Context, e: unknown): Response {
@@ -64,8 +74,22 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
           );
         }
         const input = await args(c);
+        // Recorded calls are answered in `GET /api/rollouts/:id`: bounded, so that stays a
+        // response and not a string too long to build. (Results come from trusted host code.)
+        const argsBytes = jsonBytes(input);
+        if (rollout.hostCallBytes + argsBytes > o.maxBytesPerRollout) {
+          throw new GatewayError(
+            413,
+            `rollout ${rollout.id}'s host calls already hold ${rollout.hostCallBytes} bytes; ${argsBytes} more would pass the limit of ${o.maxBytesPerRollout} per rollout (--max-tool-bytes-per-rollout)`,
+          );
+        }
         const result = await tool(rollout, input);
-        rollout.hostCalls.push({ tool: name, args: input, result, at: Date.now() });
+        const bytes = argsBytes + jsonBytes(result);
+        const call = { tool: name, args: input, result, at: Date.now(), bytes };
+        rollout.hostCallBytes += bytes;
+        rollout.hostCalls.push(call);
+        o.store.writer.record({ rollout: rollout.id, kind: "host_call", data: { ...call } });
+        await o.store.writer.durable();
         return c.json({ result });
       } catch (e) {
         return jsonError(c, e);
@@ -80,6 +104,8 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
           reason: typeof body.reason === "string" ? body.reason : null,
           at: Date.now(),
         };
+        o.store.writer.record({ rollout: rollout.id, kind: "agent_exit", data: rollout.agentExit });
+        await o.store.writer.durable();
         return c.json({ ok: true });
       } catch (e) {
         return jsonError(c, e);

@@ -12,7 +12,13 @@ import {
   GenerationError,
   type GenerationErrorKind,
 } from "../generation/mod.ts";
-import { RolloutExistsError, TurnError, type TurnErrorKind } from "../trajectory/mod.ts";
+import {
+  JournalError,
+  RolloutExistsError,
+  TurnError,
+  type TurnErrorKind,
+  UnknownRolloutError,
+} from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { InvalidRequestError } from "./protocol.ts";
 
@@ -21,6 +27,8 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   render_failed: 400,
   context_exceeded: 400,
   rollout_finished: 409,
+  history_too_large: 413,
+  too_many_pending: 429,
   // Retryable: Claude Code retries a 503 (overloaded), and a restarted gateway takes the turn.
   shutting_down: 503,
 };
@@ -32,12 +40,17 @@ const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {
   cancelled: 409,
   // nginx's "client closed request": nobody reads it, but logs and tests can tell it apart.
   client_gone: 499,
+  // Every agent client retries a 503 (Claude Code also in-stream, as `overloaded_error`).
+  turn_timeout: 503,
 };
 
 const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   unknown_request: 404,
   already_resolved: 409,
+  withdrawn: 410,
   not_appended_prefix: 400,
+  output_too_long: 400,
+  invalid_lease: 400,
 };
 
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
@@ -48,5 +61,8 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof GateError) return GATE_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof RolloutExistsError) return 409;
+  if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
+  // Nothing is answered as kept when the journal could not keep it.
+  if (e instanceof JournalError) return 503;
   return undefined;
 }

@@ -6,8 +6,22 @@
  *
  * @module
  */
-export { createGateway, type Gateway, type GatewayOptions } from "./app.ts";
+export {
+  createGateway,
+  DEFAULT_LIMITS,
+  type Gateway,
+  type GatewayLimits,
+  type GatewayOptions,
+  type GatewayTimeouts,
+} from "./app.ts";
 export { GatewayError } from "./gateway_error.ts";
+export {
+  DEFAULT_HTTP_TIMEOUTS,
+  type HttpServer,
+  type HttpServerOptions,
+  type HttpTimeouts,
+  serveHttp,
+} from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";

@@ -1,36 +1,81 @@
 /**
- * `GET /api/samples/stream`: finished rollouts' samples as JSON Lines, pushed as rollouts
- * finish, for trainers that consume a stream instead of polling each rollout.
+ * `GET /api/samples/stream[?after=<cursor>]`: finished rollouts' samples as JSON Lines, each with
+ * its `cursor`. Without `after` the stream starts with the next sample to finish (the
+ * `x-rollgate-cursor` header says after which cursor); with it, every sample after that cursor is
+ * replayed from the sample log first. A trainer that reconnects with the last cursor it read gets
+ * every sample exactly once.
+ *
+ * Each subscriber reads the log itself, in cursor order; a publish only wakes it up. So no sample
+ * can be skipped or sent twice however publishes and reconnects interleave.
  *
  * @module
  */
-import type { Sample } from "../trajectory/mod.ts";
+import type { SampleLog } from "../trajectory/mod.ts";
+import { GatewayError } from "./gateway_error.ts";
+
+/** Samples read from the log per step of a subscriber. */
+const PAGE = 64;
 
 export class SampleFeed {
-  readonly #subscribers = new Set<(line: string) => void>();
+  readonly #wake = new Set<() => void>();
 
-  publish(samples: readonly Sample[]): void {
-    for (const s of samples) {
-      const line = JSON.stringify(s) + "\n";
-      for (const send of this.#subscribers) send(line);
-    }
+  constructor(readonly log: SampleLog) {}
+
+  /** New samples are in the log: the subscribers read them. */
+  wake(): void {
+    for (const wake of [...this.#wake]) wake();
   }
 
   /** A streaming response that stays open until the client disconnects. */
-  response(): Response {
+  async response(after?: number): Promise<Response> {
+    const oldest = await this.log.oldest();
+    if (after !== undefined && after + 1 < oldest) {
+      throw new GatewayError(
+        410,
+        `samples after cursor ${after} are no longer kept: the oldest kept is ${oldest} (without the journal the gateway keeps only the latest samples)`,
+      );
+    }
+    let cursor = after ?? oldest - 1;
     const encoder = new TextEncoder();
-    let send: (line: string) => void;
+    let closed = false;
+    let wake: (() => void) | undefined;
     const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        send = (line) => controller.enqueue(encoder.encode(line));
-        this.#subscribers.add(send);
+      pull: async (controller) => {
+        for (;;) {
+          // Registered before reading, so a publish during the read is not missed.
+          const woken = new Promise<void>((resolve) => {
+            wake = resolve;
+            this.#wake.add(resolve);
+          });
+          const page = await this.log.after(cursor, PAGE);
+          if (closed) return;
+          if (page.length > 0) {
+            this.#wake.delete(wake!);
+            const lines = page.map((e) => JSON.stringify({ cursor: e.cursor, ...e.sample }));
+            controller.enqueue(encoder.encode(lines.join("\n") + "\n"));
+            cursor = page.at(-1)!.cursor;
+            return;
+          }
+          await woken;
+          this.#wake.delete(wake!);
+          if (closed) return;
+        }
       },
       cancel: () => {
-        this.#subscribers.delete(send);
+        closed = true;
+        if (wake) {
+          this.#wake.delete(wake);
+          wake();
+        }
       },
-    });
+    }, { highWaterMark: 0 });
     return new Response(body, {
-      headers: { "content-type": "application/x-ndjson", "cache-control": "no-cache" },
+      headers: {
+        "content-type": "application/x-ndjson",
+        "cache-control": "no-cache",
+        // Where this stream starts: a client reconnecting with `after` set to it misses nothing.
+        "x-rollgate-cursor": String(cursor),
+      },
     });
   }
 }

@@ -14,6 +14,7 @@ import {
   type RolloutStore,
   type SampleOptions,
   sharedPrefixTree,
+  type TurnRunner,
   turnTree,
 } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
@@ -23,6 +24,7 @@ import { presentedToken } from "./auth.ts";
 import { jsonBodyRefusal, sameToken } from "./security/mod.ts";
 import { readJsonBody } from "./read_body.ts";
 import {
+  AckSchema,
   AppendSchema,
   CompleteSchema,
   CreateRolloutSchema,
@@ -34,6 +36,8 @@ import {
 export interface TrainerRouteOptions {
   store: RolloutStore;
   gate: InterceptionGate;
+  /** Its turns are recorded (and journaled) before a completion is answered. */
+  runner: TurnRunner;
   model: PolicyModel;
   maxBodyBytes: number;
   adminToken?: string;
@@ -54,16 +58,18 @@ export interface TrainerRouteOptions {
 /** Longest long poll, so a trainer cannot park a connection forever. */
 const MAX_WAIT_S = 300;
 
+const API_ERROR_TYPES: Readonly<Record<number, string>> = {
+  401: "unauthorized",
+  404: "not_found",
+  409: "conflict",
+  // The request was withdrawn (its agent is gone, its turn timed out): discard the generation.
+  410: "gone",
+  413: "request_too_large",
+  429: "rate_limited",
+};
+
 function apiError(c: Context, status: number, message: string): Response {
-  const type = status === 404
-    ? "not_found"
-    : status === 409
-    ? "conflict"
-    : status === 401
-    ? "unauthorized"
-    : status >= 500
-    ? "server_error"
-    : "invalid_request";
+  const type = API_ERROR_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request");
   return c.json({ error: { type, message } }, status as ContentfulStatusCode);
 }
 
@@ -90,9 +96,10 @@ function turnView(t: Rollout["turns"][number]) {
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
-  const feed = new SampleFeed();
+  const feed = new SampleFeed(o.store.sampleLog);
+  o.store.onSamples(() => feed.wake());
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
-    const raw = c.req.header("content-length") === "0"
+    const raw = c.req.header("content-length") === "0" || !c.req.raw.body
       ? {}
       : await readJsonBody(c.req.raw, o.maxBodyBytes);
     try {
@@ -102,8 +109,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
   };
   const rollout = (c: Context): Rollout => {
-    const r = o.store.get(c.req.param("id")!);
-    if (!r) throw new GatewayError(404, `unknown rollout ${c.req.param("id")}`);
+    const r = o.store.require(c.req.param("id")!);
+    r.touch();
     return r;
   };
 
@@ -142,6 +149,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         ...(spec.sft?.tools ? { sftTools: spec.sft.tools } : {}),
       },
     });
+    await o.store.writer.durable();
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
     return c.json({
       id: r.id,
@@ -149,25 +157,24 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}`,
     }, 201);
   });
-  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary()) }));
+  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary(false)) }));
   app.get("/rollouts/:id", (c) => {
     const r = rollout(c);
     return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
   });
-  app.delete("/rollouts/:id", (c) => {
+  app.delete("/rollouts/:id", async (c) => {
     const r = rollout(c);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was deleted`);
     o.store.delete(r.id);
+    await o.store.writer.durable();
     return c.json({ id: r.id, deleted: true });
   });
   app.post("/rollouts/:id/finish", async (c) => {
     const r = rollout(c);
     const { reward } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
-    r.finish(reward ?? null);
+    const samples = await o.store.finish(r, reward ?? null, o.sampleOptions);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
-    const samples = r.samples(o.sampleOptions);
-    feed.publish(samples);
     return c.json({ id: r.id, reward: r.reward, samples });
   });
   app.get("/rollouts/:id/samples", (c) => {
@@ -178,11 +185,21 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const r = rollout(c);
     return c.json({ ...turnTree(r), shared_prefix: sharedPrefixTree(r) });
   });
-  app.get("/samples/stream", () => feed.response());
+  app.get("/samples/stream", (c) => {
+    const after = c.req.query("after");
+    if (after !== undefined && !/^\d{1,15}$/.test(after)) {
+      throw new GatewayError(400, `after must be a cursor (an integer ≥ 0), got ${after}`);
+    }
+    return feed.response(after === undefined ? undefined : Number(after));
+  });
 
   if (o.pause) {
     const pause = o.pause;
-    const status = () => ({ ...pause.status(), pending_requests: o.gate.pendingCount() });
+    const status = () => ({
+      ...pause.status(),
+      pending_requests: o.gate.pendingCount(),
+      requests: o.gate.stats(),
+    });
     app.post("/pause", (c) => {
       pause.pause();
       return c.json(status());
@@ -200,21 +217,31 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
     }
     const filter = c.req.query("rollout");
-    if (filter !== undefined && !o.store.get(filter)) {
-      throw new GatewayError(404, `unknown rollout ${filter}`);
-    }
-    const lease = Number(c.req.query("lease") ?? 0);
-    if (!Number.isFinite(lease) || lease < 0) {
-      throw new GatewayError(400, "lease must be a number of seconds ≥ 0");
-    }
+    if (filter !== undefined) o.store.require(filter);
+    const lease = c.req.query("lease");
     const next = await o.gate.next(
       Math.min(wait, MAX_WAIT_S) * 1000,
       filter,
       c.req.raw.signal,
-      lease * 1000,
+      lease === undefined ? undefined : Number(lease) * 1000,
     );
     return next ? c.json(next) : c.body(null, 204);
   });
+  // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
+  for (const verb of ["ack", "renew"]) {
+    app.post(`/requests/:rid/${verb}`, async (c) => {
+      const { lease } = await body(c, AckSchema, verb);
+      const granted = o.gate.ack(
+        c.req.param("rid"),
+        lease === undefined ? undefined : lease * 1000,
+      );
+      return c.json({
+        request_id: granted.request_id,
+        lease_s: granted.lease_ms / 1000,
+        expires_at: granted.expires_at,
+      });
+    });
+  }
   const checkVocab = (ids: number[], what: string) => {
     const vocab = o.model.vocabSize;
     const bad = ids.find((id) => id >= vocab);
@@ -234,12 +261,20 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     checkVocab(completion.output_ids, "completion");
-    o.gate.complete(c.req.param("rid"), completion);
-    return c.json({ request_id: c.req.param("rid"), completed: true });
+    const rid = c.req.param("rid");
+    const turn = o.runner.turnOfRequest(rid);
+    o.gate.complete(rid, completion);
+    // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
+    await turn?.result.catch(() => {});
+    await o.store.writer.durable();
+    return c.json({ request_id: rid, completed: true });
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
+    const turn = o.runner.turnOfRequest(c.req.param("rid"));
     o.gate.fail(c.req.param("rid"), error, status);
+    await turn?.result.catch(() => {});
+    await o.store.writer.durable();
     return c.json({ request_id: c.req.param("rid"), failed: true });
   });
   return app;

@@ -6,11 +6,12 @@
 import { z } from "zod";
 import { LABEL_ACTIONS, POLICY_LABELS } from "../trajectory/mod.ts";
 import { describeIssues } from "./zod_issues.ts";
+import { TemperatureSchema, TopPSchema } from "./sampling_schema.ts";
 
 export const SamplingSchema = z.object({
   max_tokens: z.number().int().positive().optional(),
-  temperature: z.number().min(0).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
+  temperature: TemperatureSchema.optional(),
+  top_p: TopPSchema.optional(),
 });
 
 export const CreateRolloutSchema = z.object({
@@ -44,6 +45,11 @@ export const CompleteSchema = z.object({
 /** Sampled ids streamed before the completion (`POST /api/requests/:id/append`). */
 export const AppendSchema = z.object({
   output_ids: z.array(z.number().int().nonnegative()).min(1),
+});
+
+/** `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds. */
+export const AckSchema = z.object({
+  lease: z.number().positive().optional(),
 });
 
 export const FailSchema = z.object({

@@ -57,7 +57,9 @@ export type GenerationErrorKind =
   /** The rollout was deleted or finished while the request waited. */
   | "cancelled"
   /** Nobody waits for the answer any more (the client disconnected). */
-  | "client_gone";
+  | "client_gone"
+  /** The turn waited longer than the gateway's turn timeout. */
+  | "turn_timeout";
 
 /** A generation that failed for a reason the agent should see (trainer `fail`, engine error). */
 export class GenerationError extends Error {
@@ -70,4 +72,14 @@ export class GenerationError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Why a generation's signal aborted: the {@link GenerationError} it was aborted with (the turn
+ * timed out, its agent is gone), or `client_gone` with `message`.
+ */
+export function abortError(signal: AbortSignal, message: string): GenerationError {
+  return signal.reason instanceof GenerationError
+    ? signal.reason
+    : new GenerationError("client_gone", message);
 }

@@ -8,7 +8,12 @@
  *
  * @module
  */
-import { type FinishReason, GenerationError, type GenerationRequest } from "./backend.ts";
+import {
+  abortError,
+  type FinishReason,
+  GenerationError,
+  type GenerationRequest,
+} from "./backend.ts";
 
 export interface EngineHttpOptions {
   /** Base URL of the engine (or of its router), e.g. `http://127.0.0.1:8000`. */
@@ -117,7 +122,7 @@ export class EngineHttp {
         try {
           await sleep(delay * (0.5 + Math.random() / 2), o.signal);
         } catch {
-          throw this.#clientGone(where);
+          throw this.#clientGone(o.signal!, where);
         }
       }
       try {
@@ -140,7 +145,7 @@ export class EngineHttp {
     attempt: Attempt,
     o: PostOptions,
   ): Promise<{ json: unknown; headers: Headers }> {
-    if (o.signal?.aborted) throw this.#clientGone(where);
+    if (o.signal?.aborted) throw this.#clientGone(o.signal, where);
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -167,7 +172,7 @@ export class EngineHttp {
       } catch (e) {
         if (o.signal?.aborted) {
           giveUp();
-          throw this.#clientGone(where);
+          throw this.#clientGone(o.signal, where);
         }
         if (timedOut) {
           giveUp();
@@ -197,7 +202,7 @@ export class EngineHttp {
       } catch (e) {
         if (e instanceof GenerationError) throw e;
         giveUp();
-        if (o.signal?.aborted) throw this.#clientGone(where);
+        if (o.signal?.aborted) throw this.#clientGone(o.signal, where);
         if (timedOut) {
           throw new GenerationError(
             "engine_timeout",
@@ -229,11 +234,8 @@ export class EngineHttp {
     });
   }
 
-  #clientGone(where: string): GenerationError {
-    return new GenerationError(
-      "client_gone",
-      `the client disconnected; the request to ${where} was cancelled`,
-    );
+  #clientGone(signal: AbortSignal, where: string): GenerationError {
+    return abortError(signal, `the client disconnected; the request to ${where} was cancelled`);
   }
 }
 

@@ -31,6 +31,7 @@
  * @module
  */
 export {
+  abortError,
   type Completion,
   type FinishReason,
   type GenerationBackend,
@@ -39,7 +40,19 @@ export {
   type GenerationRequest,
   type SamplingRequest,
 } from "./backend.ts";
-export { GateError, type GateErrorKind, InterceptionGate, type PendingRequest } from "./gate.ts";
+export {
+  DEFAULT_ACK_TIMEOUT_MS,
+  DEFAULT_LEASE_MS,
+  type DeliveryState,
+  GateError,
+  type GateErrorKind,
+  type GateOptions,
+  type GateStats,
+  InterceptionGate,
+  type Lease,
+  MAX_LEASE_MS,
+  type PendingRequest,
+} from "./gate.ts";
 export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export {
   DEFAULT_ENGINE_RETRIES,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { GenerationError } from "./backend.ts";
+import { abortError } from "./backend.ts";
 
 const CLIENT_GONE = "the client disconnected while paused";
 
@@ -54,7 +54,7 @@ export class PauseGate {
    */
   async enter(signal?: AbortSignal): Promise<() => void> {
     while (this.#paused) {
-      if (signal?.aborted) throw new GenerationError("client_gone", CLIENT_GONE);
+      if (signal?.aborted) throw abortError(signal, CLIENT_GONE);
       await new Promise<void>((resolve, reject) => {
         const entry: Held = {
           resolve: () => {
@@ -64,7 +64,7 @@ export class PauseGate {
         };
         const gone = () => {
           this.#held.delete(entry);
-          reject(new GenerationError("client_gone", CLIENT_GONE));
+          reject(abortError(signal!, CLIENT_GONE));
         };
         signal?.addEventListener("abort", gone, { once: true });
         this.#held.add(entry);

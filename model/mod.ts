@@ -31,6 +31,7 @@ export type {
 } from "./parsers/mod.ts";
 export {
   type ChatFormat,
+  deepSeekToolsText,
   type DeltaHistory,
   FAMILIES,
   FamilyError,

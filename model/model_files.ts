@@ -92,6 +92,16 @@ export async function loadModelFiles(
     }
   }
   const config = JSON.parse(new TextDecoder().decode(configBytes)) as TokenizerConfig;
+  if (config.added_tokens_decoder === undefined) {
+    // Older configs (DeepSeek V3's) list no added tokens; transformers then takes them from
+    // tokenizer.json, and so do we.
+    const { added_tokens } = JSON.parse(new TextDecoder().decode(tokenizerBytes)) as {
+      added_tokens?: { id: number; content: string; special?: boolean }[];
+    };
+    config.added_tokens_decoder = Object.fromEntries(
+      (added_tokens ?? []).map((t) => [String(t.id), { content: t.content, special: t.special }]),
+    );
+  }
   if (Array.isArray(config.chat_template)) {
     // Named templates (`[{name, template}]`): transformers uses "default".
     const named = config.chat_template as { name?: string; template?: string }[];

@@ -8,19 +8,53 @@
  *
  * @module
  */
+import v8 from "node:v8";
+import vm from "node:vm";
+import { chunkText, cutsAreSafe } from "./text_cuts.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
+
+/** Segments longer than this are not cached (they rarely repeat and would pin memory). */
+const MAX_CACHED_LENGTH = 64 * 1024;
+
+/** Characters per piece when a long segment is tokenized piece by piece (`text_cuts.ts`). */
+const PIECE_LENGTH = 16 * 1024;
+
+/** Characters of long text tokenized between two collections (see `collectGarbage`). */
+const COLLECT_EVERY = 2_000_000;
+
+/**
+ * A full garbage collection. The native tokenizer's encodings (offsets and token strings, ~100
+ * bytes an id) are freed only when V8 collects their small JS wrappers, and V8 does not know
+ * they are large: megabytes of text would leave hundreds of megabytes waiting. So long text asks
+ * for a collection every few megabytes (tens of milliseconds each).
+ */
+const collectGarbage: () => void = (() => {
+  try {
+    v8.setFlagsFromString("--expose-gc");
+    return vm.runInNewContext("gc") as () => void;
+  } catch {
+    return () => {};
+  }
+})();
 
 export class SegmentEncoder {
   readonly #cache = new Map<string, number[]>();
   readonly #splitter: RegExp;
+  /** Whether this tokenizer may be cut at the safe places (checked on the first long text). */
+  #cutsSafe?: Promise<boolean>;
 
   constructor(
     private readonly tokenizer: Pick<TextTokenizer, "encode">,
-    /** The token text that starts a turn, e.g. `<|im_start|>`. */
-    readonly turnStart: string,
+    /**
+     * The token text that starts a turn, e.g. `<|im_start|>`, or several (DeepSeek: `<｜User｜>`
+     * and `<｜tool▁output▁begin｜>`): segments are cut before each.
+     */
+    readonly turnStart: string | readonly string[],
     private readonly maxEntries = 4096,
   ) {
-    this.#splitter = new RegExp(`(?=${turnStart.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")})`);
+    const starts = typeof turnStart === "string" ? [turnStart] : turnStart;
+    const escaped = starts.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    this.#splitter = new RegExp(`(?=${escaped.join("|")})`);
   }
 
   /** Ids of `text`, equal to `tokenizer.encode(text)` when cuts before turn starts are safe. */
@@ -31,6 +65,7 @@ export class SegmentEncoder {
   }
 
   async #encodeSegment(segment: string): Promise<number[]> {
+    if (segment.length > MAX_CACHED_LENGTH) return await this.#encodeLong(segment);
     const hit = this.#cache.get(segment);
     if (hit) {
       // Refresh recency: Map iteration order is insertion order.
@@ -43,6 +78,25 @@ export class SegmentEncoder {
     if (this.#cache.size > this.maxEntries) {
       this.#cache.delete(this.#cache.keys().next().value!);
     }
+    return ids;
+  }
+
+  /** A long segment, piece by piece when allowed, so only one piece's encoding is alive at once. */
+  async #encodeLong(segment: string): Promise<number[]> {
+    this.#cutsSafe ??= cutsAreSafe((text) => this.tokenizer.encode(text));
+    if (!await this.#cutsSafe) return await this.tokenizer.encode(segment);
+    const ids: number[] = [];
+    let sinceCollection = 0;
+    for (const piece of chunkText(segment, PIECE_LENGTH)) {
+      const part = await this.tokenizer.encode(piece);
+      for (let i = 0; i < part.length; i++) ids.push(part[i]);
+      sinceCollection += piece.length;
+      if (sinceCollection >= COLLECT_EVERY) {
+        collectGarbage();
+        sinceCollection = 0;
+      }
+    }
+    if (sinceCollection > 0 && segment.length >= COLLECT_EVERY) collectGarbage();
     return ids;
   }
 }

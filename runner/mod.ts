@@ -44,16 +44,19 @@ export { type RunOutcome, runRollouts } from "./run.ts";
 export { agentPrompt, type RolloutContext, runRollout } from "./one_rollout.ts";
 export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_agent.ts";
 export {
+  answerMessage,
   answerText,
+  containsRun,
   FINAL_TEXT,
-  finalAnswerText,
-  hasActed,
+  finalAnswerMessage,
+  sampledIds,
   scriptedLogprob,
   type ScriptedPolicyName,
   type ScriptedPolicyRun,
   scriptFor,
-  shellActionText,
+  shellActionMessage,
   startScriptedPolicy,
+  toolCallMessage,
   toolCallText,
 } from "./scripted_policy.ts";
 export { applyPatchCommand, wrongPatch } from "./patch_commands.ts";

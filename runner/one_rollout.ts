@@ -153,7 +153,7 @@ export async function runRollout(
       gate: ctx.gw.gate,
       model: ctx.gw.model,
       rolloutId,
-      script: scriptFor(ctx.policy, h, task),
+      script: scriptFor(ctx.policy, h, task, ctx.gw.model),
     });
   }
   let agentMs: number | null = null;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PolicyModel } from "../model/mod.ts";
+import type { PolicyModel, PolicyModelOptions } from "../model/mod.ts";
 import type { SandboxProviderOptions } from "../sandbox/mod.ts";
 
 /** A user-facing failure of the runner: printed as one line, never with a stack trace. */
@@ -57,8 +57,12 @@ export interface RolloutRunOptions {
   timeBudgetS: number;
   /** Model id the agents send. */
   model: string;
-  /** Directory with the policy's tokenizer files (default: bundled Qwen3). */
-  modelDir?: string;
+  /**
+   * The policy model: tokenizer files (default: bundled Qwen3), family (default: detected),
+   * the generic family's tool parser, template variables. The scripted policies write replies
+   * in this family's format.
+   */
+  modelOptions?: PolicyModelOptions;
   /** The gateway's URL as cloud sandboxes reach it (required with `--sandbox e2b`). */
   publicUrl?: string;
   /** Docker image / E2B template for tasks whose image is `local`. */

@@ -226,7 +226,7 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
   } catch (err) {
     throw new RunnerError((err as Error).message);
   }
-  const model = o.policyModel ?? await PolicyModel.load({ dir: o.modelDir });
+  const model = o.policyModel ?? await PolicyModel.load(o.modelOptions);
   const records: RolloutRecord[] = [];
   const gw = createGateway({
     model,

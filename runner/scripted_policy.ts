@@ -12,13 +12,17 @@
  * An agent without tools has no "final answer" of its own: it ends when a command's output starts
  * with its submit line, so there the final answer is that command, echoing the answer after it.
  *
- * Each rollout gets its own in-process loop consuming `gate.next(…, rolloutId)`; replies are
- * written as Qwen3 text (the default policy model's format: `<think>`, `<tool_call>` JSON,
- * `<|im_end|>`) and tokenized with the gateway's own tokenizer, so the recorded samples hold real
- * policy ids with deterministic logprobs.
+ * Each rollout gets its own in-process loop consuming `gate.next(…, rolloutId)`. A reply is an
+ * assistant message (reasoning, text, a shell call); the policy "samples" the ids the bound
+ * model family's renderer writes for it (`renderAnswer`: Qwen3's `<tool_call>` JSON, Qwen3.5's
+ * XML, DeepSeek's `<｜tool▁call▁begin｜>`, …), so the recorded samples hold real policy ids in
+ * that family's format, with deterministic logprobs. Whether the action was taken is read from
+ * the prompt the same way for every family: its sampled ids are in it (a later prompt holds
+ * every earlier sampled id verbatim).
  *
  * @module
  */
+import type { AssistantMessage } from "../canonical/mod.ts";
 import { type Harness, shellWord } from "../harness/mod.ts";
 import type { InterceptionGate } from "../generation/mod.ts";
 import { type PolicyModel, pythonJson, qwen3SampledText } from "../model/mod.ts";
@@ -34,55 +38,88 @@ export const FINAL_TEXT = {
   noop: "I reviewed the issue and left the repository unchanged.",
 } as const;
 
-/** A Qwen3 tool-call turn: reasoning, optional text, then one call (arguments as Qwen3 writes). */
-export function toolCallText(
+/** An assistant turn: reasoning, optional text, then one call (arguments as Python writes). */
+export function toolCallMessage(
   reasoning: string,
   name: string,
   args: Record<string, unknown>,
   text = "",
-): string {
-  return qwen3SampledText({
+): AssistantMessage {
+  return {
     role: "assistant",
     content: text,
     reasoning_content: reasoning,
     tool_calls: [{ id: "", name, arguments: pythonJson(args) }],
-  });
+  };
 }
 
-/** A Qwen3 final-answer turn. */
-export function answerText(reasoning: string, text: string): string {
-  return qwen3SampledText({ role: "assistant", content: text, reasoning_content: reasoning });
+/** A final-answer turn. */
+export function answerMessage(reasoning: string, text: string): AssistantMessage {
+  return { role: "assistant", content: text, reasoning_content: reasoning };
 }
 
-/** A Qwen3 turn that runs `command` through `h`'s shell: a tool call, or a fenced block. */
-export function shellActionText(h: Harness, reasoning: string, command: string): string {
+/** A turn that runs `command` through `h`'s shell: a tool call, or a fenced block. */
+export function shellActionMessage(
+  h: Harness,
+  reasoning: string,
+  command: string,
+): AssistantMessage {
   if (h.shell.kind === "tool") {
-    return toolCallText(reasoning, h.shell.name, { [h.shell.argument]: command });
+    return toolCallMessage(reasoning, h.shell.name, { [h.shell.argument]: command });
   }
-  return answerText(
+  return answerMessage(
     reasoning,
     `THOUGHT: ${reasoning}\n\n\`\`\`${h.shell.fence}\n${command}\n\`\`\``,
   );
 }
 
 /**
- * A Qwen3 turn that ends the run with `text` as the agent's final answer: the answer itself, or
- * for a text shell the submit command followed by the answer (what the agent reports).
+ * A turn that ends the run with `text` as the agent's final answer: the answer itself, or for a
+ * text shell the submit command followed by the answer (what the agent reports).
  */
-export function finalAnswerText(h: Harness, reasoning: string, text: string): string {
-  if (h.shell.kind === "tool") return answerText(reasoning, text);
+export function finalAnswerMessage(h: Harness, reasoning: string, text: string): AssistantMessage {
+  if (h.shell.kind === "tool") return answerMessage(reasoning, text);
   const command = `echo ${h.shell.submit} && printf '%s\\n' ${shellWord(text)}`;
-  return shellActionText(h, reasoning, command);
+  return shellActionMessage(h, reasoning, command);
 }
 
-/**
- * Whether the decoded prompt already holds the result of a shell command the policy ran: a
- * `<tool_response>`, or for a text shell any earlier assistant turn (its command's output follows
- * it as a user message).
- */
-export function hasActed(h: Harness, promptText: string): boolean {
-  if (h.shell.kind === "tool") return promptText.includes("</tool_response>");
-  return promptText.split("<|im_start|>assistant\n").length > 2;
+/** A Qwen3 tool-call turn as text (`<think>`, `<tool_call>` JSON, `<|im_end|>`). */
+export function toolCallText(
+  reasoning: string,
+  name: string,
+  args: Record<string, unknown>,
+  text = "",
+): string {
+  return qwen3SampledText(toolCallMessage(reasoning, name, args, text));
+}
+
+/** A Qwen3 final-answer turn as text. */
+export function answerText(reasoning: string, text: string): string {
+  return qwen3SampledText(answerMessage(reasoning, text));
+}
+
+/** The ids `model`'s family has the policy write for `message` (its end-of-turn id included). */
+export async function sampledIds(model: PolicyModel, message: AssistantMessage): Promise<number[]> {
+  const ids = await model.renderAnswerIds(message);
+  if (ids.length === 0) {
+    throw new Error(`the ${model.family} family cannot write a scripted answer`);
+  }
+  return ids;
+}
+
+/** Whether `ids` holds `run` as a contiguous run. */
+export function containsRun(ids: readonly number[], run: readonly number[]): boolean {
+  if (run.length === 0) return true;
+  for (
+    let i = ids.indexOf(run[0]);
+    i >= 0 && i + run.length <= ids.length;
+    i = ids.indexOf(run[0], i + 1)
+  ) {
+    let k = 1;
+    while (k < run.length && ids[i + k] === run[k]) k++;
+    if (k === run.length) return true;
+  }
+  return false;
 }
 
 /** The deterministic logprob the scripted policies assign to their i-th sampled token. */
@@ -90,18 +127,35 @@ export function scriptedLogprob(i: number): number {
   return -((i % 7) + 1) / 100;
 }
 
-/** What a scripted policy says, given the decoded prompt of one request. */
-export type Script = (promptText: string) => string;
+/** What a scripted policy samples, given the prompt ids of one request. */
+export type Script = (promptIds: readonly number[]) => Promise<number[]>;
 
-/** The script of `policy` for one rollout of `task` with harness `h`. */
-export function scriptFor(policy: ScriptedPolicyName, h: Harness, task: SweTask): Script {
+/**
+ * The script of `policy` for one rollout of `task` with harness `h`, in `model`'s format: the
+ * shell action until the prompt holds it (then its output came back), then the final answer.
+ */
+export function scriptFor(
+  policy: ScriptedPolicyName,
+  h: Harness,
+  task: SweTask,
+  model: PolicyModel,
+): Script {
   if (policy === "noop") {
-    return () => finalAnswerText(h, "The task needs no action from me here.", FINAL_TEXT.noop);
+    const done = finalAnswerMessage(h, "The task needs no action from me here.", FINAL_TEXT.noop);
+    return () => sampledIds(model, done);
   }
   const patch = policy === "gold" ? task.gold_patch : wrongPatch(task);
-  const call = shellActionText(h, "I will apply the fix with the shell.", applyPatchCommand(patch));
-  const done = finalAnswerText(h, "The patch is applied.", FINAL_TEXT.applied);
-  return (text) => hasActed(h, text) ? done : call;
+  const call = shellActionMessage(
+    h,
+    "I will apply the fix with the shell.",
+    applyPatchCommand(patch),
+  );
+  const done = finalAnswerMessage(h, "The patch is applied.", FINAL_TEXT.applied);
+  let callIds: Promise<number[]> | undefined;
+  return async (promptIds) => {
+    const action = await (callIds ??= sampledIds(model, call));
+    return containsRun(promptIds, action) ? await sampledIds(model, done) : action;
+  };
 }
 
 /** A running scripted policy for one rollout. */
@@ -129,8 +183,8 @@ export function startScriptedPolicy(o: {
       const req = await o.gate.next(1_000, o.rolloutId, abort.signal);
       if (!req) continue;
       try {
-        const reply = o.script(await o.model.decode(req.prompt_ids));
-        const ids = await o.model.tokenizer.encode(reply);
+        o.gate.ack(req.request_id);
+        const ids = await o.script(req.prompt_ids);
         o.gate.complete(req.request_id, {
           output_ids: ids,
           logprobs: ids.map((_, i) => scriptedLogprob(i)),

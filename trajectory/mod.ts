@@ -50,11 +50,35 @@ export {
   type TurnTreeExport,
 } from "./tree_export.ts";
 export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
-export { type BlackBoxAnswer, TurnRunner } from "./turn_runner.ts";
+export {
+  type BlackBoxAnswer,
+  DEFAULT_ABANDON_GRACE_MS,
+  DEFAULT_TURN_LIMITS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  type TurnLimits,
+  TurnRunner,
+  type TurnRunnerOptions,
+} from "./turn_runner.ts";
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
-export { Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
-export { type CreateRollout, RolloutExistsError, RolloutStore } from "./rollout_store.ts";
+export { type HostCall, Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
+export {
+  type CreateRollout,
+  DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS,
+  RolloutExistsError,
+  RolloutStore,
+  type RolloutStoreOptions,
+  UnknownRolloutError,
+} from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
+export { JournalError, JournalWriter } from "./journal_writer.ts";
+export { JournalReplayError, restore, type RestoreReport } from "./restore.ts";
+export {
+  DEFAULT_SAMPLES_KEPT_IN_MEMORY,
+  type LoggedSample,
+  MemorySampleLog,
+  type SampleLog,
+} from "./sample_log.ts";
 export {
   auditTree,
   describeFork,

@@ -17,6 +17,17 @@ export interface RolloutSampling {
 
 export type RolloutStatus = "active" | "finished";
 
+/** One host-side tool call, as recorded. */
+export interface HostCall {
+  tool: string;
+  args: unknown;
+  result: unknown;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** Size of `args` and `result` as JSON. */
+  bytes: number;
+}
+
 export class Rollout {
   readonly turns: Turn[] = [];
   readonly tree = new TurnTree();
@@ -25,9 +36,13 @@ export class Rollout {
   readonly openAgentCalls = new Map<string, OpenAgentCall>();
   /** Milliseconds since the epoch (an imported rollout keeps the recorded one). */
   createdAt = Date.now();
+  /** Last agent request or trainer call about this rollout (ms since the epoch). */
+  lastActivity = this.createdAt;
   status: RolloutStatus = "active";
   /** Host-side tool calls the agent made (`/rollout/:id/v1/tools/:name`). */
-  readonly hostCalls: { tool: string; args: unknown; result: unknown; at: number }[] = [];
+  readonly hostCalls: HostCall[] = [];
+  /** Bytes of JSON `hostCalls` hold (arguments + results), bounded by the gateway. */
+  hostCallBytes = 0;
   /** The agent's exit signal (`/rollout/:id/v1/exit`), once sent. */
   agentExit: { exit_code: number | null; reason: string | null; at: number } | null = null;
   finishedAt?: number;
@@ -52,14 +67,22 @@ export class Rollout {
     return buildSamples(this, { ...defaults, ...this.sampleOptions, labels });
   }
 
+  /** Marks activity, so the rollout does not expire as idle. */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
   finish(reward: number | null): void {
     this.status = "finished";
     this.finishedAt = Date.now();
     this.reward = reward;
   }
 
-  /** The summary `GET /api/rollouts` lists. */
-  summary(): Record<string, unknown> {
+  /**
+   * The summary `GET /api/rollouts/:id` shows; `GET /api/rollouts` lists it without the host
+   * calls' arguments and results (`payloads: false`), so a list of many rollouts stays small.
+   */
+  summary(payloads = true): Record<string, unknown> {
     const count = (s: Turn["status"]) => this.turns.filter((t) => t.status === s).length;
     return {
       id: this.id,
@@ -71,7 +94,9 @@ export class Rollout {
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,
-      host_calls: this.hostCalls,
+      host_calls: payloads
+        ? this.hostCalls
+        : this.hostCalls.map(({ tool, at, bytes }) => ({ tool, at, bytes })),
       agent_exit: this.agentExit,
       turns: {
         total: this.turns.length,

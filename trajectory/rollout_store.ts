@@ -1,10 +1,14 @@
 /**
- * All rollouts of a gateway, by id and by per-rollout token.
+ * All rollouts of a gateway, by id and by per-rollout token; their creation, finishing (with the
+ * samples logged for `/api/samples/stream`), deletion and expiry, each journaled when the
+ * gateway has a journal.
  *
  * @module
  */
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import type { SampleOptions } from "./samples.ts";
+import type { Sample, SampleOptions } from "./samples.ts";
+import { MemorySampleLog, type SampleLog } from "./sample_log.ts";
+import { JournalWriter } from "./journal_writer.ts";
 
 export interface CreateRollout {
   id?: string;
@@ -12,6 +16,10 @@ export interface CreateRollout {
   sampling?: RolloutSampling;
   backend?: string;
   sampleOptions?: Partial<SampleOptions>;
+  /** A restored rollout keeps its token (a new one gets a random one). */
+  token?: string;
+  /** A restored rollout keeps its creation time (ms since the epoch). */
+  createdAt?: number;
   /** Tokenize special-token text in content as plain text (see `PolicyModel.renderFull`). */
   splitSpecialTokens?: boolean;
 }
@@ -20,6 +28,30 @@ export interface CreateRollout {
 export class RolloutExistsError extends Error {
   override name = "RolloutExistsError";
 }
+
+/** No rollout by that id (or token): never created, deleted, or expired after going idle. */
+export class UnknownRolloutError extends Error {
+  override name = "UnknownRolloutError";
+  constructor(readonly expired: boolean, message: string) {
+    super(message);
+  }
+}
+
+export interface RolloutStoreOptions {
+  /**
+   * A rollout with no activity (agent request, trainer call, pending turn) for this long is
+   * dropped from memory; its id then answers `expired`. Default: one hour.
+   */
+  idleTimeoutMs?: number;
+  /** How many expired ids are remembered for that answer. */
+  rememberExpired?: number;
+  /** Where changes are journaled; default: nowhere. */
+  writer?: JournalWriter;
+  /** Where finished samples are logged; default: the journal, else the latest in memory. */
+  sampleLog?: SampleLog;
+}
+
+export const DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS = 3_600_000;
 
 function randomHex(bytes: number): string {
   return Array.from(
@@ -32,22 +64,130 @@ function randomHex(bytes: number): string {
 export class RolloutStore {
   readonly #byId = new Map<string, Rollout>();
   readonly #byToken = new Map<string, Rollout>();
+  /** Ids of rollouts that expired, oldest first, with when. */
+  readonly #expired = new Map<string, number>();
+  readonly idleTimeoutMs: number;
+  readonly #rememberExpired: number;
+  #nextSweep = 0;
+  readonly writer: JournalWriter;
+  readonly sampleLog: SampleLog;
+  readonly #onSamples = new Set<() => void>();
 
+  constructor(options: RolloutStoreOptions = {}) {
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS;
+    this.#rememberExpired = options.rememberExpired ?? 100_000;
+    this.writer = options.writer ?? new JournalWriter();
+    this.sampleLog = options.sampleLog ?? this.writer.journal ?? new MemorySampleLog();
+  }
+
+  /** A new rollout (journaled: `await writer.durable()` before answering). */
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
+    const token = spec.token ?? `rg_${randomHex(24)}`;
     const rollout = new Rollout(
       id,
-      `rg_${randomHex(24)}`,
+      token,
       spec.metadata ?? {},
       spec.sampling ?? {},
       spec.backend,
       spec.sampleOptions ?? {},
       spec.splitSpecialTokens ?? false,
     );
-    this.#byId.set(id, rollout);
-    this.#byToken.set(rollout.token, rollout);
+    if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
+    this.add(rollout);
+    this.writer.record({
+      rollout: id,
+      kind: "rollout_created",
+      data: { ...spec, id, token, createdAt: rollout.createdAt },
+    });
     return rollout;
+  }
+
+  /**
+   * Ends a rollout with its reward and logs its samples (journaled together, before this
+   * resolves); `/api/samples/stream` subscribers are woken.
+   */
+  async finish(
+    rollout: Rollout,
+    reward: number | null,
+    defaults?: Partial<SampleOptions>,
+  ): Promise<Sample[]> {
+    rollout.finish(reward);
+    const samples = rollout.samples(defaults);
+    const event = {
+      rollout: rollout.id,
+      kind: "rollout_finished",
+      data: { reward, finishedAt: rollout.finishedAt },
+    };
+    if (this.writer.enabled && this.sampleLog === this.writer.journal) {
+      await this.writer.finish(event, samples);
+    } else {
+      this.writer.record(event);
+      await this.writer.durable();
+      await this.sampleLog.append(samples);
+    }
+    for (const wake of this.#onSamples) wake();
+    return samples;
+  }
+
+  /** Calls `wake` whenever samples were logged. */
+  onSamples(wake: () => void): () => void {
+    this.#onSamples.add(wake);
+    return () => this.#onSamples.delete(wake);
+  }
+
+  /** Puts an existing rollout (a restored one) in the store. */
+  add(rollout: Rollout): void {
+    if (this.#byId.has(rollout.id)) {
+      throw new RolloutExistsError(`rollout ${rollout.id} already exists`);
+    }
+    this.#expired.delete(rollout.id);
+    this.#byId.set(rollout.id, rollout);
+    this.#byToken.set(rollout.token, rollout);
+  }
+
+  /** The rollout `id`, or an {@link UnknownRolloutError} saying whether it expired. */
+  require(id: string): Rollout {
+    const r = this.#byId.get(id);
+    if (r) return r;
+    const at = this.#expired.get(id);
+    if (at !== undefined) {
+      throw new UnknownRolloutError(
+        true,
+        `rollout ${id} expired at ${new Date(at).toISOString()} after ${
+          this.idleTimeoutMs / 1000
+        } s without activity`,
+      );
+    }
+    throw new UnknownRolloutError(false, `unknown rollout ${id}`);
+  }
+
+  /** Remembers that rollout `id` expired at `at` (a restore leaves it in the journal). */
+  markExpired(id: string, at: number): void {
+    this.#expired.set(id, at);
+    if (this.#expired.size > this.#rememberExpired) {
+      this.#expired.delete(this.#expired.keys().next().value!);
+    }
+  }
+
+  /**
+   * Drops rollouts idle for longer than the idle timeout (at most once per tenth of it; the
+   * gateway calls this on its way). `busy` keeps a rollout whose turns still wait.
+   */
+  sweep(busy: (r: Rollout) => boolean, now = Date.now()): Rollout[] {
+    if (now < this.#nextSweep) return [];
+    this.#nextSweep = now + Math.min(this.idleTimeoutMs / 10, 60_000);
+    const expired: Rollout[] = [];
+    for (const r of this.#byId.values()) {
+      if (now - r.lastActivity > this.idleTimeoutMs && !busy(r)) expired.push(r);
+    }
+    for (const r of expired) {
+      this.#evict(r.id);
+      this.writer.expire(r.id);
+      this.markExpired(r.id, now);
+    }
+    return expired;
   }
 
   get(id: string): Rollout | undefined {
@@ -62,7 +202,14 @@ export class RolloutStore {
     return [...this.#byId.values()];
   }
 
+  /** Drops a rollout, from the journal too (samples already logged stay). */
   delete(id: string): boolean {
+    if (!this.#evict(id)) return false;
+    this.writer.forget(id);
+    return true;
+  }
+
+  #evict(id: string): boolean {
     const r = this.#byId.get(id);
     if (!r) return false;
     this.#byId.delete(id);

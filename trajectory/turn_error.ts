@@ -14,6 +14,10 @@ export type TurnErrorKind =
   | "context_exceeded"
   /** The rollout is finished and takes no more turns. */
   | "rollout_finished"
+  /** The request's history has more messages than the gateway accepts. */
+  | "history_too_large"
+  /** Too many turns wait for an answer already (of the rollout, or of the gateway). */
+  | "too_many_pending"
   /** The gateway is shutting down: it finishes the turns it has and takes no new ones. */
   | "shutting_down";
 

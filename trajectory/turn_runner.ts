@@ -8,7 +8,12 @@
  *
  * @module
  */
-import { type GenerationBackend, PauseGate } from "../generation/mod.ts";
+import {
+  type GenerationBackend,
+  GenerationError,
+  PauseGate,
+  type SamplingRequest,
+} from "../generation/mod.ts";
 import type {
   AssistantMessage,
   CanonicalRequest,
@@ -19,12 +24,14 @@ import type {
 import type { DeltaHistory, PolicyModel, Rendered } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { answerId, promptIds, type Turn } from "./turn.ts";
-import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
-import { openAgentCalls, registerTurn } from "./assign_chain.ts";
+import { type Mount, TurnTree } from "./turn_tree.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
 import { LiveAnswer } from "./live_answer.ts";
-import { TurnError, type TurnErrorKind } from "./turn_error.ts";
+import { TurnError } from "./turn_error.ts";
+import { fail, type OpenOptions, type OpenTurn, openTurn, record, refuse } from "./turn_record.ts";
+import { turnPlanned, turnRetried } from "./journal_events.ts";
+import { JournalWriter } from "./journal_writer.ts";
 import type { TurnObserver } from "./turn_observer.ts";
 
 function randomId(bytes = 12): string {
@@ -78,26 +85,90 @@ interface PromptPlan {
   specialText: Turn["specialText"];
 }
 
+/** Bounds on what agents may ask of the gateway; each has a default. */
+export interface TurnLimits {
+  /** Turns of one rollout waiting for their answer at once. */
+  maxPendingPerRollout: number;
+  /** Turns of all rollouts waiting for their answer at once. */
+  maxPending: number;
+  /** Messages in one request's history. */
+  maxHistoryMessages: number;
+}
+
+export const DEFAULT_TURN_LIMITS: Readonly<TurnLimits> = {
+  maxPendingPerRollout: 64,
+  maxPending: 4096,
+  maxHistoryMessages: 20_000,
+};
+
+/** Every wait of a turn ends: how long, by default. */
+export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
+export const DEFAULT_ABANDON_GRACE_MS = 10_000;
+
+export interface TurnRunnerOptions {
+  /** Holds new generations while a trainer syncs weights (`POST /api/pause`). */
+  pause?: PauseGate;
+  /**
+   * Longest time a turn waits for its answer (held by a pause, queued, generating). Past it the
+   * generation is withdrawn and the agent gets a `turn_timeout` error, which it may retry.
+   */
+  turnTimeoutMs?: number;
+  /**
+   * How long a turn whose every client disconnected keeps its generation, so the agent's retry
+   * re-attaches to it; then the generation is withdrawn (the trainer gets `withdrawn`).
+   */
+  abandonGraceMs?: number;
+  limits?: Partial<TurnLimits>;
+  /** Where turns are journaled (the store's writer); default: nowhere. */
+  writer?: JournalWriter;
+  /** Told when each turn starts and ends (metrics). */
+  observer?: TurnObserver;
+}
+
 export class TurnRunner {
+  readonly pause: PauseGate;
+  readonly turnTimeoutMs: number;
+  readonly abandonGraceMs: number;
+  readonly limits: TurnLimits;
+  readonly writer: JournalWriter;
+  readonly observer?: TurnObserver;
+  /** Pending turns by the request id their backend got. */
+  readonly #byRequest = new Map<string, Turn>();
+  /** Turns registered and not yet settled (recorded or failed, and durable). */
+  readonly #inFlight = new Set<OpenTurn>();
+  /** Turns in flight, per rollout id. */
+  readonly #pending = new Map<string, number>();
+  #idle: (() => void)[] = [];
+  /** Set by `close`: why new turns are refused. */
+  #closed: string | undefined;
+
   /**
    * @param backend the default generation backend
    * @param backends named backends a rollout can choose (`CreateRollout.backend`)
-   * @param pause holds new generations while a trainer syncs weights (`POST /api/pause`)
-   * @param observer told when each turn starts and ends (metrics)
    */
   constructor(
     readonly model: PolicyModel,
     readonly backend: GenerationBackend,
     readonly backends: Readonly<Record<string, GenerationBackend>> = {},
-    readonly pause: PauseGate = new PauseGate(),
-    readonly observer?: TurnObserver,
-  ) {}
+    options: TurnRunnerOptions = {},
+  ) {
+    this.pause = options.pause ?? new PauseGate();
+    this.turnTimeoutMs = options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+    this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
+    this.limits = { ...DEFAULT_TURN_LIMITS, ...options.limits };
+    this.writer = options.writer ?? new JournalWriter();
+    this.observer = options.observer;
+  }
 
-  /** Turns registered and not yet recorded or failed. */
-  readonly #inFlight = new Set<OpenTurn>();
-  #idle: (() => void)[] = [];
-  /** Set by `close`: why new turns are refused. */
-  #closed: string | undefined;
+  /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
+  turnOfRequest(requestId: string): Turn | undefined {
+    return this.#byRequest.get(requestId);
+  }
+
+  /** Turns waiting for their answer (of one rollout, or of all). */
+  pendingTurns(rolloutId?: string): number {
+    return rolloutId === undefined ? this.#inFlight.size : this.#pending.get(rolloutId) ?? 0;
+  }
 
   /** How many turns are in flight (registered, not yet recorded or failed). */
   get inFlight(): number {
@@ -121,32 +192,10 @@ export class TurnRunner {
   /** Fails every turn still in flight with `reason` (a shutdown whose grace period ran out). */
   abandon(reason: string): void {
     for (const open of [...this.#inFlight]) {
-      this.#aborts.get(open.turn)?.controller.abort();
+      // The trainer's request is withdrawn with the reason; the agent gets a retryable 503.
+      this.#aborts.get(open.turn)?.controller.abort(new GenerationError("cancelled", reason));
       fail(open, new TurnError("shutting_down", reason));
     }
-  }
-
-  /** Registers a turn as in flight with `backend`; see {@link openTurn}. */
-  #open(
-    rollout: Rollout,
-    req: CanonicalRequest,
-    mount: Mount,
-    idSuffix: string,
-    backend: string,
-  ): OpenTurn {
-    const open = openTurn(rollout, req, mount, idSuffix, (error) => {
-      this.#inFlight.delete(open);
-      this.observer?.turnEnded({
-        backend,
-        turn: open.turn,
-        addedMs: performance.now() - open.startedAt - open.backendMs,
-        ...(error === undefined ? {} : { error }),
-      });
-      if (this.#inFlight.size === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
-    });
-    this.#inFlight.add(open);
-    this.observer?.turnStarted(backend);
-    return open;
   }
 
   #refuseWhenClosed(open: OpenTurn): void {
@@ -159,20 +208,33 @@ export class TurnRunner {
   }
 
   /**
-   * Counts a client waiting on `turn`; when every waiter's connection is gone while the turn is
-   * still generating, the generation is aborted (engines free the slot; the gate keeps the
-   * request, since the trainer may already be working on it and a retry re-attaches).
+   * Counts a client waiting on `turn`. When every waiter's connection is gone while the turn is
+   * still generating, the generation is withdrawn after the abandon grace (engines free the slot,
+   * the gate withdraws the request), unless a retry re-attaches first.
    */
   watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
     const abort = this.#aborts.get(turn);
     if (!clientSignal || !abort || turn.status !== "pending") return;
     abort.waiters++;
+    clearTimeout(abort.grace);
     clientSignal.addEventListener("abort", () => {
-      if (--abort.waiters === 0 && turn.status === "pending") abort.controller.abort();
+      if (--abort.waiters > 0 || turn.status !== "pending") return;
+      const seconds = this.abandonGraceMs / 1000;
+      abort.grace = setTimeout(() => {
+        abort.controller.abort(
+          new GenerationError(
+            "client_gone",
+            `the agent disconnected and did not retry within ${seconds} s`,
+          ),
+        );
+      }, this.abandonGraceMs);
     }, { once: true });
   }
 
-  readonly #aborts = new WeakMap<Turn, { controller: AbortController; waiters: number }>();
+  readonly #aborts = new WeakMap<
+    Turn,
+    { controller: AbortController; waiters: number; grace?: ReturnType<typeof setTimeout> }
+  >();
 
   /**
    * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
@@ -183,12 +245,15 @@ export class TurnRunner {
   async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
+      this.writer.record(turnRetried(mount.retryOf));
       return mount.retryOf;
     }
-    const open = this.#open(rollout, req, mount, randomId(4), this.backendFor(rollout).name);
+    this.#admit(rollout);
+    const open = this.#open(rollout, req, mount, { idSuffix: randomId(4), toolCallIdPrefix });
     this.#refuseWhenClosed(open);
     const { turn } = open;
     turn.live = new LiveAnswer();
@@ -221,13 +286,118 @@ export class TurnRunner {
       inputTokens: turn.promptLength,
       cachedTokens: turn.promptLength - plan.bridgeIds.length - plan.deltaIds.length,
     };
+    const sampling: SamplingRequest = {
+      max_tokens: turn.maxTokens,
+      temperature: req.sampling.temperature ?? rollout.sampling.temperature,
+      top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      stop_token_ids: this.model.stopTokenIds,
+    };
+    const requestId = `req_${randomId()}`;
+    this.writer.record(turnPlanned(turn, plan, requestId, sampling));
+    this.launch(open, requestId, sampling, toolCallIdPrefix);
+    return turn;
+  }
 
+  /**
+   * Generates a registered, planned turn and records the answer (or the failure), in the
+   * background, under the turn timeout. A restored pending turn starts here again, with its
+   * request id.
+   */
+  launch(
+    open: OpenTurn,
+    requestId: string,
+    sampling: SamplingRequest,
+    toolCallIdPrefix: string,
+  ): void {
+    const { turn } = open;
+    turn.live ??= new LiveAnswer();
+    this.#byRequest.set(requestId, turn);
     const controller = new AbortController();
     this.#aborts.set(turn, { controller, waiters: 0 });
-    this.#generate(open, req, toolCallIdPrefix, controller.signal)
+    const seconds = this.turnTimeoutMs / 1000;
+    const deadline = setTimeout(() => {
+      controller.abort(
+        new GenerationError(
+          "turn_timeout",
+          `no answer within ${seconds} s (the gateway's turn timeout); the request was withdrawn, retry it`,
+        ),
+      );
+    }, this.turnTimeoutMs);
+    this.#generate(open, requestId, sampling, toolCallIdPrefix, controller.signal)
       .then((answer) => record(open, answer))
-      .catch((e) => fail(open, e));
-    return turn;
+      .catch((e) => fail(open, e))
+      .finally(() => {
+        clearTimeout(deadline);
+        clearTimeout(this.#aborts.get(turn)?.grace);
+        turn.result.finally(() => this.#byRequest.delete(requestId)).catch(() => {});
+      });
+  }
+
+  #requireHistoryLimit(req: CanonicalRequest): void {
+    const max = this.limits.maxHistoryMessages;
+    if (req.messages.length > max) {
+      throw new TurnError(
+        "history_too_large",
+        `the history has ${req.messages.length} messages; the gateway accepts at most ${max} (--max-history-messages)`,
+      );
+    }
+  }
+
+  /** Refuses a new turn when too many wait already (the agent retries a 429 later). */
+  #admit(rollout: Rollout): void {
+    const { maxPendingPerRollout, maxPending } = this.limits;
+    if (this.pendingTurns(rollout.id) >= maxPendingPerRollout) {
+      throw new TurnError(
+        "too_many_pending",
+        `rollout ${rollout.id} already has ${maxPendingPerRollout} turns waiting for an answer (--max-pending-per-rollout); retry later`,
+      );
+    }
+    if (this.#inFlight.size >= maxPending) {
+      throw new TurnError(
+        "too_many_pending",
+        `the gateway already has ${maxPending} turns waiting for an answer (--max-pending); retry later`,
+      );
+    }
+  }
+
+  /** Registers a turn and tracks it in flight until it settles. */
+  #open(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    mount: Mount,
+    o: OpenOptions,
+  ): OpenTurn {
+    const backend = o.blackBox ? rollout.backend ?? "black-box" : this.backendFor(rollout).name;
+    return this.track(openTurn(rollout, req, mount, this.writer, o), backend);
+  }
+
+  /**
+   * Counts a registered turn in flight until it settles (its waiters answered): the admission
+   * limits and a shutdown's drain see it, and the observer too when `backend` is named (a turn
+   * replayed from the journal is not served again by this process).
+   */
+  track(open: OpenTurn, backend?: string): OpenTurn {
+    const { rollout } = open;
+    this.#pending.set(rollout.id, this.pendingTurns(rollout.id) + 1);
+    this.#inFlight.add(open);
+    if (backend !== undefined) this.observer?.turnStarted(backend);
+    const settled = (error?: unknown) => {
+      this.#inFlight.delete(open);
+      const n = this.pendingTurns(rollout.id) - 1;
+      if (n > 0) this.#pending.set(rollout.id, n);
+      else this.#pending.delete(rollout.id);
+      if (backend !== undefined) {
+        this.observer?.turnEnded({
+          backend,
+          turn: open.turn,
+          addedMs: performance.now() - open.startedAt - open.backendMs,
+          ...(error === undefined ? {} : { error }),
+        });
+      }
+      if (this.#inFlight.size === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
+    };
+    open.turn.result.then(() => settled(), settled);
+    return open;
   }
 
   /**
@@ -242,11 +412,16 @@ export class TurnRunner {
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
     requireActive(rollout);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
-    const open = this.#open(rollout, req, mount, "bb", rollout.backend ?? "black-box");
+    this.#admit(rollout);
+    const open = this.#open(rollout, req, mount, {
+      idSuffix: "bb",
+      toolCallIdPrefix: "",
+      blackBox: true,
+    });
     this.#refuseWhenClosed(open);
     const { turn } = open;
-    turn.blackBox = true;
     turn.renderedMessages = req.messages.length - mount.baseDepth;
     turn.maxTokens = req.sampling.max_tokens ?? 0;
     const asked = performance.now();
@@ -268,6 +443,7 @@ export class TurnRunner {
   /** The policy's real prompt length for a request, without recording anything. */
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
+    this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
@@ -338,11 +514,14 @@ export class TurnRunner {
 
   async #generate(
     open: OpenTurn,
-    req: CanonicalRequest,
+    requestId: string,
+    sampling: SamplingRequest,
     toolCallIdPrefix: string,
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
     const { rollout, turn } = open;
+    // Nothing reaches a backend before the journal has the turn and its prompt.
+    await this.writer.durable();
     const asked = performance.now();
     const release = await this.pause.enter(signal).finally(() =>
       open.backendMs = performance.now() - asked
@@ -359,16 +538,11 @@ export class TurnRunner {
       }).catch(() => {});
     };
     const completion = await this.backendFor(rollout).generate({
-      requestId: `req_${randomId()}`,
+      requestId,
       rolloutId: rollout.id,
       turnId: turn.id,
       promptIds: promptIds(turn),
-      sampling: {
-        max_tokens: turn.maxTokens,
-        temperature: req.sampling.temperature ?? rollout.sampling.temperature,
-        top_p: req.sampling.top_p ?? rollout.sampling.top_p,
-        stop_token_ids: this.model.stopTokenIds,
-      },
+      sampling,
       routingKey: rollout.id,
       onTokens,
       signal,
@@ -382,7 +556,7 @@ export class TurnRunner {
     const parsed = await this.model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomId(),
-      req.tools,
+      turn.tools,
     );
     turn.outputIds = completion.output_ids;
     turn.logprobs = completion.logprobs ?? null;
@@ -419,20 +593,6 @@ export class TurnRunner {
   }
 }
 
-/** A registered turn and how to settle it. */
-interface OpenTurn {
-  rollout: Rollout;
-  turn: Turn;
-  promptNode: MessageNode;
-  settle: { resolve(a: TurnAnswer): void; reject(e: unknown): void };
-  /** Called once, when the turn is recorded (no error) or failed. */
-  ended(error?: unknown): void;
-  /** `performance.now()` when the turn was registered. */
-  startedAt: number;
-  /** Milliseconds spent waiting for the backend (a pause hold included) so far. */
-  backendMs: number;
-}
-
 function requireActive(rollout: Rollout): void {
   if (rollout.status !== "active") {
     throw new TurnError(
@@ -440,57 +600,4 @@ function requireActive(rollout: Rollout): void {
       `rollout ${rollout.id} is finished and takes no more turns`,
     );
   }
-}
-
-/** Registers a pending turn for a request mounted at `mount` (synchronously). */
-function openTurn(
-  rollout: Rollout,
-  req: CanonicalRequest,
-  mount: Mount,
-  idSuffix: string,
-  ended: OpenTurn["ended"],
-): OpenTurn {
-  let settle!: OpenTurn["settle"];
-  const result = new Promise<TurnAnswer>((resolve, reject) => settle = { resolve, reject });
-  result.catch(() => {}); // nobody may be listening any more (client gone)
-  const { turn, promptNode } = registerTurn(rollout, req, mount, result, idSuffix);
-  return { rollout, turn, promptNode, settle, ended, startedAt: performance.now(), backendMs: 0 };
-}
-
-/**
- * The one way a turn is recorded, for every backend: its answer hangs in the message tree, its
- * sub-agent calls open, and its waiters get the answer.
- */
-function record(open: OpenTurn, answer: TurnAnswer): void {
-  const { rollout, turn, promptNode, settle } = open;
-  // A turn failed meanwhile (abandoned at shutdown) stays failed.
-  if (turn.status !== "pending") return;
-  turn.message = answer.message;
-  turn.answer = answer;
-  turn.status = "done";
-  turn.timings.completed = Date.now();
-  rollout.tree.recordAnswer(promptNode, turn);
-  openAgentCalls(rollout, turn, answer.message);
-  turn.live?.close();
-  settle.resolve(answer);
-  open.ended();
-}
-
-/** Fails a turn; `error` is also what its waiters get. */
-function fail(open: OpenTurn, error: unknown): void {
-  const { turn, settle } = open;
-  if (turn.status !== "pending") return;
-  turn.live?.close();
-  turn.status = "failed";
-  turn.error = (error as Error)?.message ?? String(error);
-  turn.timings.completed = Date.now();
-  settle.reject(error);
-  open.ended(error);
-}
-
-/** Fails a turn that cannot be generated, with the error its request gets too. */
-function refuse(open: OpenTurn, kind: TurnErrorKind, message: string): TurnError {
-  const error = new TurnError(kind, message);
-  fail(open, error);
-  return error;
 }

@@ -259,7 +259,7 @@ function gated() {
     turnStarted: (backend) => started.push(backend),
     turnEnded: (e) => ended.push(e),
   };
-  const runner = new TurnRunner(model, gate, {}, undefined, observer);
+  const runner = new TurnRunner(model, gate, {}, { observer });
   return { gate, runner, started, ended, rollout: new Rollout("g", "token", {}, {}) };
 }
 
@@ -304,7 +304,11 @@ Deno.test("TurnRunner: abandon fails what is still in flight; a late completion 
   await assert.rejects(t1.result, { name: "TurnError", kind: "shutting_down" });
   await runner.whenIdle();
   assert.equal(t1.status, "failed");
-  gate.complete(pending!.request_id, { output_ids: [9707, 151645], finish_reason: "stop" });
+  // The abandoned request was withdrawn: the trainer's late answer is refused (410 over HTTP).
+  assert.throws(
+    () => gate.complete(pending!.request_id, { output_ids: [9707, 151645], finish_reason: "stop" }),
+    { name: "GateError", message: /withdrawn/ },
+  );
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(t1.status, "failed", "not revived by the trainer's late answer");
   assert.deepEqual(t1.outputIds, []);

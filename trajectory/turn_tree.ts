@@ -14,6 +14,11 @@ import { sameMessage } from "./same_message.ts";
 import type { Turn } from "./turn.ts";
 
 export class MessageNode {
+  /**
+   * Its number in the tree, in order of creation from 1 (a root is 0). Nodes are created only
+   * when a turn is registered or recorded, so replaying a rollout's journal numbers them the same.
+   */
+  id = 0;
   readonly children: MessageNode[] = [];
   /** Turns whose request history ends at this node. */
   readonly promptOf: Turn[] = [];
@@ -60,6 +65,8 @@ function pickSampled(turns: readonly Turn[], session?: string | null): Turn | un
 export class TurnTree {
   /** One root per tool set: a prompt with other tools renders differently from its first token. */
   readonly #roots = new Map<string, MessageNode>();
+  /** Every node but the roots, by id - 1. */
+  readonly #nodes: MessageNode[] = [];
 
   static toolsKey(tools: readonly ToolSpec[]): string {
     return JSON.stringify(
@@ -107,7 +114,7 @@ export class TurnTree {
   attach(mount: Mount, messages: readonly Message[], turn: Turn): MessageNode {
     let node = mount.node;
     for (let i = mount.matched; i < messages.length; i++) {
-      const created = new MessageNode(messages[i], node, node.depth + 1);
+      const created = this.#number(new MessageNode(messages[i], node, node.depth + 1));
       node.children.push(created);
       node = created;
     }
@@ -115,10 +122,29 @@ export class TurnTree {
     return node;
   }
 
+  /** The node numbered `id` (see {@link MessageNode.id}). */
+  node(id: number): MessageNode | undefined {
+    return this.#nodes[id - 1];
+  }
+
+  /** The messages from the root down to `node`. */
+  static pathTo(node: MessageNode): Message[] {
+    const path: Message[] = [];
+    for (let n: MessageNode | null = node; n?.message; n = n.parent) path.push(n.message);
+    return path.reverse();
+  }
+
+  #number(node: MessageNode): MessageNode {
+    this.#nodes.push(node);
+    node.id = this.#nodes.length;
+    return node;
+  }
+
   /** Hangs the turn's sampled answer below its prompt node. */
   recordAnswer(promptNode: MessageNode, turn: Turn): void {
     const existing = promptNode.child(turn.message!);
-    const node = existing ?? new MessageNode(turn.message!, promptNode, promptNode.depth + 1);
+    const node = existing ??
+      this.#number(new MessageNode(turn.message!, promptNode, promptNode.depth + 1));
     if (!existing) promptNode.children.push(node);
     // A later identical answer does not replace the first (histories already mount there); it is
     // the base of its own session's requests.

@@ -12,6 +12,7 @@
  * @module
  */
 import { z } from "zod";
+import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 
 export const TextBlock = z.looseObject({ type: z.literal("text"), text: z.string() });
 export const ImageBlock = z.looseObject({ type: z.literal("image") });
@@ -128,8 +129,8 @@ export const MessagesRequest = z.looseObject({
   system: System.optional(),
   tools: z.array(Tool).optional(),
   max_tokens: z.number().int().positive(),
-  temperature: z.number().optional(),
-  top_p: z.number().optional(),
+  temperature: TemperatureSchema.optional(),
+  top_p: TopPSchema.optional(),
   stop_sequences: z.array(z.string()).optional(),
   stream: z.boolean().optional(),
 });

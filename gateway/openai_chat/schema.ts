@@ -10,6 +10,7 @@
  * @module
  */
 import { z } from "zod";
+import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 
 /** One element of an array `content`; the non-text kinds only leave a placeholder behind. */
 export const ContentPartSchema = z.discriminatedUnion("type", [
@@ -117,8 +118,8 @@ export const ChatRequestSchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   max_completion_tokens: TokenCountSchema,
   max_tokens: TokenCountSchema,
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
+  temperature: TemperatureSchema.nullish(),
+  top_p: TopPSchema.nullish(),
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
 });
 

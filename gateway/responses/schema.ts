@@ -9,6 +9,7 @@
  * @module
  */
 import { z } from "zod";
+import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 import { InvalidRequestError } from "../protocol.ts";
 import { describeIssues, explainIssues } from "../zod_issues.ts";
 
@@ -144,8 +145,8 @@ export const ResponsesRequest = z.looseObject({
   tools: z.array(Tool).nullish(),
   stream: z.boolean().nullish(),
   max_output_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
+  temperature: TemperatureSchema.nullish(),
+  top_p: TopPSchema.nullish(),
 });
 export type ResponsesRequest = z.output<typeof ResponsesRequest>;
 

@@ -25,6 +25,7 @@
 import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
+import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
@@ -68,8 +69,23 @@ export {
   OrdinaryTextEncoder,
 } from "./gpt_oss/mod.ts";
 
+export {
+  deepSeekOutputFormat,
+  deepSeekToolsText,
+  DeepSeekV31TextRenderer,
+  DS,
+  splitDeepSeekToolCalls,
+} from "./deepseek_v31/mod.ts";
+
 /** Every family with its own detection, most specific first. */
-export const FAMILIES: readonly ModelFamily[] = [gptOss, qwen36, qwen35, qwen3Coder, qwen3];
+export const FAMILIES: readonly ModelFamily[] = [
+  gptOss,
+  qwen36,
+  qwen35,
+  qwen3Coder,
+  qwen3,
+  deepSeekV31,
+];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;

@@ -31,9 +31,16 @@ const TEMPLATES = {
   "qwen3.5": XML + "{{ '<think>\\n' }}",
   "qwen3.6": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}",
   "qwen3-coder": XML,
+  "deepseek-v3.1":
+    "{{ '<｜Assistant｜></think>' }}{{ '<｜tool▁call▁begin｜>' + name + '<｜tool▁sep｜>' + args }}",
   generic:
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
 };
+
+/** DeepSeek V3 and R1 write `function<｜tool▁sep｜>NAME` and a json fence: not V3.1. */
+const DEEPSEEK_V3_STYLE =
+  "{{ '<｜tool▁call▁begin｜>' + type + '<｜tool▁sep｜>' + name + '\\n```json' }}" +
+  "{% if '</think>' in content %}{% endif %}";
 
 Deno.test("families: the bundled Qwen3 directory is qwen3, through its own template", async () => {
   assert.equal(detectFamily(files).name, "qwen3");
@@ -51,12 +58,16 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     assert.equal(detectFamily(f).name, name, name);
     await Deno.remove(dir, { recursive: true });
   }
+  const v3 = await modelDir(DEEPSEEK_V3_STYLE);
+  assert.equal(detectFamily(await loadModelFiles(v3)).name, "generic");
+  await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",
     "qwen3",
+    "deepseek-v3.1",
   ]);
 });
 
@@ -70,7 +81,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, openai, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, openai, deepseek_v31, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -85,7 +96,13 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await Deno.remove(bare, { recursive: true });
   assert.ok(familyNamed("generic"));
-  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), ["hermes", "qwen3_coder", "openai", "none"]);
+  assert.deepEqual(TOOL_PARSERS.map((p) => p.name), [
+    "hermes",
+    "qwen3_coder",
+    "openai",
+    "deepseek_v31",
+    "none",
+  ]);
 });
 
 Deno.test("families: generic with no parser answers tool-call markup as text, counted", async () => {

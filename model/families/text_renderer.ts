@@ -41,13 +41,14 @@ export class TokenizedRenderer implements Renderer {
 
   /**
    * @param endOfTurn text that closes an assistant turn (`<|im_end|>`)
-   * @param turnStart text that starts every turn (`<|im_start|>`): where ids are cut and cached
+   * @param turnStart text that starts every turn (`<|im_start|>`), or several: where ids are cut
+   *   and cached
    */
   constructor(
     readonly text: TextRenderer,
     readonly tokenizer: TextTokenizer,
     readonly endOfTurn: string,
-    readonly turnStart: string,
+    readonly turnStart: string | readonly string[],
   ) {
     this.#segments = new SegmentEncoder(tokenizer, turnStart);
     this.#special = new SpecialText(tokenizer.addedTokens);

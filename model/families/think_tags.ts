@@ -15,9 +15,11 @@
  * - Otherwise, with `open` the first `<think>` and `close` the first `</think>`: if `close ≥ 0`
  *   and (`open < 0` or `open < close`) the reasoning is between them (from the start when
  *   `open < 0`); if `open == 0` and there is no close, the output was cut off while reasoning;
- *   anything else is all body.
+ *   anything else is all body. With `firstCloseEndsReasoning`, the reasoning is everything before
+ *   the first `</think>` wherever a `<think>` is (a leading one skipped).
  * - Reasoning is trimmed at both ends and the body at its start, by `trim`: `"newlines"` (Qwen3's
- *   parser) or `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render).
+ *   parser), `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render)
+ *   or `"none"` (templates that render the sampled text verbatim).
  *
  * Streaming (`ThinkStreamParser`), following those rules:
  *
@@ -30,8 +32,9 @@
  * - The prompt did not open reasoning and the output does not begin with `<think>`: the text
  *   before a later `</think>` may still become reasoning, so nothing is sent until that is
  *   settled. If a `<think>` came before the first `</think>`, the reasoning is settled there (sent
- *   whole) and the body streams. Otherwise nothing streams at all (a later `<think>` id would
- *   make the complete parse take the whole output as content).
+ *   whole) and the body streams. With `firstCloseEndsReasoning` everything before the first
+ *   `</think>` is sent as the reasoning there, and the body streams. Otherwise nothing streams at
+ *   all (a later `<think>` id would make the complete parse take the whole output as content).
  * - End-of-turn ids emit nothing; they are held, and become text only if more ids follow.
  *
  * Ids are decoded incrementally, per span the complete split decodes, so a long output costs O(n)
@@ -54,12 +57,21 @@ export interface ThinkTagRules {
   endOfTurn: readonly number[];
   /** The generation prompt ends inside reasoning (`<think>\n`). */
   promptOpensReasoning: boolean;
-  /** What is trimmed around reasoning and content. */
-  trim: "newlines" | "whitespace";
+  /**
+   * What is trimmed around reasoning and content: newlines, Python's whitespace, or nothing
+   * (a template that renders the sampled text verbatim, as DeepSeek's).
+   */
+  trim: "newlines" | "whitespace" | "none";
   /** Where content stops in a stream: the text of the tool-call marker, and its id if any. */
   toolCallStart: { text: string; id?: number };
   /** With `promptOpensReasoning`: the tool-call id ends unclosed reasoning. */
   toolCallClosesReasoning?: boolean;
+  /**
+   * Without `promptOpensReasoning`: everything before the first `</think>` is reasoning (a
+   * leading `<think>` skipped), and any other `<think>` is text (DeepSeek V3.1 thinking: the
+   * prompt opened `<think>` after a user message, so the output never writes one).
+   */
+  firstCloseEndsReasoning?: boolean;
 }
 
 /** The reasoning/body split of one output, decoded. */
@@ -73,6 +85,7 @@ export interface ReasoningSplit {
 }
 
 function trimTest(trim: ThinkTagRules["trim"]): (code: number) => boolean {
+  if (trim === "none") return () => false;
   return trim === "newlines" ? (c) => c === 10 : isPythonSpace;
 }
 
@@ -138,8 +151,8 @@ export async function splitReasoning(
     }
     to = close >= 0 ? close : ids.length;
     reasoningTokens = close >= 0 ? close + 1 : ids.length;
-  } else if (close >= 0 && (open < 0 || open < close)) {
-    from = open < 0 ? 0 : open + 1;
+  } else if (close >= 0 && (open < 0 || open < close || rules.firstCloseEndsReasoning)) {
+    from = open === 0 ? 1 : open < 0 || rules.firstCloseEndsReasoning ? 0 : open + 1;
     to = close;
     reasoningTokens = close + 1;
   } else if (open === 0) {
@@ -212,6 +225,8 @@ export class ThinkStreamParser implements StreamingOutputParser {
   #pendingEndOfTurn: number[] = [];
   /** Output not beginning with `<think>`: ids after its first `<think>`, once there is one. */
   #opened: number[] | null = null;
+  /** With `firstCloseEndsReasoning`, before any `<think>`: every id so far. */
+  #unopened: number[] = [];
   readonly #reasoningIds: IncrementalDecoder;
   readonly #contentIds: IncrementalDecoder;
   readonly #reasoning: Trimmer;
@@ -285,7 +300,16 @@ export class ThinkStreamParser implements StreamingOutputParser {
           }
           break;
         case "undecided":
-          if (this.#opened === null) {
+          if (this.rules.firstCloseEndsReasoning) {
+            this.#unopened.push(...before);
+            if (id === thinkEnd) {
+              const text = await this.decode(this.#unopened);
+              out.reasoning += trimEnd(trimStart(text, this.#test), this.#test);
+              this.#mode = "content";
+            } else {
+              this.#unopened.push(id);
+            }
+          } else if (this.#opened === null) {
             if (id === thinkStart) this.#opened = [];
             else if (id === thinkEnd) this.#mode = "done";
           } else {

@@ -8,6 +8,8 @@ import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import type { OutputFormat } from "./family.ts";
 import { harmonyIds, harmonyOutputFormat } from "./gpt_oss/mod.ts";
 import type { OutputContext } from "./jinja_format.ts";
+import { deepSeekOutputFormat, DS } from "./deepseek_v31/mod.ts";
+import { FamilyError } from "./family.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
 import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
 
@@ -38,6 +40,26 @@ const formats: ToolParser[] = [
       "<|message|>{…}<|call|>",
     marker: "to=functions.",
     create: (ctx) => harmonyOutputFormat(harmonyIds(ctx.idOf, "openai tool parser"), ctx.decode),
+  },
+  {
+    name: "deepseek_v31",
+    summary: "DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}…",
+    marker: DS.callsBegin,
+    create: (ctx) => {
+      const callsBegin = ctx.idOf(DS.callsBegin);
+      if (callsBegin === undefined) {
+        throw new FamilyError(`DeepSeek tool calls need the added token ${DS.callsBegin}`);
+      }
+      return deepSeekOutputFormat(
+        {
+          thinkStart: ctx.thinkTags ? ctx.idOf(DS.think) ?? -1 : -1,
+          thinkEnd: ctx.thinkTags ? ctx.idOf(DS.thinkEnd) ?? -1 : -1,
+          callsBegin,
+          endOfTurn: ctx.endOfTurn,
+        },
+        ctx.decode,
+      );
+    },
   },
 ];
 

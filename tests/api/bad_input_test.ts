@@ -47,7 +47,9 @@ const TRAINER_TYPES: Record<number, string> = {
   401: "unauthorized",
   404: "not_found",
   409: "conflict",
-  413: "invalid_request",
+  410: "gone",
+  413: "request_too_large",
+  429: "rate_limited",
 };
 
 /** The error `message` of a protocol-shaped error body, after checking the whole shape. */
@@ -84,6 +86,9 @@ interface Endpoint {
   invalid: { body: unknown; field: RegExp }[];
 }
 
+const HI_ANTHROPIC = { model: "m", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
+const HI_CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };
+
 const ENDPOINTS: Endpoint[] = [
   {
     name: "messages",
@@ -109,6 +114,12 @@ const ENDPOINTS: Endpoint[] = [
       { body: { max_tokens: 5, messages: [] }, field: /^model: / },
       { body: [1, 2], field: /JSON object/ },
       { body: { model: "m", max_tokens: 64, messages: [] }, field: /no messages/ },
+      // Sampling values a policy engine cannot use (temperature -1 and top_p 5 were accepted).
+      {
+        body: { ...HI_ANTHROPIC, temperature: -1 },
+        field: /temperature: .*>=0/,
+      },
+      { body: { ...HI_ANTHROPIC, top_p: 5 }, field: /top_p: .*<=1/ },
     ],
   },
   {
@@ -148,6 +159,9 @@ const ENDPOINTS: Endpoint[] = [
         field: /max_tokens: /,
       },
       { body: null, field: /body: / },
+      { body: { ...HI_CHAT, temperature: -1 }, field: /temperature: .*>=0/ },
+      { body: { ...HI_CHAT, top_p: 5 }, field: /top_p: .*<=1/ },
+      { body: { ...HI_CHAT, temperature: 2.5 }, field: /temperature: .*<=2/ },
     ],
   },
   {
@@ -168,6 +182,8 @@ const ENDPOINTS: Endpoint[] = [
         field: /tools\[0\]\.name: /,
       },
       { body: { model: "m", input: [] }, field: /no messages/ },
+      { body: { model: "m", input: "x", temperature: -1 }, field: /temperature: .*>=0/ },
+      { body: { model: "m", input: "x", top_p: 5 }, field: /top_p: .*<=1/ },
     ],
   },
   { name: "models", method: "GET", path: "models", shape: "openai", turn: false, invalid: [] },
@@ -381,51 +397,54 @@ Deno.test("agent endpoints: a finished rollout takes no more turns (409)", async
 });
 
 Deno.test("body over the cap: 413 in the protocol's shape, declared or streamed", async () => {
-  await withControl({ maxBodyBytes: 1024 }, async ({ gw, check, victim }) => {
-    const r = await victim();
-    const big = "x".repeat(2000);
-    const bodies: Record<string, unknown> = {
-      messages: { model: "m", max_tokens: 5, messages: [{ role: "user", content: big }] },
-      count_tokens: { model: "m", messages: [{ role: "user", content: big }] },
-      "chat/completions": { model: "m", messages: [{ role: "user", content: big }] },
-      responses: { model: "m", input: big },
-    };
-    for (const ep of ENDPOINTS.filter((e) => e.method === "POST")) {
-      const text = JSON.stringify(bodies[ep.name]);
-      assert.ok(text.length > 1024);
-      // Declared length over the cap.
-      assertError(await send(gw, ep, r.id, r.token, text), 413, ep.shape, /limit of 1024 bytes/);
-      await check(`${ep.name} declared 413`);
-      // No declared length (chunked): the cap applies while reading.
-      const bytes = new TextEncoder().encode(text);
-      const chunked = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < bytes.length; at += 512) {
-            controller.enqueue(bytes.slice(at, at + 512));
-          }
-          controller.close();
-        },
+  await withControl(
+    { limits: { maxBodyBytes: 1024, maxTrainerBodyBytes: 1024 } },
+    async ({ gw, check, victim }) => {
+      const r = await victim();
+      const big = "x".repeat(2000);
+      const bodies: Record<string, unknown> = {
+        messages: { model: "m", max_tokens: 5, messages: [{ role: "user", content: big }] },
+        count_tokens: { model: "m", messages: [{ role: "user", content: big }] },
+        "chat/completions": { model: "m", messages: [{ role: "user", content: big }] },
+        responses: { model: "m", input: big },
+      };
+      for (const ep of ENDPOINTS.filter((e) => e.method === "POST")) {
+        const text = JSON.stringify(bodies[ep.name]);
+        assert.ok(text.length > 1024);
+        // Declared length over the cap.
+        assertError(await send(gw, ep, r.id, r.token, text), 413, ep.shape, /limit of 1024 bytes/);
+        await check(`${ep.name} declared 413`);
+        // No declared length (chunked): the cap applies while reading.
+        const bytes = new TextEncoder().encode(text);
+        const chunked = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let at = 0; at < bytes.length; at += 512) {
+              controller.enqueue(bytes.slice(at, at + 512));
+            }
+            controller.close();
+          },
+        });
+        const res = await fetch(agentUrl(gw, r.id, ep.path), {
+          method: "POST",
+          headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
+          body: chunked,
+        });
+        const json = await res.json();
+        assertError({ status: res.status, json, headers: res.headers }, 413, ep.shape, /limit/);
+        await check(`${ep.name} streamed 413`);
+      }
+      // The trainer API has its own cap (set to the same here).
+      const create = await gw.api("POST", "/rollouts", { metadata: { blob: big } });
+      assertError(create, 413, "trainer", /limit of 1024 bytes/);
+      await check("trainer create 413");
+      const complete = await gw.api("POST", "/requests/whatever/complete", {
+        output_ids: Array.from({ length: 400 }, (_, i) => i),
+        finish_reason: "stop",
       });
-      const res = await fetch(agentUrl(gw, r.id, ep.path), {
-        method: "POST",
-        headers: { authorization: `Bearer ${r.token}`, "content-type": "application/json" },
-        body: chunked,
-      });
-      const json = await res.json();
-      assertError({ status: res.status, json, headers: res.headers }, 413, ep.shape, /limit/);
-      await check(`${ep.name} streamed 413`);
-    }
-    // The trainer API has the same cap.
-    const create = await gw.api("POST", "/rollouts", { metadata: { blob: big } });
-    assertError(create, 413, "trainer", /limit of 1024 bytes/);
-    await check("trainer create 413");
-    const complete = await gw.api("POST", "/requests/whatever/complete", {
-      output_ids: Array.from({ length: 400 }, (_, i) => i),
-      finish_reason: "stop",
-    });
-    assertError(complete, 413, "trainer", /limit/);
-    await check("trainer complete 413");
-  });
+      assertError(complete, 413, "trainer", /limit/);
+      await check("trainer complete 413");
+    },
+  );
 });
 
 Deno.test("trainer endpoints: malformed, invalid, unknown and conflicting requests", async () => {

@@ -197,7 +197,10 @@ Deno.test("rollouts: delete drops pending agent requests with an error", async (
       output_ids: [1],
       finish_reason: "stop",
     });
-    assert.equal(late.status, 409);
+    // The trainer learns that the request is gone: 410, discard the generation.
+    assert.equal(late.status, 410);
+    assert.equal(late.json.error.type, "gone");
+    assert.match(late.json.error.message, /withdrawn \(rollout .* was deleted\)/);
     assert.equal((await gw.api("GET", `/rollouts/${r.id}`)).status, 404);
     assert.equal((await gw.api("DELETE", `/rollouts/${r.id}`)).status, 404);
     // The other rollout was not touched.

@@ -26,7 +26,7 @@ export const LAYERS: readonly Layer[] = [
   { folders: ["model"] },
   { folders: ["generation"] },
   { folders: ["trajectory"] },
-  { folders: ["viewer"] },
+  { folders: ["viewer", "journal"] },
   { folders: ["gateway"] },
   { folders: ["harness", "sandbox"], never: ["gateway"] },
   { folders: ["runner"] },

@@ -50,14 +50,14 @@ Deno.test("rules: climbing the layers, an unplaced folder and a forbidden lower 
     imp("sandbox/mod.ts", "gateway/mod.ts"),
     imp("runner/run.ts", "gateway/mod.ts"),
     imp("harness/mod.ts", "sandbox/mod.ts"),
-    imp("journal/mod.ts", "trajectory/mod.ts"),
+    imp("scratch/mod.ts", "trajectory/mod.ts"),
     imp("cli/mod.ts", "main.ts"),
   ]);
   assert.deepEqual(found, [
     "trajectory/turn_runner.ts imports gateway/mod.ts: trajectory may not import gateway (layer 3 → 5)",
     "sandbox/mod.ts imports gateway/mod.ts: sandbox must not use gateway",
     "harness/mod.ts imports sandbox/mod.ts: harness may not import sandbox (layer 6 → 6)",
-    "journal/ has no place in LAYERS (tests/architecture/layers.ts)",
+    "scratch/ has no place in LAYERS (tests/architecture/layers.ts)",
     "cli/mod.ts imports main.ts: cli may not import main.ts (layer 8 → 9)",
   ]);
 });

@@ -50,7 +50,7 @@ for (const backend of ["vllm", "sglang"] as const) {
       await engine.cancelled.when((c) => c === got);
       const info = await rig.api("GET", `/rollouts/${r.id}`);
       assert.equal(info.json.turn_list[0].status, "failed");
-      assert.match(info.json.turn_list[0].error, /client disconnected/);
+      assert.match(info.json.turn_list[0].error, /agent disconnected and did not retry/);
     } finally {
       await rig.close();
     }

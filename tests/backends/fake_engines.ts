@@ -18,7 +18,7 @@
  * @module
  */
 import type { PolicyModel } from "../../model/mod.ts";
-import type { Script } from "../support/scripted_policy.ts";
+import type { TextScript } from "../support/scripted_policy.ts";
 
 export type Behaviour = "ok" | "503" | "partial" | "hang" | "hold";
 
@@ -69,7 +69,7 @@ abstract class FakeEngine {
   #server?: Deno.HttpServer<Deno.NetAddr>;
   #holds: (() => void)[] = [];
 
-  constructor(readonly model: PolicyModel, readonly script: Script) {}
+  constructor(readonly model: PolicyModel, readonly script: TextScript) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.#server!.addr.port}`;

@@ -10,7 +10,12 @@ import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
 import { SglangBackend, VllmBackend } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
-import { answerText, type Script, sharedModel, toolCallText } from "../support/scripted_policy.ts";
+import {
+  answerText,
+  sharedModel,
+  type TextScript,
+  toolCallText,
+} from "../support/scripted_policy.ts";
 import { FakeSglang, FakeVllm } from "./fake_engines.ts";
 
 export const ENGINE_MODEL = "Qwen/Qwen3-0.6B";
@@ -29,7 +34,7 @@ export const READ_FILE = {
 };
 
 /** Calls `read_file` until a tool result is in the prompt, then answers. */
-export const toolThenAnswer: Script = ({ text }) =>
+export const toolThenAnswer: TextScript = ({ text }) =>
   text.includes("<tool_response>")
     ? answerText("The file says hello.", "The README says hello.")
     : toolCallText("I should read the README.", "read_file", { path: "README.md" });
@@ -58,7 +63,7 @@ export async function startRig(o: {
   timeoutMs?: number;
   retries?: number;
   defaultBackend?: string;
-  script?: Script;
+  script?: TextScript;
   /** The vLLM backend asks for a streamed answer. */
   vllmStream?: boolean;
 } = {}): Promise<Rig> {
@@ -80,6 +85,8 @@ export async function startRig(o: {
       sglang: new SglangBackend({ url: sglang.url, ...engine }),
     },
     defaultBackend: o.defaultBackend,
+    // A client that leaves is gone at once here (the grace for its retry is tested elsewhere).
+    timeouts: { abandonGraceMs: 50 },
   });
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
@@ -110,13 +117,4 @@ export async function startRig(o: {
       await Promise.all([vllm.close(), sglang.close()]);
     },
   };
-}
-
-/** Polls `check` until it holds; no timing is asserted, the deadline only stops a hung test. */
-export async function until(check: () => boolean | Promise<boolean>, what: string) {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }

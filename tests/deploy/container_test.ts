@@ -98,7 +98,9 @@ Deno.test({
         assert.equal(user.trim(), "1000:1000");
         const status = await must("podman", ["exec", name, "cat", "/proc/1/status"]);
         assert.match(status, /^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
-        assert.match(await must("podman", ["logs", name]), /listening on http:\/\/0\.0\.0\.0:7860/);
+        const logs = await must("podman", ["logs", name]);
+        assert.match(logs, /listening on http:\/\/0\.0\.0\.0:7860/);
+        assert.match(logs, /journal \/data\/journal\.sqlite\)/, "the journal is on, in /data");
       });
 
       await t.step("the HEALTHCHECK reports healthy", async () => {

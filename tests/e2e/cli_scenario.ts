@@ -9,11 +9,24 @@
  * agent without tools, the submit command carrying it). Then the recorded trajectory is checked
  * token for token.
  *
+ * By default the policy is the bundled Qwen3 and writes Qwen3 text; with `family` it is that
+ * model family's policy (gateway started with its flags) and writes the ids the family's own
+ * renderer gives for the intended messages (`renderAnswer`), so every registered family runs the
+ * same scenario (`families_test.ts`).
+ *
  * @module
  */
 import assert from "node:assert/strict";
 import { describeRun, type Harness, runLocal, type RunResult, tail } from "../../harness/mod.ts";
-import { finalAnswerText, hasActed, shellActionText } from "../../runner/mod.ts";
+import type { AssistantMessage } from "../../canonical/mod.ts";
+import {
+  containsRun,
+  finalAnswerMessage,
+  sampledIds,
+  shellActionMessage,
+} from "../../runner/mod.ts";
+import { qwen3SampledText } from "../../model/mod.ts";
+import type { FamilyTestModel } from "../support/family_models.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import type { TurnTreeExport } from "../../trajectory/mod.ts";
@@ -31,12 +44,37 @@ export const FINAL_TEXT = `Done: ${FILE_NAME} now contains ${FILE_TEXT}.`;
 /** Time budget of one CLI run. */
 export const RUN_BUDGET_MS = 120_000;
 
-/** What the scripted policy says: a shell command first, a final answer once its output is in. */
-export function scenarioScript(h: Harness) {
-  return ({ text }: { text: string }): string => {
-    if (hasActed(h, text)) return finalAnswerText(h, "The file exists now.", FINAL_TEXT);
-    return shellActionText(h, "I will create the file with the shell.", COMMAND);
+const ACTION_REASONING = "I will create the file with the shell.";
+const DONE_REASONING = "The file exists now.";
+
+/** The policy's two messages: the shell command, then the final answer. */
+export function scenarioMessages(h: Harness): { action: AssistantMessage; done: AssistantMessage } {
+  return {
+    action: shellActionMessage(h, ACTION_REASONING, COMMAND),
+    done: finalAnswerMessage(h, DONE_REASONING, FINAL_TEXT),
   };
+}
+
+/** What the scripted Qwen3 policy says: a shell command first, a final answer once its output is in. */
+export function scenarioScript(h: Harness) {
+  const { action, done } = scenarioMessages(h);
+  return ({ text }: { text: string }): string => {
+    const acted = h.shell.kind === "tool"
+      ? text.includes("</tool_response>")
+      : text.split("<|im_start|>assistant\n").length > 2;
+    return qwen3SampledText(acted ? done : action);
+  };
+}
+
+/**
+ * The same in any family's format: the action until its sampled ids are in the prompt (its
+ * output came back), then the final answer.
+ */
+export function familyScenarioScript(h: Harness, family: FamilyTestModel) {
+  const { action, done } = scenarioMessages(h);
+  let actionIds: Promise<number[]> | undefined;
+  return async ({ ids }: { ids: number[] }): Promise<AssistantMessage> =>
+    containsRun(ids, await (actionIds ??= sampledIds(family.model, action))) ? done : action;
 }
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
@@ -123,6 +161,31 @@ function summarizeRecords(records: PolicyRecord[]): string {
   ).join("\n") || "(none)";
 }
 
+/**
+ * In any family's format: the policy sampled exactly its family's ids for the two messages, the
+ * shell's listing is what the gateway rendered between the two turns, and the CLI's system
+ * prompt comes before the user's prompt in the first one.
+ */
+async function checkFamilyText(
+  h: Harness,
+  family: FamilyTestModel,
+  r1: PolicyRecord,
+  r2: PolicyRecord,
+  systemMarker: string,
+): Promise<void> {
+  const { model } = family;
+  const { action, done } = scenarioMessages(h);
+  assert.deepEqual(r1.output_ids, await sampledIds(model, action), "turn 1: the family's call ids");
+  assert.deepEqual(r2.output_ids, await sampledIds(model, done), "turn 2: the family's answer ids");
+  const between = await model.decode(
+    r2.prompt_ids.slice(r1.prompt_ids.length + r1.output_ids.length),
+  );
+  assert.ok(between.includes(FILE_NAME), `the shell's listing follows turn 1: ${between}`);
+  const first = await model.decode(r1.prompt_ids);
+  const [marker, prompt] = [first.indexOf(systemMarker), first.indexOf(PROMPT)];
+  assert.ok(marker >= 0 && prompt > marker, "the CLI's system prompt, then the user's prompt");
+}
+
 /** Checks the recorded rollout against what the policy double saw and said. */
 async function checkTrajectory(
   h: Harness,
@@ -130,6 +193,7 @@ async function checkTrajectory(
   rolloutId: string,
   records: PolicyRecord[],
   systemMarker: string,
+  family?: FamilyTestModel,
 ): Promise<void> {
   assert.equal(records.length, 2, "the policy should have answered exactly 2 requests");
   const summary = await api(gw, `/api/rollouts/${rolloutId}`);
@@ -177,6 +241,10 @@ async function checkTrajectory(
   const tree = await api<TurnTreeExport>(gw, `/api/rollouts/${rolloutId}/tree`);
   checkLossOwnership(tree, samples);
 
+  if (family) {
+    await checkFamilyText(h, family, r1, r2, systemMarker);
+    return;
+  }
   const text = await (await sharedModel()).decode(s.input_ids);
   const outputs = shellOutputs(h, text);
   assert.equal(outputs.length, 1, "one shell output in the sample");
@@ -201,6 +269,10 @@ export interface ScenarioOptions {
   systemMarker: string;
   /** The policy streams its replies in chunks of this many ids before completing. */
   appendChunk?: number;
+  /** A model family's policy instead of the bundled Qwen3. */
+  family?: FamilyTestModel;
+  /** A gateway already serving that policy (default: one started for this run). */
+  gateway?: GatewayProcess;
 }
 
 /** Registers the scenario as a `Deno.test` for one harness (ignored when the CLI is missing). */
@@ -226,13 +298,19 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
   let probe: EgressProbe | undefined;
   try {
     await makeWorkdir(workdir);
-    await sharedModel();
-    gw = await startGateway();
+    const { family } = options;
+    if (!family) await sharedModel();
+    gw = options.gateway ?? await startGateway(family?.serveArgs);
     const rollout = await api(gw, "/api/rollouts", { metadata: { harness: h.name } });
-    policy = new ScriptedPolicy(gw.url, scenarioScript(h), {
-      rollout: rollout.id,
-      appendChunk: options.appendChunk,
-    }).start();
+    policy = new ScriptedPolicy(
+      gw.url,
+      family ? familyScenarioScript(h, family) : scenarioScript(h),
+      {
+        rollout: rollout.id,
+        appendChunk: options.appendChunk,
+        model: family?.model,
+      },
+    ).start();
     probe = startEgressProbe();
     run = await runLocal(h, PROMPT, {
       gatewayUrl: gw.url,
@@ -247,7 +325,7 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
     assert.ok(run.completion.ok, `the CLI's completion says ok: ${run.completion.error}`);
     assert.equal(run.completion.finalText?.trim(), FINAL_TEXT, "the CLI reports the final answer");
     assert.equal(await Deno.readTextFile(`${workdir}/${FILE_NAME}`), `${FILE_TEXT}\n`, "the file");
-    await checkTrajectory(h, gw, rollout.id, policy.records, options.systemMarker);
+    await checkTrajectory(h, gw, rollout.id, policy.records, options.systemMarker, family);
     assert.deepEqual(probe.attempts, [], "no attempt to reach the outside through the proxy");
   } catch (e) {
     const context = [
@@ -262,7 +340,7 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
   } finally {
     await policy?.stop();
     await probe?.close();
-    await gw?.stop();
+    if (gw !== options.gateway) await gw?.stop();
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
 }

@@ -20,3 +20,9 @@ export function withoutEmptyReasoning(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return rest;
 }
+
+/** DeepSeek V3.1 outside thinking mode: the prompt closed `</think>`, the policy writes none. */
+export function withoutReasoning(m: AssistantMessage): AssistantMessage {
+  const { reasoning_content: _, ...rest } = m;
+  return rest;
+}

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { PolicyModel } from "../../model/mod.ts";
 import { startGateway } from "../support/gateway_process.ts";
 import { within } from "../support/within.ts";
-import { GPT_OSS_DIR } from "./gpt_oss_files.ts";
+import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 
 const json = { "content-type": "application/json" };
 const tools = [{

@@ -8,7 +8,7 @@ import { registerFamilyChecks } from "./family_check.ts";
 import { registerHarmonyChecks } from "./harmony_check.ts";
 import { withoutEmptyReasoning } from "./canonical_forms.ts";
 import { HARMONY_MARKUP } from "./markup.ts";
-import { GPT_OSS_DIR } from "./gpt_oss_files.ts";
+import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 
 const medium = { conversation_start_date: "2025-06-28" };
 registerHarmonyChecks(

@@ -11,13 +11,16 @@ import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
-import { GPT_OSS_DIR } from "./gpt_oss_files.ts";
+import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
+import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
 
 const tools: ToolSpec[] = [{
   name: "bash",
   kind: "function",
   parameters: { type: "object", properties: { command: { type: "string" } } },
 }];
+
+const deepSeekDir = await deepSeekV31ModelDir();
 
 /** Per family: a sampled output whose call does not parse, and the content the agent gets. */
 const CASES: { family: string; dir?: string; output: string; content: string }[] = [
@@ -42,6 +45,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       'to=functions.bash <|constrain|>json<|message|>{"command": }<|call|>',
     content: "assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>" +
       '{"command": }',
+  },
+  {
+    family: "deepseek-v3.1",
+    dir: deepSeekDir,
+    output: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
+      '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
   },
   {
     family: "generic",

@@ -9,8 +9,10 @@ Usage::
 
 ``MODEL_DIR`` holds ``tokenizer.json`` and ``tokenizer_config.json``; the tokenizer is loaded once,
 strictly offline (never from the hub). ``RENDERER`` is a ``renderers`` config name (``qwen3.5``,
-``qwen3.6``, ``glm-4.5``, ``gpt-oss``, …); ``CONFIG_JSON`` optional config fields
-(``{"enable_thinking": true}``). Each stdin line is one of::
+``qwen3.6``, ``glm-4.5``, ``gpt-oss``, …, or ``deepseek-v3.1``: ``renderers``' DeepSeek V3
+renderer with V3.1's format changes, ``deepseek_v31_renderer.py``); ``CONFIG_JSON`` optional
+config fields (``{"enable_thinking": true}``; ``{"thinking": true}`` for ``deepseek-v3.1``). Each
+stdin line is one of::
 
     {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool}
     {"op": "parse", "ids": [int, ...], "tools": [...] | null}
@@ -121,8 +123,15 @@ def main(argv):
 
             use_local_o200k(model_dir)
         tok = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        config = _config_class_for(renderer_name)(**config_fields)
-        renderer = create_renderer(tok, config)
+        if renderer_name == "deepseek-v3.1":
+            # No V3.1 renderer in `renderers`: its V3 renderer with V3.1's changes.
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from deepseek_v31_renderer import DeepSeekV31Renderer
+
+            renderer = DeepSeekV31Renderer(tok, **config_fields)
+        else:
+            config = _config_class_for(renderer_name)(**config_fields)
+            renderer = create_renderer(tok, config)
     except Exception as exc:  # noqa: BLE001 - report any setup failure and exit
         print(f"failed to create renderer {renderer_name!r} for {model_dir!r}: {exc!r}", file=sys.stderr)
         return 1

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { codex, pi } from "../../harness/mod.ts";
 import { scriptFor } from "../../runner/mod.ts";
 import { loadTasks, SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
-import { ScriptedPolicy } from "../support/scripted_policy.ts";
+import { ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 import { assertWellFormed, describe, runQuiet, skipReason } from "./support.ts";
 import { skipGroup } from "../support/skips.ts";
 
@@ -60,6 +60,7 @@ Deno.test({
     (skipPi ? ` [skipped: ${skipPi}]` : ""),
   ignore: skipGroup("runner gate (pi)", skipPi),
 }, async () => {
+  const gold = scriptFor("gold", pi, TASK, await sharedModel());
   await withTmp(async (dir) => {
     let trainer: ScriptedPolicy | undefined;
     let stream: Promise<Record<string, unknown>> | undefined;
@@ -75,7 +76,7 @@ Deno.test({
           log += t;
           const url = /trainer API (http:\/\/\S+)\/api\)/.exec(t)?.[1];
           if (url && !trainer) {
-            trainer = new ScriptedPolicy(url, ({ text }) => scriptFor("gold", pi, TASK)(text));
+            trainer = new ScriptedPolicy(url, ({ ids }) => gold(ids));
             trainer.start();
             stream = fetch(`${url}/api/samples/stream`).then(firstStreamedSample);
           }

@@ -1,6 +1,7 @@
 /**
  * The runner's pure parts: flag parsing, the patch command and the wrong patch (checked with real
- * git and bash), the scripted replies (checked with the real Qwen3 tokenizer and output parser),
+ * git and bash), the scripted replies (checked with the real Qwen3 tokenizer and output parser,
+ * and in DeepSeek V3.1's format),
  * the results file (resume keys, cut-off lines), the progress bar and the summary table.
  */
 import assert from "node:assert/strict";
@@ -21,6 +22,8 @@ import {
 } from "../../runner/mod.ts";
 import { loadTasks, SHIPPED_TASKS_DIR, type SweTask } from "../../sandbox/mod.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
+import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
+import { PolicyModel } from "../../model/mod.ts";
 
 const TASKS = await loadTasks(SHIPPED_TASKS_DIR);
 
@@ -58,6 +61,24 @@ Deno.test("flags: defaults, gate's port, and one-line errors", () => {
   assert.equal(o.model, "rollgate-policy");
   assert.equal(o.gatewayPort, undefined);
   assert.equal(parseRolloutArgs(["--help"]), undefined);
+  const family = parseRolloutArgs([
+    "--tasks",
+    "t",
+    "--harness",
+    "pi",
+    "--model-dir",
+    "/m",
+    "--model-family",
+    "deepseek-v3.1",
+    "--template-kwargs",
+    '{"thinking": true}',
+  ])!;
+  assert.deepEqual(family.modelOptions, {
+    dir: "/m",
+    family: "deepseek-v3.1",
+    toolParser: undefined,
+    templateKwargs: { thinking: true },
+  });
   const hidden = parseRolloutArgs(["--tasks", "t", "--harness", "pi", "--policy", "wrong"])!;
   assert.equal(hidden.policy, "wrong", "the self-test policy is accepted");
   assert.throws(() => parseRolloutArgs(["--tasks", "t", "--harness", "pi", "--concurrency", "x"]), {
@@ -122,43 +143,75 @@ Deno.test("wrongPatch: applies to every shipped task, empties a file the fix nee
 Deno.test("scripted replies: real Qwen3 ids that parse into the shell call / answer", async () => {
   const model = await sharedModel();
   const task = TASKS.find((t) => t.instance_id === "py-slug")!;
-  const gold = scriptFor("gold", pi, task);
-  const first = gold("<|im_start|>user\nFix it<|im_end|>\n<|im_start|>assistant\n");
-  const ids = await model.tokenizer.encode(first);
-  assert.equal(await model.decode(ids), first, "the reply round-trips through the tokenizer");
+  const gold = scriptFor("gold", pi, task, model);
+  const opening = await model.tokenizer.encode("<|im_start|>user\nFix it<|im_end|>\n");
+  const first = await model.decode(await gold(opening));
   const call = /<tool_call>\n([\s\S]*)\n<\/tool_call><\|im_end\|>$/.exec(first)!;
   const parsed = JSON.parse(call[1]);
   assert.equal(parsed.name, "bash");
   assert.equal(parsed.arguments.command, applyPatchCommand(task.gold_patch));
-  const after = gold("…<tool_response>\n M slugify/core.py\n</tool_response><|im_end|>\n");
+  // Once the call's ids are in the prompt (its output came back), the final answer.
+  const later = [...opening, ...await gold(opening), ...await model.tokenizer.encode("\n…")];
+  const after = await model.decode(await gold(later));
   assert.ok(after.endsWith(`${FINAL_TEXT.applied}<|im_end|>`));
-  assert.ok(scriptFor("noop", pi, task)("anything").endsWith(`${FINAL_TEXT.noop}<|im_end|>`));
+  const noop = await model.decode(await scriptFor("noop", pi, task, model)(opening));
+  assert.ok(noop.endsWith(`${FINAL_TEXT.noop}<|im_end|>`));
   assert.ok(
-    scriptFor("wrong", pi, task)("x").includes(
+    (await model.decode(await scriptFor("wrong", pi, task, model)(opening))).includes(
       JSON.stringify(applyPatchCommand(wrongPatch(task))).slice(1, 40),
     ),
   );
 });
 
-Deno.test("scripted replies without tools: one fenced action; the submit command reports", async () => {
+Deno.test("scripted replies in another family's format: DeepSeek V3.1 calls that parse", async () => {
+  const model = await PolicyModel.load({
+    dir: await deepSeekV31ModelDir(),
+    family: "deepseek-v3.1",
+  });
   const task = TASKS.find((t) => t.instance_id === "py-slug")!;
-  const gold = scriptFor("gold", miniSweAgent, task);
-  const opening = "<|im_start|>user\nPlease solve this issue<|im_end|>\n<|im_start|>assistant\n";
+  const gold = scriptFor("gold", pi, task, model);
+  const first = await gold([]);
+  assert.match(
+    await model.decode(first),
+    /^<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>/,
+  );
+  const { message } = await model.parse(first, () => "id");
+  assert.equal(
+    JSON.parse(message.tool_calls![0].arguments).command,
+    applyPatchCommand(task.gold_patch),
+  );
+  const done = (await model.parse(await gold([7, ...first, 9]), () => "id")).message;
+  assert.deepEqual(done, { role: "assistant", content: FINAL_TEXT.applied });
+});
+
+Deno.test("scripted replies without tools: one fenced action; the submit command reports", async () => {
+  const model = await sharedModel();
+  const task = TASKS.find((t) => t.instance_id === "py-slug")!;
+  const gold = scriptFor("gold", miniSweAgent, task, model);
+  const opening = await model.tokenizer.encode(
+    "<|im_start|>user\nPlease solve this issue<|im_end|>\n<|im_start|>assistant\n",
+  );
   // mini-swe-agent's action regex (mini_textbased.yaml), applied as it does: exactly one match.
-  const actions = (reply: string) =>
-    [...reply.matchAll(/```mswea_bash_command\s*\n([\s\S]*?)\n```/g)].map((m) => m[1].trim());
-  assert.deepEqual(actions(gold(opening)), [applyPatchCommand(task.gold_patch).trim()]);
-  const observed = `${opening}THOUGHT: …<|im_end|>\n<|im_start|>user\n<returncode>0</returncode>` +
-    "<|im_end|>\n<|im_start|>assistant\n";
-  const [submit] = actions(gold(observed));
+  const actions = async (reply: number[]) =>
+    [...(await model.decode(reply)).matchAll(/```mswea_bash_command\s*\n([\s\S]*?)\n```/g)]
+      .map((m) => m[1].trim());
+  const action = await gold(opening);
+  assert.deepEqual(await actions(action), [applyPatchCommand(task.gold_patch).trim()]);
+  const observed = [
+    ...opening,
+    ...action,
+    ...await model.tokenizer.encode("\n<|im_start|>user\n<returncode>0</returncode><|im_end|>\n"),
+  ];
+  const [submit] = await actions(await gold(observed));
   // mini-swe-agent runs actions with /bin/sh; the first output line ends the run, the rest is the
   // submission.
   const out = await new Deno.Command("sh", { args: ["-c", submit], stdout: "piped" }).output();
   const [first, ...rest] = new TextDecoder().decode(out.stdout).split("\n");
   assert.equal(first, "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT");
   assert.equal(rest.join("\n"), `${FINAL_TEXT.applied}\n`);
-  assert.equal(actions(scriptFor("noop", miniSweAgent, task)(opening)).length, 1);
-  assert.ok(scriptFor("noop", miniSweAgent, task)(opening).includes(FINAL_TEXT.noop));
+  const noop = await scriptFor("noop", miniSweAgent, task, model)(opening);
+  assert.equal((await actions(noop)).length, 1);
+  assert.ok((await model.decode(noop)).includes(FINAL_TEXT.noop));
 });
 
 function record(task: string, sample: number, extra: Partial<RolloutRecord> = {}): RolloutRecord {

@@ -41,6 +41,13 @@ export async function trainerLoop(o: TrainerLoopOptions): Promise<void> {
     }
     if (!res.ok) throw new Error(`next: ${res.status} ${await res.text()}`);
     const req = await res.json() as PolledRequest;
+    // Acknowledged at once: unacknowledged, it would be offered again after the ack timeout.
+    const ack = await fetch(`${o.gatewayUrl}/api/requests/${req.request_id}/ack`, {
+      method: "POST",
+      headers: o.headers,
+    });
+    await ack.body?.cancel();
+    if (!ack.ok) continue; // withdrawn meanwhile (agent gone, rollout ended)
     await o.handle(req);
   }
 }

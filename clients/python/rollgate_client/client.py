@@ -12,8 +12,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 from urllib.parse import quote
 
 from .schema import (
@@ -25,7 +26,7 @@ from .schema import (
     Sample,
     ServeStats,
 )
-from .transport import AsyncHTTPClient, HTTPResponse
+from .transport import AsyncHTTPClient, HTTPResponse, StreamError
 
 __all__ = ["RollgateClient", "Handler"]
 
@@ -36,6 +37,9 @@ Handler = Callable[[PendingRequest], Awaitable["Completion | Mapping[str, Any]"]
 
 #: Longest long poll the gateway accepts (it clamps larger values).
 MAX_WAIT_S = 300.0
+
+#: The lease ``serve_requests`` asks for; it renews at a third of it while the handler works.
+DEFAULT_LEASE_S = 60.0
 
 
 def _seg(value: str) -> str:
@@ -171,18 +175,56 @@ class RollgateClient:
         data = await self._call("GET", f"/api/rollouts/{_seg(id)}/samples")
         return [Sample.from_json(s) for s in data.get("samples", [])]
 
+    async def stream_samples(
+        self, after: int | None = None, *, retry_delay: float = 1.0
+    ) -> AsyncIterator[Sample]:
+        """``GET /api/samples/stream``: every sample as its rollout finishes, each with its
+        ``cursor``. With ``after``, every kept sample after that cursor comes first (``0``: all
+        of them); without it, the stream starts with the next sample to finish.
+
+        A dropped connection (say, the gateway restarting) is reopened after ``retry_delay``
+        from the last cursor seen, so no sample is missed or repeated; keep the last cursor to
+        resume the same way after your own restart. Runs until you stop iterating. 410: the
+        samples after ``after`` are no longer kept (a gateway without its journal)."""
+        cursor = after
+
+        def start(headers: Mapping[str, str]) -> None:
+            nonlocal cursor
+            if cursor is None and headers.get("x-rollgate-cursor", "").isdigit():
+                cursor = int(headers["x-rollgate-cursor"])
+
+        while True:
+            try:
+                async for line in self._http.stream_lines(
+                    "/api/samples/stream", query={"after": cursor}, on_headers=start
+                ):
+                    if not line.strip():
+                        continue
+                    sample = Sample.from_json(json.loads(line))
+                    cursor = sample.cursor
+                    yield sample
+            except StreamError as e:
+                raise _error(e.response) from None
+            except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError) as e:
+                log.warning("the sample stream broke (%r); reopening after cursor %s", e, cursor)
+            await asyncio.sleep(retry_delay)
+
     # -- the gate ---------------------------------------------------------------------------------
 
     async def next_request(
         self, wait: float, rollout: str | None = None, lease: float | None = None
     ) -> PendingRequest | None:
         """``GET /api/requests/next``: the oldest unclaimed request (of ``rollout`` if given),
-        waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time. With
-        ``lease`` (seconds), a request not completed or failed in time goes back to the queue."""
+        waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time.
+
+        The request is yours only until the gateway's ack timeout (default 10 s): ``ack`` it at
+        once, then ``renew`` before its lease runs out (``serve_requests`` does both). Otherwise it
+        is offered again — which is what saves it when this poll's answer is lost on the way.
+        ``lease`` (seconds, ≤ the gateway's bound) is what the ``ack`` grants."""
         wait = max(0.0, min(float(wait), MAX_WAIT_S))
         query = {"wait": f"{wait:g}", "rollout": rollout}
         if lease is not None:
-            query["lease"] = f"{max(0.0, float(lease)):g}"
+            query["lease"] = f"{float(lease):g}"
         data = await self._call(
             "GET",
             "/api/requests/next",
@@ -190,6 +232,19 @@ class RollgateClient:
             timeout=self.timeout + wait,
         )
         return PendingRequest.from_json(data) if data else None
+
+    async def ack(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
+        """``POST /api/requests/:id/ack``: the request is yours for ``lease`` seconds (default:
+        what ``next_request`` asked for, else the gateway's). Returns ``{request_id, lease_s,
+        expires_at}``. 410 when the request was withdrawn (its agent is gone): drop the work."""
+        body = {"lease": float(lease)} if lease is not None else {}
+        return await self._call("POST", f"/api/requests/{_seg(request_id)}/ack", body)
+
+    async def renew(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
+        """``POST /api/requests/:id/renew``: extends the lease while the engine works (the same
+        call as ``ack``). 410 when the request was withdrawn meanwhile."""
+        body = {"lease": float(lease)} if lease is not None else {}
+        return await self._call("POST", f"/api/requests/{_seg(request_id)}/renew", body)
 
     async def append(self, request_id: str, output_ids: list[int]) -> dict[str, Any]:
         """``POST /api/requests/:id/append``: ids sampled so far, streamed to the agent before the
@@ -206,8 +261,9 @@ class RollgateClient:
         finish_reason: str = "stop",
         weight_version: str | int | None = None,
     ) -> dict[str, Any]:
-        """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 400 ids
-        outside the vocabulary or ``logprobs`` not one per output id."""
+        """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 410
+        withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
+        ids or ``logprobs`` not one per output id."""
         body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
         if logprobs is not None:
             body["logprobs"] = list(logprobs)
@@ -263,11 +319,15 @@ class RollgateClient:
         stop_event: asyncio.Event | None = None,
         poll_wait: float = 2.0,
         retry_delay: float = 1.0,
+        lease: float = DEFAULT_LEASE_S,
     ) -> ServeStats:
         """Resolve pending requests with ``handler`` until ``stop_event`` is set.
 
         ``concurrency`` workers each long-poll ``next_request`` (``poll_wait`` seconds at a time),
-        await ``handler(request)`` and post its ``Completion`` (or a mapping with the same keys).
+        acknowledge the request at once, await ``handler(request)`` while renewing its ``lease``
+        every third of it, and post its ``Completion`` (or a mapping with the same keys). When the
+        gateway withdraws the request meanwhile (its agent is gone, its turn timed out), the
+        handler is cancelled and nothing is posted (``stats.withdrawn``).
         When the handler raises, the request is failed with the exception's message (and its
         ``status`` attribute when it has one in 400–599), so the agent sees an error instead of
         hanging; a completion the gateway refuses with 400 is failed the same way.
@@ -284,7 +344,9 @@ class RollgateClient:
         stop = stop_event or asyncio.Event()
         stats = ServeStats()
         tasks = [
-            asyncio.ensure_future(self._worker(handler, rollout, stop, poll_wait, retry_delay, stats))
+            asyncio.ensure_future(
+                self._worker(handler, rollout, stop, poll_wait, retry_delay, lease, stats)
+            )
             for _ in range(concurrency)
         ]
         try:
@@ -305,11 +367,12 @@ class RollgateClient:
         stop: asyncio.Event,
         poll_wait: float,
         retry_delay: float,
+        lease: float,
         stats: ServeStats,
     ) -> None:
         while not stop.is_set():
             try:
-                pending = await self.next_request(poll_wait, rollout)
+                pending = await self.next_request(poll_wait, rollout, lease)
             except RollgateError as e:
                 if e.status in (401, 403):
                     raise
@@ -326,14 +389,39 @@ class RollgateClient:
                 await _sleep_or_stop(stop, retry_delay)
                 continue
             if pending is not None:
-                await self._resolve(handler, pending, stats)
+                await self._resolve(handler, pending, lease, stats)
 
-    async def _resolve(self, handler: Handler, pending: PendingRequest, stats: ServeStats) -> None:
+    async def _resolve(
+        self, handler: Handler, pending: PendingRequest, lease: float, stats: ServeStats
+    ) -> None:
         rid = pending.request_id
         try:
-            result = await handler(pending)
+            await self.ack(rid, lease)
+        except RollgateError as e:
+            # Withdrawn or resolved already; anything else: the gateway offers it again later.
+            if e.status == 410:
+                stats.withdrawn += 1
+            elif e.status in (404, 409):
+                stats.dropped += 1
+            else:
+                stats.errors += 1
+            log.info("could not acknowledge %s: %s", rid, e)
+            return
+        except (OSError, asyncio.TimeoutError) as e:
+            stats.errors += 1
+            log.warning("could not acknowledge %s (it will be offered again): %r", rid, e)
+            return
+        withdrawn = asyncio.Event()
+        work = asyncio.ensure_future(handler(pending))
+        keeper = asyncio.ensure_future(self._keep_leased(rid, lease, work, withdrawn))
+        try:
+            result = await work
             completion = _as_completion(result)
         except asyncio.CancelledError:
+            if withdrawn.is_set():
+                stats.withdrawn += 1
+                log.info("request %s was withdrawn while its handler ran (agent gone?)", rid)
+                return
             await self._fail_quietly(rid, "the trainer worker was stopped", None, stats, count=False)
             raise
         except Exception as e:  # noqa: BLE001 - every handler error goes back to the agent
@@ -342,6 +430,8 @@ class RollgateClient:
             status = status if isinstance(status, int) and 400 <= status <= 599 else None
             await self._fail_quietly(rid, str(e) or type(e).__name__, status, stats)
             return
+        finally:
+            keeper.cancel()
         try:
             await self.complete(
                 rid,
@@ -352,7 +442,10 @@ class RollgateClient:
             )
             stats.completed += 1
         except RollgateError as e:
-            if e.status in (404, 409):
+            if e.status == 410:
+                stats.withdrawn += 1
+                log.info("request %s was withdrawn before its completion landed: %s", rid, e)
+            elif e.status in (404, 409):
                 stats.dropped += 1
                 log.info("request %s was resolved elsewhere (rollout finished/deleted?): %s", rid, e)
             else:
@@ -362,6 +455,27 @@ class RollgateClient:
             stats.errors += 1
             log.warning("could not post the completion for %s: %r", rid, e)
 
+    async def _keep_leased(
+        self, rid: str, lease: float, work: asyncio.Future[Any], withdrawn: asyncio.Event
+    ) -> None:
+        """Renews ``rid``'s lease every third of it until cancelled; cancels ``work`` when the
+        gateway says the request was withdrawn."""
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self.renew(rid, lease)
+            except RollgateError as e:
+                if e.status == 410:
+                    withdrawn.set()
+                    work.cancel()
+                    return
+                if e.status in (404, 409):
+                    return  # resolved elsewhere; the completion will say so
+                log.warning("could not renew the lease of %s: %s", rid, e)
+            except (OSError, asyncio.TimeoutError) as e:
+                # The lease may lapse; a completion is still accepted while nobody else sent one.
+                log.warning("could not renew the lease of %s: %r", rid, e)
+
     async def _fail_quietly(
         self, rid: str, message: str, status: int | None, stats: ServeStats, *, count: bool = True
     ) -> None:
@@ -370,7 +484,7 @@ class RollgateClient:
             if count:
                 stats.failed += 1
         except RollgateError as e:
-            if e.status in (404, 409):
+            if e.status in (404, 409, 410):
                 stats.dropped += 1
             else:
                 stats.errors += 1

@@ -130,6 +130,8 @@ class Sample:
     metadata: dict[str, Any] = field(default_factory=dict)
     rollout_id: str | None = None
     index: int = 0
+    #: Place in the gateway's sample log (``/api/samples/stream``); ``None`` elsewhere.
+    cursor: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -178,3 +180,5 @@ class ServeStats:
     dropped: int = 0
     #: Transport or server errors while polling (the worker backed off and kept going).
     errors: int = 0
+    #: Requests the gateway withdrew before the answer landed (agent gone, turn timed out): 410.
+    withdrawn: int = 0

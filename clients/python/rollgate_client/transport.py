@@ -16,10 +16,10 @@ import asyncio
 import json
 import ssl
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
-__all__ = ["AsyncHTTPClient", "HTTPResponse"]
+__all__ = ["AsyncHTTPClient", "HTTPResponse", "StreamError"]
 
 _USER_AGENT = "rollgate-client-python/0.1"
 _LINE_LIMIT = 1 << 20
@@ -37,6 +37,14 @@ class HTTPResponse:
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
+
+
+class StreamError(Exception):
+    """A streamed request answered with an error status (the response is attached)."""
+
+    def __init__(self, response: HTTPResponse) -> None:
+        super().__init__(f"HTTP {response.status}")
+        self.response = response
 
 
 class _StaleConnection(Exception):
@@ -186,6 +194,20 @@ class AsyncHTTPClient:
         return _Conn(reader, writer)
 
     async def _send(self, conn: _Conn, method: str, raw: bytes) -> tuple[HTTPResponse, bool]:
+        status, headers, keep = await self._send_head(conn, raw)
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            body = b""
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            body = await self._read_chunked(conn.reader)
+        elif "content-length" in headers:
+            body = await conn.reader.readexactly(int(headers["content-length"]))
+        else:
+            body = await conn.reader.read()
+            keep = False
+        return HTTPResponse(status, headers, body), keep
+
+    async def _send_head(self, conn: _Conn, raw: bytes) -> tuple[int, dict[str, str], bool]:
+        """Sends a request; returns the response's status, headers and whether it keeps alive."""
         try:
             conn.writer.write(raw)
             await conn.writer.drain()
@@ -213,16 +235,60 @@ class AsyncHTTPClient:
             headers[name.strip().lower()] = value.strip()
         connection = headers.get("connection", "").lower()
         keep = "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
-        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = await self._read_chunked(conn.reader)
-        elif "content-length" in headers:
-            body = await conn.reader.readexactly(int(headers["content-length"]))
-        else:
-            body = await conn.reader.read()
-            keep = False
-        return HTTPResponse(status, headers, body), keep
+        return status, headers, keep
+
+    async def stream_lines(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        on_headers: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> AsyncIterator[bytes]:
+        """``GET`` a streamed response on its own connection and yield it line by line (without
+        the newline) as it arrives; ``on_headers`` sees the response headers first. An error
+        status raises ``StreamError`` with the response."""
+        target = self._prefix + (path if path.startswith("/") else "/" + path)
+        q = {k: v for k, v in (query or {}).items() if v is not None}
+        if q:
+            target += "?" + urlencode(q)
+        head = self._head("GET", target, {"Accept": "application/x-ndjson", **self.headers}, 0)
+        conn = await self._connect()
+        try:
+            status, headers, _ = await asyncio.wait_for(self._send_head(conn, head), self.timeout)
+            if status >= 400:
+                body = await asyncio.wait_for(
+                    self._read_chunked(conn.reader)
+                    if "chunked" in headers.get("transfer-encoding", "").lower()
+                    else conn.reader.readexactly(int(headers.get("content-length", "0"))),
+                    self.timeout,
+                )
+                raise StreamError(HTTPResponse(status, headers, body))
+            if on_headers is not None:
+                on_headers(headers)
+            pending = b""
+            async for chunk in self._chunks(conn.reader, headers):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    yield line
+        finally:
+            conn.close()
+
+    @staticmethod
+    async def _chunks(reader: asyncio.StreamReader, headers: Mapping[str, str]) -> AsyncIterator[bytes]:
+        if "chunked" not in headers.get("transfer-encoding", "").lower():
+            while chunk := await reader.read(1 << 16):
+                yield chunk
+            return
+        while True:
+            size_line = await reader.readline()
+            if not size_line:
+                raise ConnectionError("the connection closed inside a chunked body")
+            size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                return
+            yield await reader.readexactly(size)
+            await reader.readexactly(2)
 
     @staticmethod
     async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

@@ -12,6 +12,7 @@ import atexit
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -85,6 +86,8 @@ class GatewayProcess:
     proc: subprocess.Popen
     log_path: str
     env: dict[str, str] = field(default_factory=dict)
+    #: The journal's temporary data directory (removed by ``stop``), when the test made one.
+    data_dir: str | None = None
 
     def output(self) -> str:
         try:
@@ -104,6 +107,8 @@ class GatewayProcess:
             os.unlink(self.log_path)
         except OSError:
             pass
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 def skip(group: str, reason: str) -> unittest.SkipTest:
@@ -123,16 +128,28 @@ def require_deno() -> None:
         )
 
 
-def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> GatewayProcess:
-    """Starts ``main.ts serve`` on a free port and waits for ``/ready`` (the model loaded)."""
+def start_gateway(
+    env: dict[str, str] | None = None, timeout: float = 60.0, args: list[str] | None = None
+) -> GatewayProcess:
+    """Starts ``main.ts serve [args]`` on a free port and waits for ``/ready`` (the model loaded,
+    the journal restored). It journals into a temporary data directory of its own unless
+    ``args`` name one or turn the journal off."""
     require_deno()
     port = free_port()
+    args = list(args or [])
+    data_dir = None
+    if "--data-dir" not in args and "--no-journal" not in args:
+        data_dir = tempfile.mkdtemp(prefix="rollgate-data-")
+        args += ["--data-dir", data_dir]
     log = tempfile.NamedTemporaryFile(prefix="rollgate-gw-", suffix=".log", delete=False)
     # Only what this test asks for: no ROLLGATE_* settings leak in from the caller's environment.
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("ROLLGATE_")}
     child_env.update({"NO_COLOR": "1", **(env or {})})
     proc = subprocess.Popen(
-        [str(DENO), "run", "-A", str(ROOT / "main.ts"), "serve", "--port", str(port), "--host", "127.0.0.1"],
+        [
+            str(DENO), "run", "-A", str(ROOT / "main.ts"), "serve",
+            "--port", str(port), "--host", "127.0.0.1", *args,
+        ],
         cwd=str(ROOT),
         env=child_env,
         stdin=subprocess.DEVNULL,
@@ -144,7 +161,7 @@ def start_gateway(env: dict[str, str] | None = None, timeout: float = 60.0) -> G
         else None,
     )
     log.close()
-    gw = GatewayProcess(f"http://127.0.0.1:{port}", port, proc, log.name, env or {})
+    gw = GatewayProcess(f"http://127.0.0.1:{port}", port, proc, log.name, env or {}, data_dir)
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:

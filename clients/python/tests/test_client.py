@@ -71,8 +71,10 @@ class RolloutLifecycleTest(GatewayTestCase):
         agent = asyncio.ensure_future(
             asyncio.to_thread(chat, r.base_url, [{"role": "user", "content": "Say hello"}], token=r.token)
         )
-        first = await self.client.next_request(wait=15, rollout=r.id, lease=0.3)
+        first = await self.client.next_request(wait=15, rollout=r.id)
         assert first is not None
+        granted = await self.client.ack(first.request_id, lease=0.3)
+        self.assertEqual(granted["lease_s"], 0.3)
         # The worker holding `first` "crashes": the lease runs out and the request is offered again.
         again = await self.take(r.id, wait=15)
         self.assertEqual(again.request_id, first.request_id)
@@ -358,7 +360,7 @@ class ErrorTest(GatewayTestCase):
         self.assertGreaterEqual(ans.status, 400)
         with self.assertRaises(RollgateError) as e:
             await self.client.complete(p.request_id, HELLO)
-        self.assertEqual(e.exception.status, 409)
+        self.assertEqual(e.exception.status, 410, "withdrawn with its rollout")
 
 
 class AdminStatusTest(GatewayTestCase):

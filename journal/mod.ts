@@ -1,0 +1,24 @@
+/**
+ * The journal: rollouts, turns, pending requests and finished samples on disk, so a gateway
+ * restarted after a crash (`kill -9` included) picks up where it was. It implements the
+ * `Journal` contract of `trajectory/` on SQLite (`node:sqlite`, WAL mode), one file per data
+ * directory and one gateway per file.
+ *
+ * - `sqlite_journal.ts`: the store.
+ * - `array_codec.ts`: token ids, logprobs and masks in binary.
+ *
+ * @example
+ * ```ts
+ * import { SqliteJournal } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const journal = new SqliteJournal(dir);
+ * await journal.record({ rollout: "r1", kind: "rollout_created", data: { token: "rg_x" } });
+ * (await journal.rollouts()).map((r) => r.id); // ["r1"]
+ * journal.close();
+ * ```
+ *
+ * @module
+ */
+export { JournalLockedError, SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
+export { packArrays, unpackArrays } from "./array_codec.ts";

@@ -1,0 +1,300 @@
+/**
+ * The journal on SQLite (Deno's `node:sqlite`), in WAL mode: one file in the data directory,
+ * written synchronously on the caller's turn (so events land in call order), each event its own
+ * transaction. With `synchronous = NORMAL` a committed event survives the process being killed;
+ * `sync: "full"` also survives the machine losing power, at an fsync per event.
+ *
+ * Tables: `rollouts` (status, for restore), `events` (per rollout, in order; number arrays in one
+ * binary column, see `array_codec.ts`), `shared` (values events repeat, by content hash),
+ * `samples` (the sample log: the cursor is the row id).
+ *
+ * @module
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type {
+  EventArrays,
+  Journal,
+  JournaledRollout,
+  JournalEvent,
+  LoggedSample,
+  Sample,
+} from "../trajectory/mod.ts";
+import { packArrays, unpackArrays } from "./array_codec.ts";
+
+export interface SqliteJournalOptions {
+  /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
+  sync?: "normal" | "full";
+}
+
+/** The data directory is in use by another running gateway. */
+export class JournalLockedError extends Error {
+  override name = "JournalLockedError";
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS rollouts (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    created_seq INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    rollout TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    arrays BLOB,
+    shared TEXT
+  );
+  CREATE INDEX IF NOT EXISTS events_by_rollout ON events (rollout, seq);
+  CREATE TABLE IF NOT EXISTS shared (hash TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS samples (
+    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+    rollout TEXT NOT NULL,
+    data TEXT NOT NULL,
+    arrays BLOB
+  );
+`;
+
+interface EventRow {
+  rollout: string;
+  kind: string;
+  data: string;
+  arrays: Uint8Array | null;
+  shared: string | null;
+}
+
+export class SqliteJournal implements Journal {
+  readonly path: string;
+  readonly #db: DatabaseSync;
+  readonly #insertEvent: StatementSync;
+  readonly #insertShared: StatementSync;
+  readonly #insertSample: StatementSync;
+  /** Hashes known to be in `shared`, so a repeated value costs a lookup, not a write. */
+  readonly #sharedKnown = new Set<string>();
+
+  /** Opens (or creates) `journal.sqlite` in `dir`; refuses a directory another gateway holds. */
+  constructor(dir: string, options: SqliteJournalOptions = {}) {
+    mkdirSync(dir, { recursive: true });
+    this.path = join(dir, "journal.sqlite");
+    this.#db = new DatabaseSync(this.path);
+    const db = this.#db;
+    try {
+      // One gateway per data directory: the first write takes a lock held until the process
+      // ends (set before WAL, so the WAL index lives in the process, not in shared memory).
+      db.exec("PRAGMA locking_mode = EXCLUSIVE");
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec(`PRAGMA synchronous = ${options.sync === "full" ? "FULL" : "NORMAL"}`);
+      db.exec("BEGIN IMMEDIATE");
+      db.exec(SCHEMA);
+      db.exec("COMMIT");
+    } catch (e) {
+      db.close();
+      if (/locked|busy/i.test((e as Error).message)) {
+        throw new JournalLockedError(
+          `the journal ${this.path} is in use by another gateway (one gateway per --data-dir)`,
+        );
+      }
+      throw e;
+    }
+    this.#insertEvent = db.prepare(
+      "INSERT INTO events (rollout, kind, at, data, arrays, shared) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.#insertShared = db.prepare("INSERT OR IGNORE INTO shared (hash, value) VALUES (?, ?)");
+    this.#insertSample = db.prepare(
+      "INSERT INTO samples (rollout, data, arrays) VALUES (?, ?, ?)",
+    );
+  }
+
+  record(event: JournalEvent): Promise<void> {
+    try {
+      this.#transaction(() => this.#write(event));
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
+    try {
+      return Promise.resolve(this.#transaction(() => {
+        this.#write(event);
+        this.#db.prepare("UPDATE rollouts SET status = 'finished' WHERE id = ?").run(
+          event.rollout,
+        );
+        return this.#insertSamples(samples);
+      }));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  forget(rollout: string): Promise<void> {
+    this.#transaction(() => {
+      this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
+      this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
+    });
+    return Promise.resolve();
+  }
+
+  expire(rollout: string): Promise<void> {
+    this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout);
+    return Promise.resolve();
+  }
+
+  rollouts(): Promise<JournaledRollout[]> {
+    const rows = this.#db.prepare(`
+      SELECT r.id AS id, r.status AS status,
+        (SELECT MAX(at) FROM events e WHERE e.rollout = r.id) AS last
+      FROM rollouts r ORDER BY r.created_seq
+    `).all() as unknown as { id: string; status: JournaledRollout["status"]; last: number }[];
+    return Promise.resolve(
+      rows.map((r) => ({ id: r.id, status: r.status, lastActivity: r.last ?? 0 })),
+    );
+  }
+
+  async *events(rollout: string): AsyncIterable<JournalEvent> {
+    const rows = this.#db.prepare(
+      "SELECT rollout, kind, data, arrays, shared FROM events WHERE rollout = ? ORDER BY seq",
+    ).all(rollout) as unknown as EventRow[];
+    const sharedValue = this.#db.prepare("SELECT value FROM shared WHERE hash = ?");
+    for (const row of rows) {
+      const event: JournalEvent = {
+        rollout: row.rollout,
+        kind: row.kind,
+        data: JSON.parse(row.data),
+      };
+      if (row.arrays) event.arrays = unpackArrays(row.arrays);
+      if (row.shared) {
+        event.shared = {};
+        for (
+          const [name, hash] of Object.entries(JSON.parse(row.shared) as Record<string, string>)
+        ) {
+          const found = sharedValue.get(hash) as { value: string } | undefined;
+          if (!found) throw new Error(`journal: shared value ${hash} is missing`);
+          event.shared[name] = JSON.parse(found.value);
+        }
+      }
+      yield event;
+    }
+  }
+
+  /** Samples on their own (the sample log's `append`); a finishing rollout uses `finish`. */
+  append(samples: readonly Sample[]): Promise<number[]> {
+    try {
+      return Promise.resolve(this.#transaction(() => this.#insertSamples(samples)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  after(cursor: number, limit: number): Promise<LoggedSample[]> {
+    const rows = this.#db.prepare(
+      "SELECT cursor, data, arrays FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
+    ).all(cursor, limit) as unknown as { cursor: number; data: string; arrays: Uint8Array }[];
+    return Promise.resolve(rows.map((r) => ({
+      cursor: r.cursor,
+      sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+    })));
+  }
+
+  oldest(): Promise<number> {
+    const first = this.#db.prepare("SELECT MIN(cursor) AS c FROM samples").get() as {
+      c: number | null;
+    };
+    if (first.c !== null) return Promise.resolve(first.c);
+    const seq = this.#db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'samples'")
+      .get() as { seq: number } | undefined;
+    return Promise.resolve((seq?.seq ?? 0) + 1);
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #insertSamples(samples: readonly Sample[]): number[] {
+    return samples.map((s) => {
+      const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
+      const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
+      return Number(row.lastInsertRowid);
+    });
+  }
+
+  #write(event: JournalEvent): void {
+    let shared: string | null = null;
+    if (event.shared) {
+      const hashes: Record<string, string> = {};
+      for (const [name, value] of Object.entries(event.shared)) {
+        const json = JSON.stringify(value);
+        const hash = createHash("sha256").update(json).digest("base64url");
+        if (!this.#sharedKnown.has(hash)) {
+          this.#insertShared.run(hash, json);
+          this.#sharedKnown.add(hash);
+        }
+        hashes[name] = hash;
+      }
+      shared = JSON.stringify(hashes);
+    }
+    const row = this.#insertEvent.run(
+      event.rollout,
+      event.kind,
+      Date.now(),
+      JSON.stringify(event.data),
+      event.arrays ? packArrays(event.arrays) : null,
+      shared,
+    );
+    if (event.kind === "rollout_created") {
+      // A new rollout under the id of an expired one starts afresh.
+      this.#db.prepare("DELETE FROM events WHERE rollout = ? AND seq < ?").run(
+        event.rollout,
+        row.lastInsertRowid,
+      );
+      this.#db.prepare(
+        "INSERT OR REPLACE INTO rollouts (id, status, created_seq) VALUES (?, 'active', ?)",
+      ).run(event.rollout, row.lastInsertRowid);
+    }
+  }
+
+  #transaction<T>(fn: () => T): T {
+    this.#db.exec("BEGIN");
+    try {
+      const out = fn();
+      this.#db.exec("COMMIT");
+      return out;
+    } catch (e) {
+      this.#db.exec("ROLLBACK");
+      throw e;
+    }
+  }
+}
+
+/** A sample's number arrays apart (stored in binary); `null` holds their place in the JSON. */
+function splitArrays(
+  value: Record<string, unknown>,
+): { data: Record<string, unknown>; arrays: Uint8Array | null } {
+  const data: Record<string, unknown> = {};
+  const arrays: EventArrays = {};
+  let any = false;
+  for (const [k, v] of Object.entries(value)) {
+    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) {
+      arrays[k] = v;
+      data[k] = null;
+      any = true;
+    } else {
+      data[k] = v;
+    }
+  }
+  return { data, arrays: any ? packArrays(arrays) : null };
+}
+
+function joinArrays(
+  data: Record<string, unknown>,
+  blob: Uint8Array | null,
+): Record<string, unknown> {
+  if (!blob) return data;
+  for (const [k, v] of Object.entries(unpackArrays(blob))) data[k] = v;
+  return data;
+}

@@ -1,0 +1,64 @@
+/**
+ * The output of DeepSeek V3.1: in thinking mode reasoning up to `</think>` (the generation prompt
+ * opened `<think>`; after tool outputs it opens nothing, so reasoning is what precedes a
+ * `</think>` the output holds), then content, then the tool-call section. Nothing is trimmed: the
+ * template renders the sampled text verbatim.
+ *
+ * @module
+ */
+import type { AssistantMessage } from "../../../canonical/mod.ts";
+import type { OutputParser, ParsedOutput, StreamingOutputParser } from "../../parsers/mod.ts";
+import type { OutputFormat } from "../family.ts";
+import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
+import { DS } from "./render.ts";
+import { splitDeepSeekToolCalls } from "./tool_calls.ts";
+
+/** Ids the output needs: think tags (-1 outside thinking mode), the section start, end ids. */
+export interface DeepSeekOutputIds {
+  thinkStart: number;
+  thinkEnd: number;
+  callsBegin: number;
+  endOfTurn: readonly number[];
+}
+
+export class DeepSeekV31Parser implements OutputParser {
+  readonly name = "deepseek_v31";
+  constructor(
+    readonly rules: ThinkTagRules,
+    private readonly decode: (ids: number[]) => Promise<string>,
+  ) {}
+
+  async parse(sampled: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {
+    const split = await splitReasoning(sampled, this.rules, this.decode);
+    const { content, toolCalls, malformed } = splitDeepSeekToolCalls(split.body, newToolCallId);
+    const message: AssistantMessage = { role: "assistant", content };
+    if (split.reasoning !== undefined) message.reasoning_content = split.reasoning;
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    return { message, malformedToolCalls: malformed, reasoningTokens: split.reasoningTokens };
+  }
+}
+
+/**
+ * Parser and streaming parser of DeepSeek V3.1 output. In thinking mode the prompt's `<think>`
+ * is not seen by the parser, so a stream holds its text until `</think>` settles what is
+ * reasoning (then the content streams); an answer after tool outputs, which has no `</think>`,
+ * comes whole at the end.
+ */
+export function deepSeekOutputFormat(
+  ids: DeepSeekOutputIds,
+  decode: (ids: number[]) => Promise<string>,
+): OutputFormat {
+  const rules: ThinkTagRules = {
+    thinkStart: ids.thinkStart,
+    thinkEnd: ids.thinkEnd,
+    endOfTurn: ids.endOfTurn,
+    promptOpensReasoning: false,
+    trim: "none",
+    toolCallStart: { text: DS.callsBegin, id: ids.callsBegin },
+    firstCloseEndsReasoning: true,
+  };
+  return {
+    parser: new DeepSeekV31Parser(rules, decode),
+    streamingParser: (): StreamingOutputParser => new ThinkStreamParser(rules, decode),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * A model directory and options for every registered model family, for tests that run each
+ * family end to end (`tests/e2e/families_test.ts`, `bench/family_turn_bench.ts`). Real tokenizer
+ * files where a package ships them, else a named tokenizer double (see each builder). A family
+ * registered in `model/families/` without an entry here makes those tests fail, naming it.
+ *
+ * @module
+ */
+import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../model/mod.ts";
+import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
+import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
+
+/** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
+async function xmlTemplateDir(): Promise<string> {
+  const files = await loadModelFiles();
+  const dir = await Deno.makeTempDir({ prefix: "rollgate-qwen3-coder-" });
+  await Deno.symlink(files.tokenizerPath, `${dir}/tokenizer.json`);
+  const template = await Deno.readTextFile(
+    new URL("../families/__fixtures__/xml_calls_template_double.jinja", import.meta.url),
+  );
+  await Deno.writeTextFile(
+    `${dir}/tokenizer_config.json`,
+    JSON.stringify({ ...files.config, chat_template: template }),
+  );
+  return dir;
+}
+
+/** How to load each family for tests, by registry name. */
+const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
+  "qwen3": () => Promise.resolve({}),
+  // Qwen3.5/3.6 share Qwen3's added tokens; the format is what is tested (their own 248k
+  // vocabulary: tests/families/qwen36_vocabulary_test.ts).
+  "qwen3.5": () => Promise.resolve({ family: "qwen3.5" }),
+  "qwen3.6": () => Promise.resolve({ family: "qwen3.6" }),
+  "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
+  "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
+  "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
+  // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
+  // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
+  "gpt-oss": () =>
+    Promise.resolve({
+      dir: GPT_OSS_DIR,
+      templateKwargs: { conversation_start_date: "2026-11-24" },
+    }),
+};
+
+export interface FamilyTestModel {
+  model: PolicyModel;
+  options: PolicyModelOptions;
+  /** The same options as `main.ts serve` flags. */
+  serveArgs: string[];
+}
+
+/** The model of family `name` for tests; throws for a family without an entry here. */
+export async function familyTestModel(name: string): Promise<FamilyTestModel> {
+  const setup = SETUPS[name];
+  if (!setup) {
+    throw new Error(
+      `no test model for the model family ${name}: add one to tests/support/family_models.ts`,
+    );
+  }
+  const options = await setup();
+  const serveArgs = [
+    ...(options.dir ? ["--model-dir", options.dir] : []),
+    ...(options.family ? ["--model-family", options.family] : []),
+    ...(options.toolParser ? ["--tool-parser", options.toolParser] : []),
+    ...(options.templateKwargs
+      ? ["--template-kwargs", JSON.stringify(options.templateKwargs)]
+      : []),
+  ];
+  const model = await PolicyModel.load(options);
+  // A detected family (no `family` option) must be the one asked for.
+  if (model.family !== name) throw new Error(`the test model for ${name} loads as ${model.family}`);
+  return { model, options, serveArgs };
+}

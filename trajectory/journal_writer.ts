@@ -1,0 +1,94 @@
+/**
+ * How the domain writes to its journal: `record` is called right where a change happens (so the
+ * journal sees changes in the order they happened), and whoever answers a client first awaits
+ * `durable()`. Without a journal both cost nothing. A write that fails makes every later
+ * `durable()` fail too: nothing is answered as if it were kept when it may not be.
+ *
+ * @example
+ * ```ts
+ * import { JournalWriter } from "./mod.ts";
+ *
+ * const writer = new JournalWriter(); // no journal: a throwaway gateway
+ * writer.record({ rollout: "r1", kind: "rollout_created", data: {} });
+ * await writer.durable();
+ * ```
+ *
+ * @module
+ */
+import type { Journal, JournalEvent } from "./journal.ts";
+import type { Sample } from "./samples.ts";
+
+/** The journal could not keep a change (disk full, file removed …). */
+export class JournalError extends Error {
+  override name = "JournalError";
+}
+
+export class JournalWriter {
+  readonly #pending = new Set<Promise<void>>();
+  #failure: JournalError | null = null;
+  /** While the journal is replayed, what the replay does is not written again. */
+  #replaying = false;
+
+  constructor(readonly journal?: Journal) {}
+
+  get enabled(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /** Why the journal stopped keeping changes, once a write failed (readiness reports it). */
+  get failure(): JournalError | null {
+    return this.#failure;
+  }
+
+  /** Runs `replay` with recording off (restoring from the journal itself). */
+  async replaying(replay: () => Promise<void>): Promise<void> {
+    this.#replaying = true;
+    try {
+      await replay();
+    } finally {
+      this.#replaying = false;
+    }
+  }
+
+  /** Records a change now; `durable()` waits for it. */
+  record(event: JournalEvent): void {
+    if (!this.journal || this.#replaying) return;
+    this.#track(this.journal.record(event));
+  }
+
+  /** Forgets a deleted rollout's events. */
+  forget(rollout: string): void {
+    if (this.journal) this.#track(this.journal.forget(rollout));
+  }
+
+  /** Marks a rollout expired (kept, not restored). */
+  expire(rollout: string): void {
+    if (this.journal) this.#track(this.journal.expire(rollout));
+  }
+
+  /** Records a finishing rollout and its samples at once; resolves with their cursors. */
+  async finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
+    await this.durable();
+    const cursors = this.journal!.finish(event, samples);
+    this.#track(cursors.then(() => {}));
+    try {
+      return await cursors;
+    } catch (e) {
+      throw this.#failure ?? new JournalError(`the journal failed: ${(e as Error).message}`);
+    }
+  }
+
+  /** Resolves once every change recorded so far is durable. */
+  async durable(): Promise<void> {
+    if (this.#pending.size > 0) await Promise.all(this.#pending);
+    if (this.#failure) throw this.#failure;
+  }
+
+  #track(write: Promise<void>): void {
+    const tracked = write.catch((e) => {
+      this.#failure ??= new JournalError(`the journal failed: ${(e as Error).message}`);
+      console.error(`rollgate: ${this.#failure.message}`);
+    }).finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+}
