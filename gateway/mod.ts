@@ -16,6 +16,15 @@ export {
 } from "./app.ts";
 export { GatewayError } from "./gateway_error.ts";
 export {
+  BASE64_IDS_MEDIA_TYPE,
+  base64Ids,
+  type IdEncoding,
+  idsFromBase64,
+  pendingBody,
+  requestedIdEncoding,
+  sampleBody,
+} from "./id_transport.ts";
+export {
   DEFAULT_HTTP_TIMEOUTS,
   type HttpServer,
   type HttpServerOptions,

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { SampleLog } from "../trajectory/mod.ts";
+import { sampleJson, type SampleLog } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 
 /** Samples read from the log per step of a subscriber. */
@@ -51,7 +51,10 @@ export class SampleFeed {
           if (closed) return;
           if (page.length > 0) {
             this.#wake.delete(wake!);
-            const lines = page.map((e) => JSON.stringify({ cursor: e.cursor, ...e.sample }));
+            // A built sample's typed arrays are written as JSON arrays (`sampleJson`), as everywhere.
+            const lines = page.map((e) =>
+              JSON.stringify({ cursor: e.cursor, ...sampleJson(e.sample) })
+            );
             controller.enqueue(encoder.encode(lines.join("\n") + "\n"));
             cursor = page.at(-1)!.cursor;
             return;

@@ -20,6 +20,7 @@ import {
 import { GatewayError } from "./gateway_error.ts";
 import { httpStatus } from "./http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
+import { pendingBody, requestedIdEncoding, sampleBody } from "./id_transport.ts";
 import { presentedToken } from "./auth.ts";
 import { jsonBodyRefusal, sameToken } from "./security/mod.ts";
 import { readJsonBody } from "./read_body.ts";
@@ -32,6 +33,11 @@ import {
   FinishSchema,
   parseOrThrow,
 } from "./trainer_schema.ts";
+
+/** The id transport a trainer-API request asks for (`?ids=`, `Accept`); JSON by default. */
+function idEncoding(c: Context) {
+  return requestedIdEncoding(c.req.query("ids"), c.req.header("accept"));
+}
 
 export interface TrainerRouteOptions {
   store: RolloutStore;
@@ -171,15 +177,23 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.post("/rollouts/:id/finish", async (c) => {
     const r = rollout(c);
+    // Checked before anything changes: a bad `ids` must not finish the rollout.
+    const encoding = idEncoding(c);
     const { reward } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
     const samples = await o.store.finish(r, reward ?? null, o.sampleOptions);
     o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
-    return c.json({ id: r.id, reward: r.reward, samples });
+    return c.json({
+      id: r.id,
+      reward: r.reward,
+      samples: samples.map((s) => sampleBody(s, encoding)),
+    });
   });
   app.get("/rollouts/:id/samples", (c) => {
     const r = rollout(c);
-    return c.json({ id: r.id, samples: r.samples(o.sampleOptions) });
+    const encoding = idEncoding(c);
+    const samples = r.samples(o.sampleOptions).map((s) => sampleBody(s, encoding));
+    return c.json({ id: r.id, samples });
   });
   app.get("/rollouts/:id/tree", (c) => {
     const r = rollout(c);
@@ -212,6 +226,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   }
 
   app.get("/requests/next", async (c) => {
+    const encoding = idEncoding(c);
     const wait = Number(c.req.query("wait") ?? 0);
     if (!Number.isFinite(wait) || wait < 0) {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
@@ -225,7 +240,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       c.req.raw.signal,
       lease === undefined ? undefined : Number(lease) * 1000,
     );
-    return next ? c.json(next) : c.body(null, 204);
+    return next ? c.json(pendingBody(next, encoding)) : c.body(null, 204);
   });
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {

@@ -278,7 +278,9 @@ function splitArrays(
   const data: Record<string, unknown> = {};
   const arrays: EventArrays = {};
   let any = false;
-  for (const [k, v] of Object.entries(value)) {
+  for (const [k, entry] of Object.entries(value)) {
+    // A built sample holds typed arrays (`Int32Array` ids, byte masks): stored as number arrays.
+    const v = ArrayBuffer.isView(entry) ? Array.from(entry as unknown as ArrayLike<number>) : entry;
     if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) {
       arrays[k] = v;
       data[k] = null;

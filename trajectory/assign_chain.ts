@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
+import type { AssistantMessage, CanonicalRequest, Message, TurnAnswer } from "../canonical/mod.ts";
 import { AGENT_TOOL_NAMES, type Chain, classifyChain, demoteToSide } from "./branch_label.ts";
 import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";
-import type { Turn } from "./turn.ts";
-import type { MessageNode, Mount } from "./turn_tree.ts";
+import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
+import { sameForm } from "./same_message.ts";
+import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 
 /**
  * Creates a pending turn for a request mounted at `mount`, hangs it in the tree, puts it on its
@@ -36,8 +37,12 @@ export function registerTurn(
     specialText: [],
     drift: null,
     toolSpans: [],
-    messages: req.messages,
-    tools: req.tools,
+    history: mount.node,
+    historyEdits: sharedEdits(mount.edits, mount.base),
+    get messages() {
+      return historyOf(this.history, this.historyEdits);
+    },
+    tools: rollout.tree.internTools(TurnTree.rootKey(req), req.tools),
     renderedMessages: 0,
     bridgeIds: [],
     deltaIds: [],
@@ -51,14 +56,35 @@ export function registerTurn(
     timings: { received: Date.now() },
   };
   const promptNode = rollout.tree.attach(mount, req.messages, turn);
-  assignChain(rollout, turn, mount);
+  turn.history = promptNode;
+  assignChain(rollout, turn, mount, req.messages);
   rollout.turns.push(turn);
   return { turn, promptNode };
 }
 
+/**
+ * `edits` with the base turn's own objects where it sent the same message in the same form: a
+ * client that re-serializes every earlier tool call (each request) keeps one copy per message,
+ * not one per turn.
+ */
+function sharedEdits(edits: HistoryEdits, base: Turn | null): HistoryEdits {
+  const known = base?.historyEdits ?? [];
+  if (edits.length === 0 || known.length === 0) return edits;
+  let k = 0;
+  return edits.map(([i, m]) => {
+    while (k < known.length && known[k][0] < i) k++;
+    return k < known.length && known[k][0] === i && sameForm(known[k][1], m) ? known[k] : [i, m];
+  });
+}
+
 /** Puts a new turn on its parent's chain, or labels the chain it starts; closes sub-agent calls. */
-export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
-  for (const m of turn.messages.slice(mount.baseDepth)) {
+export function assignChain(
+  rollout: Rollout,
+  turn: Turn,
+  mount: Mount,
+  messages: readonly Message[],
+): void {
+  for (const m of messages.slice(mount.baseDepth)) {
     if (m.role !== "tool") continue;
     const call = rollout.openAgentCalls.get(m.tool_call_id);
     if (!call) continue;
@@ -79,17 +105,17 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     }
     // Another live turn already continues the base on its chain: a fork.
     const of = rollout.chains[base.chain];
-    const twin = sameHistoryElsewhere(turn, mount);
+    const twin = sameHistoryElsewhere(turn, mount, messages.length);
     startChain(
       rollout,
       turn,
-      twin ? retryFork(turn, twin, of, base) : rewriteFork(turn, base, next, of, mount),
+      twin ? retryFork(turn, twin, of, base) : rewriteFork(messages, base, next, of, mount),
     );
     return;
   }
   // A re-send of a failed turn (same history, same tools, same client session) takes its place:
   // same chain and mount, not a new chain (a failed root's re-send is not a compaction of it).
-  const failed = mount.matched === turn.messages.length
+  const failed = mount.matched === messages.length
     ? mount.node.promptOf.find((t) =>
       t !== turn && t.status === "failed" && t.session === turn.session
     )
@@ -102,21 +128,21 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
     chain.latest = turn;
     return;
   }
-  const twin = sameHistoryElsewhere(turn, mount);
+  const twin = sameHistoryElsewhere(turn, mount, messages.length);
   if (twin) {
     startChain(rollout, turn, retryFork(turn, twin, rollout.chains[twin.chain], null));
     return;
   }
   // The history holds a recorded turn's whole request and then another answer than its own: the
   // client rewrote a chain's first answer (nothing sampled is shared, so no base).
-  const prompted = lastPromptAbove(turn, mount);
-  if (prompted && turn.messages[prompted.messages.length]?.role === "assistant") {
+  const prompted = lastPromptAbove(turn, mount, messages.length);
+  if (prompted && messages[prompted.history.depth]?.role === "assistant") {
     const of = rollout.chains[prompted.chain];
-    startChain(rollout, turn, rewriteFork(turn, null, prompted, of, mount));
+    startChain(rollout, turn, rewriteFork(messages, null, prompted, of, mount));
     return;
   }
   const { demote, ...label } = classifyChain(
-    { messages: turn.messages, tools: turn.tools, matched: mount.matched },
+    { messages, tools: turn.tools, matched: mount.matched },
     rollout.chains,
     [...rollout.openAgentCalls.values()],
   );
@@ -128,8 +154,8 @@ export function assignChain(rollout: Rollout, turn: Turn, mount: Mount): void {
  * A live turn whose request had exactly this history: one of another client session (a request
  * of the same session, or of a client that sends none, would have been replayed as a retry).
  */
-function sameHistoryElsewhere(turn: Turn, mount: Mount): Turn | undefined {
-  if (mount.matched !== turn.messages.length) return undefined;
+function sameHistoryElsewhere(turn: Turn, mount: Mount, length: number): Turn | undefined {
+  if (mount.matched !== length) return undefined;
   return mount.node.promptOf.find((t) => t !== turn && t.status !== "failed");
 }
 
@@ -137,9 +163,9 @@ function sameHistoryElsewhere(turn: Turn, mount: Mount): Turn | undefined {
  * The live turn whose whole history is the longest matched prefix shorter than `turn`'s: walks up
  * from where the request left the tree (only for requests that extend no recorded turn).
  */
-function lastPromptAbove(turn: Turn, mount: Mount): Turn | undefined {
+function lastPromptAbove(turn: Turn, mount: Mount, length: number): Turn | undefined {
   let n: MessageNode | null = mount.node;
-  if (n.depth === turn.messages.length) n = n.parent;
+  if (n.depth === length) n = n.parent;
   for (; n; n = n.parent) {
     const live = n.promptOf.findLast((t) => t !== turn && t.status !== "failed");
     if (live) return live;

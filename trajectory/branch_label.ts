@@ -9,7 +9,7 @@
  * @module
  */
 import type { Message, ToolSpec } from "../canonical/mod.ts";
-import type { Turn } from "./turn.ts";
+import { firstMessage, type Turn } from "./turn.ts";
 
 /**
  * What a chain can be. `rewrite` and `retry` are forks inside a recorded chain (see
@@ -54,6 +54,12 @@ export const AGENT_TOOL_NAMES = /^(agent|task|spawn_agent|dispatch_agent|subagen
 
 export function systemPrompt(messages: readonly Message[]): string {
   return messages[0]?.role === "system" ? messages[0].content : "";
+}
+
+/** A recorded turn's system prompt, without assembling its history. */
+function systemPromptOf(turn: Turn): string {
+  const first = firstMessage(turn);
+  return first?.role === "system" ? first.content : "";
 }
 
 function firstUserText(messages: readonly Message[]): string {
@@ -113,7 +119,7 @@ export function classifyChain(
     return { label: "main", parent: null, evidence: { reason: "first request of the rollout" } };
   }
   const system = systemPrompt(input.messages);
-  const known = chains.filter((c) => systemPrompt(c.root.messages) === system);
+  const known = chains.filter((c) => systemPromptOf(c.root) === system);
   const first = firstUserText(input.messages);
   const matches = (c: OpenAgentCall) => {
     const p = promptArgument(c.arguments);
@@ -123,7 +129,7 @@ export function classifyChain(
   // even when a sibling sub-agent (spawned in parallel) already has this system prompt, unless a
   // chain already matched that prompt (then this is, e.g., that sub-agent compacted).
   const matched = openCalls.findLast((c) =>
-    matches(c) && systemPrompt(c.turn.messages) !== system &&
+    matches(c) && systemPromptOf(c.turn) !== system &&
     !chains.some((k) => k.evidence.tool_call_id === c.id && k.evidence.prompt_matched === true)
   );
   // Without a prompt match only a request offering tools can be a sub-agent at work; a tool-less
@@ -186,7 +192,7 @@ export function classifyChain(
       replaced_chain: replaced.id,
       replaced_turn: replaced.latest.id,
       matched_messages: input.matched,
-      replaced_messages: replaced.latest.messages.length,
+      replaced_messages: replaced.latest.history.depth,
       new_messages: input.messages.length,
     },
   };

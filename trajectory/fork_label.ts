@@ -16,6 +16,7 @@
  *
  * @module
  */
+import type { Message } from "../canonical/mod.ts";
 import type { Chain } from "./branch_label.ts";
 import { messageChange } from "./history_change.ts";
 import type { Turn } from "./turn.ts";
@@ -54,13 +55,14 @@ export function retryFork(turn: Turn, twin: Turn, of: Chain, base: Turn | null):
  * `mount.matched` messages matched, the next one is the change.
  */
 export function rewriteFork(
-  turn: Turn,
+  /** The new turn's request history. */
+  messages: readonly Message[],
   base: Turn | null,
   next: Turn,
   of: Chain,
   mount: Mount,
 ): Fork {
-  const received = turn.messages[mount.matched];
+  const received = messages[mount.matched];
   // The turn is already attached: its own messages are not a recorded continuation.
   const children = mount.node.children.filter((c) => c.message !== received);
   // Several recorded continuations may leave that node: show one of the received message's role.

@@ -9,7 +9,7 @@ import type { Sample } from "./samples.ts";
 import type { TurnTreeExport } from "./tree_export.ts";
 
 /** `[start, end)` runs of 1s in a mask. */
-export function spans(mask: readonly number[]): [number, number][] {
+export function spans(mask: ArrayLike<number>): [number, number][] {
   const out: [number, number][] = [];
   for (let i = 0; i < mask.length; i++) {
     if (mask[i] !== 1) continue;
@@ -20,7 +20,7 @@ export function spans(mask: readonly number[]): [number, number][] {
   return out;
 }
 
-function showSpans(mask: readonly number[]): string {
+function showSpans(mask: ArrayLike<number>): string {
   const s = spans(mask);
   if (s.length === 0) return "none";
   const shown = s.slice(0, 6).map(([a, b]) => `[${a},${b})`).join(" ");

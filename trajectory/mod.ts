@@ -22,6 +22,8 @@ export {
   chainOf,
   DEFAULT_SAMPLE_OPTIONS,
   type Sample,
+  type SampleJson,
+  sampleJson,
   type SampleOptions,
 } from "./samples.ts";
 export {

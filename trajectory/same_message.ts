@@ -45,6 +45,29 @@ function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): bo
     );
 }
 
+/** Strict equality of JSON values, key order included: the same JSON text, without writing it. */
+export function identicalJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  const ra = a as Record<string, unknown>, rb = b as Record<string, unknown>;
+  return ka.every((k, i) => k === kb[i] && identicalJson(ra[k], rb[k]));
+}
+
+/**
+ * Of two messages already known to be `sameMessage`: also in the same form (what a client sent
+ * verbatim), comparing only what `sameMessage` tolerates, so long contents are not compared twice.
+ */
+export function sameForm(a: Message, b: Message): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  const ra = a as unknown as Record<string, unknown>, rb = b as unknown as Record<string, unknown>;
+  return ka.every((k, i) => k === kb[i] && (k === "content" || identicalJson(ra[k], rb[k])));
+}
+
 /**
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message } from "../canonical/mod.ts";
-import { sameJson, sameMessage } from "./same_message.ts";
+import { identicalJson, sameForm, sameJson, sameMessage } from "./same_message.ts";
 
 Deno.test("sameJson: key order does not matter, array order does", () => {
   assert.ok(sameJson({ a: 1, b: { c: [1, 2], d: "x" } }, { b: { d: "x", c: [1, 2] }, a: 1 }));
@@ -77,4 +77,25 @@ Deno.test("sameMessage: role, content, reasoning, tool-call count and names", ()
   const renamed = call("{}");
   renamed.tool_calls![0].name = "sh";
   assert.ok(!sameMessage(call("{}"), renamed));
+});
+
+Deno.test("sameForm: what sameMessage tolerates, in the client's exact form or not", () => {
+  const call = { id: "c1", name: "bash", arguments: '{"command": "ls"}' };
+  const a: Message = { role: "assistant", content: "x", tool_calls: [call] };
+  assert.ok(sameForm(a, structuredClone(a)));
+  const reserialized: Message = {
+    role: "assistant",
+    content: "x",
+    tool_calls: [{ ...call, arguments: '{"command":"ls"}' }],
+  };
+  assert.ok(sameMessage(a, reserialized) && !sameForm(a, reserialized));
+  const reordered = { content: "x", role: "assistant", tool_calls: [call] } as Message;
+  assert.ok(sameMessage(a, reordered) && !sameForm(a, reordered), "key order is form");
+  const empty: Message = { ...a, reasoning_content: "" };
+  assert.ok(sameMessage(a, empty) && !sameForm(a, empty));
+  const tool: Message = { role: "tool", content: "out", tool_call_id: "c1" };
+  assert.ok(!sameForm(tool, { ...tool, name: "bash" }));
+  assert.ok(identicalJson({ a: [1, { b: null }] }, { a: [1, { b: null }] }));
+  assert.ok(!identicalJson({ a: 1, b: 2 }, { b: 2, a: 1 }));
+  assert.ok(!identicalJson([1], { 0: 1 }));
 });

@@ -14,7 +14,7 @@
  * @module
  */
 import type { Message, ToolSpec } from "../canonical/mod.ts";
-import { pushAll, type Turn } from "./turn.ts";
+import type { Turn } from "./turn.ts";
 import type { BranchLabel, Chain } from "./branch_label.ts";
 import { DEFAULT_LABEL_POLICY, type LabelPolicy } from "./label_policy.ts";
 
@@ -53,10 +53,11 @@ export interface Sample {
    * trains it: here it is context (loss 0). 0 for chains that start from a full render.
    */
   trained_from: number;
-  input_ids: number[];
-  loss_mask: number[];
-  logprobs: number[];
-  sft_mask: number[];
+  /** Typed arrays in process; plain JSON arrays on the wire (see `sampleJson`). */
+  input_ids: Int32Array;
+  loss_mask: Uint8Array;
+  logprobs: Float64Array;
+  sft_mask: Uint8Array;
   sft_weight: number;
   reward: number | null;
   finish_reason: string | null;
@@ -89,10 +90,6 @@ export function chainOf(leaf: Turn): Turn[] {
   return chain.reverse();
 }
 
-function pushFill(target: number[], value: number, count: number): void {
-  for (let i = 0; i < count; i++) target.push(value);
-}
-
 /** Names of the tools called, by call id, over a turn's history and answer. */
 function toolNames(turn: Turn): Map<string, string> {
   const names = new Map<string, string>();
@@ -118,29 +115,28 @@ export function buildSample(
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
   const sftTools = options.sftTools ? new Set(options.sftTools) : null;
   const names = sftTools ? toolNames(leaf) : null;
-  const input_ids: number[] = [], loss_mask: number[] = [], logprobs: number[] = [];
-  const sft_mask: number[] = [];
-  let trainedFrom = -1;
+  let total = 0;
+  for (const t of path) total += t.bridgeIds.length + t.deltaIds.length + t.outputIds.length;
+  // One allocation per array, filled with bulk copies: no per-id pushes (1.6M ids in a big tree).
+  const input_ids = new Int32Array(total), loss_mask = new Uint8Array(total);
+  const logprobs = new Float64Array(total), sft_mask = new Uint8Array(total);
+  let trainedFrom = -1, at = 0;
   for (const t of path) {
-    const own = t.chain === leaf.chain;
-    const context = t.bridgeIds.length + t.deltaIds.length;
-    const start = input_ids.length;
-    if (own && trainedFrom < 0) trainedFrom = start;
-    pushAll(input_ids, t.bridgeIds);
-    pushAll(input_ids, t.deltaIds);
-    pushFill(loss_mask, 0, context);
-    pushFill(logprobs, 0, context);
-    pushFill(sft_mask, 0, context);
+    const start = at;
+    if (t.chain === leaf.chain && trainedFrom < 0) trainedFrom = start;
+    input_ids.set(t.bridgeIds, at);
+    at += t.bridgeIds.length;
+    input_ids.set(t.deltaIds, at);
+    at += t.deltaIds.length;
     for (const span of t.toolSpans) {
       if (names && !sftTools!.has(names.get(span.tool_call_id) ?? "")) continue;
-      for (let i = span.start; i < span.end; i++) sft_mask[start + i] = 1;
+      sft_mask.fill(1, start + span.start, start + span.end);
     }
-    const learn = own && trained && !(t.drift && policy.drift !== "train");
-    pushAll(input_ids, t.outputIds);
-    pushFill(loss_mask, learn ? 1 : 0, t.outputIds.length);
-    if (t.logprobs) pushAll(logprobs, t.logprobs);
-    else pushFill(logprobs, 0, t.outputIds.length);
-    pushFill(sft_mask, 0, t.outputIds.length);
+    const learn = t.chain === leaf.chain && trained && !(t.drift && policy.drift !== "train");
+    input_ids.set(t.outputIds, at);
+    if (learn) loss_mask.fill(1, at, at + t.outputIds.length);
+    if (t.logprobs) logprobs.set(t.logprobs, at);
+    at += t.outputIds.length;
   }
   const generation = path.reduce(
     (ms, t) =>
@@ -167,6 +163,33 @@ export function buildSample(
       generation_ms: generation,
     },
   };
+}
+
+/** A sample as JSON arrays: what clients receive unless they ask for a compact encoding. */
+export type SampleJson = Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask"> & {
+  input_ids: number[];
+  loss_mask: number[];
+  logprobs: number[];
+  sft_mask: number[];
+};
+
+/** `sample` with plain arrays (what `JSON.stringify` writes for a built sample). */
+export function sampleJson(sample: Sample): SampleJson {
+  return {
+    ...sample,
+    input_ids: Array.from(sample.input_ids),
+    loss_mask: Array.from(sample.loss_mask),
+    logprobs: Array.from(sample.logprobs),
+    sft_mask: Array.from(sample.sft_mask),
+  };
+}
+
+/**
+ * Serialized, a built sample keeps the JSON it always had (typed arrays would otherwise become
+ * `{"0": …}` objects); not enumerable, so samples still compare by their fields.
+ */
+function withJson(sample: Sample): Sample {
+  return Object.defineProperty(sample, "toJSON", { value: () => sampleJson(sample) });
 }
 
 /** What a rollout's samples are built from (a `Rollout` is one). */
@@ -209,7 +232,7 @@ export function buildSamples(
         ? { tool_call_id: chain.evidence.tool_call_id as string }
         : {}),
     };
-    return {
+    return withJson({
       ...base,
       branch: chain.label,
       chain: chain.id,
@@ -228,6 +251,6 @@ export function buildSamples(
           token_ids: false as const,
         }
         : {}),
-    };
+    });
   });
 }

@@ -16,7 +16,8 @@
 import type { Protocol } from "../canonical/mod.ts";
 import type { BranchLabel } from "./branch_label.ts";
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import type { MountKind, Turn, TurnStatus } from "./turn.ts";
+import { historyOf, type MountKind, type Turn, type TurnStatus } from "./turn.ts";
+import { TurnTree } from "./turn_tree.ts";
 import type { TurnRecord, TurnTreeExport } from "./tree_export.ts";
 
 /** A file that is not a well-formed tree export. */
@@ -28,9 +29,13 @@ export class TreeImportError extends Error {
 function importTurn(
   rec: TurnRecord,
   parent: Turn | null,
-  rolloutId: string,
+  rollout: Rollout,
   prompts: Map<Turn, number[]>,
 ): Turn {
+  const protocol = (rec.protocol ?? "chat") as Protocol;
+  // Histories hang in the rollout's message tree, shared between turns, as on a live rollout.
+  const key = TurnTree.rootKey({ protocol, tools: rec.tools });
+  const mount = rollout.tree.mount(rec.messages, key);
   let start = 0;
   if (parent) {
     const parentIds = parent.promptLength + parent.outputIds.length;
@@ -57,8 +62,8 @@ function importTurn(
   const turn: Turn = {
     id: rec.id,
     index: rec.index,
-    rolloutId,
-    protocol: (rec.protocol ?? "chat") as Protocol,
+    rolloutId: rollout.id,
+    protocol,
     parent,
     mount: rec.mount as MountKind,
     chain: rec.chain,
@@ -69,8 +74,12 @@ function importTurn(
     drift: rec.drift,
     ...(rec.black_box ? { blackBox: true as const } : {}),
     toolSpans: rec.tool_spans,
-    messages: rec.messages,
-    tools: rec.tools,
+    history: mount.node,
+    historyEdits: mount.edits,
+    get messages() {
+      return historyOf(this.history, this.historyEdits);
+    },
+    tools: rollout.tree.internTools(key, rec.tools),
     renderedMessages: rec.rendered_messages,
     bridgeIds: parent && rec.prompt_ids.length > 0 ? rec.bridge_ids : [],
     deltaIds,
@@ -88,6 +97,9 @@ function importTurn(
     timings: rec.timings,
   };
   turn.result.catch(() => {});
+  const promptNode = rollout.tree.attach(mount, rec.messages, turn);
+  turn.history = promptNode;
+  if (turn.status === "done" && turn.message) rollout.tree.recordAnswer(promptNode, turn);
   prompts.set(turn, rec.prompt_ids);
   return turn;
 }
@@ -121,7 +133,7 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
     if (parent === undefined) {
       throw new TreeImportError(`turn ${rec.id} names an unknown parent ${rec.parent}`);
     }
-    const turn = importTurn(rec, parent, rollout.id, prompts);
+    const turn = importTurn(rec, parent, rollout, prompts);
     // A chain is a line: its live turn continuing the parent is the parent's `next`.
     if (parent && parent.chain === turn.chain && turn.status !== "failed") parent.next = turn;
     byId.set(turn.id, turn);

@@ -3,7 +3,10 @@
  *
  * A turn stores only the ids it added (`bridgeIds` + `deltaIds`); its full prompt is its
  * parent's prompt + the parent's output + those ids, so memory grows with new content, not with
- * context length × turns.
+ * context length × turns. Likewise its history is not a copy of the request's messages: it is
+ * where the request ends in the rollout's message tree (`history`), whose nodes every request
+ * through them shares, plus the few messages the request sent in another form than the tree's
+ * (`historyEdits`).
  *
  * @module
  */
@@ -39,6 +42,20 @@ export interface Drift {
   /** What was sampled there (a few ids). */
   sampled: number[];
 }
+
+/** A node of the rollout's message tree (`MessageNode`): one message and the path above it. */
+export interface HistoryNode {
+  readonly message: Message | null;
+  readonly parent: HistoryNode | null;
+  /** Messages from the root to this node, this one included. */
+  readonly depth: number;
+}
+
+/**
+ * Messages a request sent in another form than the tree node it matched (`sameMessage` but not
+ * identical, e.g. tool arguments re-serialized), by index: the history as the client sent it.
+ */
+export type HistoryEdits = readonly (readonly [number, Message])[];
 
 /** Token range of one tool output's content inside a turn's context ids (bridge + delta). */
 export interface ToolSpan {
@@ -77,8 +94,11 @@ export interface Turn {
   blackBox?: true;
   /** Tool-output content inside the context ids, for SFT masks. */
   toolSpans: ToolSpan[];
-  /** The request's canonical history. */
-  messages: Message[];
+  /** Where the request's history ends in the message tree. */
+  history: HistoryNode;
+  historyEdits: HistoryEdits;
+  /** The request's canonical history, assembled from `history` (costs a walk: not per turn). */
+  readonly messages: Message[];
   tools: ToolSpec[];
   /** How many trailing messages were rendered as the delta (all of them for a full render). */
   renderedMessages: number;
@@ -109,6 +129,25 @@ export interface Turn {
 /** The id protocols build their message/response ids from (`msg_…`, `resp_…`). */
 export function answerId(turn: Turn): string {
   return turn.id.replaceAll(".", "_");
+}
+
+/** The messages from the tree's root to `node`, with the request's own forms put back. */
+export function historyOf(node: HistoryNode, edits: HistoryEdits = []): Message[] {
+  const messages = new Array<Message>(node.depth);
+  for (let n: HistoryNode | null = node; n && n.depth > 0; n = n.parent) {
+    messages[n.depth - 1] = n.message!;
+  }
+  for (const [i, m] of edits) messages[i] = m;
+  return messages;
+}
+
+/** The first message of a turn's history (its system prompt, when it has one). */
+export function firstMessage(turn: Turn): Message | undefined {
+  const edited = turn.historyEdits.find(([i]) => i === 0);
+  if (edited) return edited[1];
+  let n: HistoryNode = turn.history;
+  while (n.depth > 1) n = n.parent!;
+  return n.depth === 1 ? n.message! : undefined;
 }
 
 /** The exact prompt ids of a turn, assembled from its ancestors. */

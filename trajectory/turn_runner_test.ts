@@ -151,7 +151,7 @@ Deno.test("TurnRunner: an empty think block the template drops is drift, trained
   await t1.result;
   assert.equal(t1.drift?.position, 0);
   const [sample] = rollout.samples();
-  assert.deepEqual(sample.loss_mask.slice(t1.promptLength), ids.map(() => 1));
+  assert.deepEqual(Array.from(sample.loss_mask.slice(t1.promptLength)), ids.map(() => 1));
   assert.equal(sample.metadata.label_action, "train");
   assert.deepEqual(sample.metadata.drift, [{ turn: t1.id, ...t1.drift }]);
   assert.ok(rollout.samples({ labels: { drift: "mask" } })[0].loss_mask.every((x) => x === 0));
@@ -313,4 +313,53 @@ Deno.test("TurnRunner: abandon fails what is still in flight; a late completion 
   assert.equal(t1.status, "failed", "not revived by the trainer's late answer");
   assert.deepEqual(t1.outputIds, []);
   assert.equal(ended.length, 1, "ended once");
+});
+
+Deno.test("TurnRunner: a turn's history is the shared tree path plus the client's own forms", async () => {
+  const { runner, rollout, script } = setup();
+  await script(call);
+  const t1 = await runner.start(rollout, request([u1]), "call_");
+  const sampled = (await t1.result).message;
+  const id = sampled.tool_calls![0].id;
+  // The client sends the sampled call back with its arguments re-serialized (as pi does), and
+  // every message as a fresh object (as after JSON.parse of a body).
+  const resent: AssistantMessage = {
+    ...structuredClone(sampled),
+    tool_calls: [{ id, name: "bash", arguments: '{"command":"ls"}' }],
+  };
+  const history2: Message[] = [
+    structuredClone(u1),
+    resent,
+    { role: "tool", content: "a\nb", tool_call_id: id },
+  ];
+  await script(answer);
+  const t2 = await runner.start(rollout, request(history2), "call_");
+  await t2.result;
+  assert.equal(t2.parent, t1, "the re-serialized call still extends the chain");
+  // The turn holds no copy of its request's history: matched messages are the tree's objects,
+  // only the message in another form is kept, and the tools are the first turn's array.
+  assert.deepEqual(t2.historyEdits, [[1, resent]]);
+  assert.equal(t2.history.depth, 3);
+  assert.equal(t2.history.parent!.parent, t1.history, "the path above is t1's prompt node");
+  assert.equal(t2.history.parent!.parent!.message, t1.messages[0]);
+  assert.equal(t2.tools, t1.tools);
+  // Read back, the history is what the client sent, message for message.
+  assert.deepEqual(t2.messages, history2);
+  assert.equal(t2.messages[1], resent);
+  assert.deepEqual(t1.messages, [u1]);
+
+  // The next request re-sends the same form again: the turn shares t2's copy instead of its own.
+  const final = (await t2.result).message;
+  await script(answer);
+  const history3 = [
+    ...structuredClone(history2),
+    final,
+    { role: "user", content: "more" } as Message,
+  ];
+  const t3 = await runner.start(rollout, request(history3), "call_");
+  await t3.result;
+  assert.equal(t3.parent, t2);
+  assert.equal(t3.historyEdits.length, 1);
+  assert.equal(t3.historyEdits[0][1], resent, "t2's object, not the third request's copy");
+  assert.deepEqual(t3.messages, history3);
 });

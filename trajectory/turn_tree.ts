@@ -10,8 +10,8 @@
  * @module
  */
 import type { Message, ToolSpec } from "../canonical/mod.ts";
-import { sameMessage } from "./same_message.ts";
-import type { Turn } from "./turn.ts";
+import { identicalJson, sameForm, sameMessage } from "./same_message.ts";
+import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
 
 export class MessageNode {
   /**
@@ -49,6 +49,8 @@ export interface Mount {
   node: MessageNode;
   /** Number of leading messages matched. */
   matched: number;
+  /** Matched messages the request sent in another form than the tree's (see `Turn`). */
+  edits: HistoryEdits;
 }
 
 /** The first done turn, or the first of the client's own session when there is one. */
@@ -65,6 +67,8 @@ function pickSampled(turns: readonly Turn[], session?: string | null): Turn | un
 export class TurnTree {
   /** One root per tool set: a prompt with other tools renders differently from its first token. */
   readonly #roots = new Map<string, MessageNode>();
+  /** One tools array per root: every turn under it references the same one. */
+  readonly #tools = new Map<string, ToolSpec[]>();
   /** Every node but the roots, by id - 1. */
   readonly #nodes: MessageNode[] = [];
 
@@ -91,10 +95,12 @@ export class TurnTree {
     if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
     let node: MessageNode = root;
     let base: Turn | null = null, baseDepth = 0, i = 0;
+    const edits: [number, Message][] = [];
     for (; i < messages.length; i++) {
       const next: MessageNode | undefined = node.child(messages[i]);
       if (!next) break;
       node = next;
+      if (!sameForm(next.message!, messages[i])) edits.push([i, messages[i]]);
       const sampled = next.sampledBy.length ? pickSampled(next.sampledBy, session) : undefined;
       if (sampled) {
         base = sampled;
@@ -107,7 +113,15 @@ export class TurnTree {
       ) ??
         null
       : null;
-    return { base, baseDepth, retryOf: live, node, matched: i };
+    return { base, baseDepth, retryOf: live, node, matched: i, edits };
+  }
+
+  /** `tools`, or the identical array an earlier turn under the same root brought. */
+  internTools(toolsKey: string, tools: ToolSpec[]): ToolSpec[] {
+    const known = this.#tools.get(toolsKey);
+    if (known && identicalJson(known, tools)) return known;
+    if (!known) this.#tools.set(toolsKey, tools);
+    return tools;
   }
 
   /** Adds the unmatched tail of `messages` below the mount point and records `turn` there. */
@@ -129,9 +143,7 @@ export class TurnTree {
 
   /** The messages from the root down to `node`. */
   static pathTo(node: MessageNode): Message[] {
-    const path: Message[] = [];
-    for (let n: MessageNode | null = node; n?.message; n = n.parent) path.push(n.message);
-    return path.reverse();
+    return historyOf(node);
   }
 
   #number(node: MessageNode): MessageNode {

@@ -180,7 +180,7 @@ export async function sampleTokens(
     from,
     to,
     total,
-    ids: sample.input_ids.slice(from, to),
+    ids: Array.from(sample.input_ids.slice(from, to)),
     kinds,
     logprobs,
     ...(await pieces(text, sample.input_ids, from, to)),

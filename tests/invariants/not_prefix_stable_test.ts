@@ -105,7 +105,7 @@ Deno.test("not prefix-stable: reasoning dropped after a new user turn stays in t
 
   // The sample keeps the sampled ids, trained.
   const [sample] = rollout.samples();
-  assert.deepEqual(sample.input_ids, [...p2, ...t2.outputIds]);
+  assert.deepEqual(Array.from(sample.input_ids), [...p2, ...t2.outputIds]);
   assert.equal(
     sample.loss_mask.slice(p1.length, p1.length + t1.outputIds.length).every((x) => x === 1),
     true,

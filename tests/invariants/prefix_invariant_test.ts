@@ -351,7 +351,11 @@ Deno.test({
         assert.equal(samples.length, 1, where(c));
         const [sample] = samples;
         const last = c.turns.at(-1)!;
-        assert.deepEqual(sample.input_ids, [...last.promptIds, ...last.outputIds], where(c));
+        assert.deepEqual(
+          Array.from(sample.input_ids),
+          [...last.promptIds, ...last.outputIds],
+          where(c),
+        );
         assert.deepEqual(sample.turns, c.turns.map((d) => d.turn.id));
         const mask = new Array<number>(sample.input_ids.length).fill(0);
         const logprobs = new Array<number>(sample.input_ids.length).fill(0);
@@ -359,7 +363,7 @@ Deno.test({
         for (const d of c.turns) {
           const start = d.promptIds.length;
           assert.deepEqual(
-            sample.input_ids.slice(start, start + d.outputIds.length),
+            Array.from(sample.input_ids.slice(start, start + d.outputIds.length)),
             d.outputIds,
             where(c),
           );
@@ -369,8 +373,8 @@ Deno.test({
             logprobs[start + i] = d.logprobs?.[i] ?? 0;
           }
         }
-        assert.deepEqual(sample.loss_mask, mask, where(c));
-        assert.deepEqual(sample.logprobs, logprobs, where(c));
+        assert.deepEqual(Array.from(sample.loss_mask), mask, where(c));
+        assert.deepEqual(Array.from(sample.logprobs), logprobs, where(c));
         assert.equal(sample.num_sampled, sampled);
       }
     }
@@ -470,7 +474,10 @@ Deno.test("invariants: non-canonical sampled ids are kept verbatim, never re-tok
       assert.deepEqual(d.promptIds.slice(at, at + first.outputIds.length), first.outputIds);
     }
     const [sample] = c.rollout.samples();
-    assert.deepEqual(sample.input_ids.slice(at, at + first.outputIds.length), first.outputIds);
+    assert.deepEqual(
+      Array.from(sample.input_ids.slice(at, at + first.outputIds.length)),
+      first.outputIds,
+    );
     // A re-render would not give these ids back: reported as drift, at the cut.
     const emptyThink = (c.messages[g.turns[0].index] as AssistantMessage).reasoning_content === "";
     assert.equal(

@@ -23,8 +23,11 @@ import {
   sum,
   type TestGateway,
 } from "../trajectory/harness.ts";
+import { GoldenDigests } from "../support/golden.ts";
 
 const ROOT = new URL("../../", import.meta.url);
+/** The sessions hand out what they did before issue 11's memory work (`golden.ts`). */
+const golden = new GoldenDigests(new URL("./golden.replay.json", import.meta.url));
 const CLIS = /^(opencode|qwen-code|mini-swe-agent)-[0-9.]+\.([a-z-]+)\.jsonl$/;
 
 interface Recording {
@@ -162,6 +165,7 @@ for (const recording of recordings()) {
       assert.deepEqual(main[0].turns, mainTurns.map((x) => x.id), "one linear main chain");
       const sampled = mainTurns.reduce((n, x) => n + x.output_ids.length, 0);
       assert.equal(sum(main[0].loss_mask), sampled, "the main sample trains the sampled ids");
+      await golden.check(recording.file, { samples, tree });
     } finally {
       await t.close();
     }

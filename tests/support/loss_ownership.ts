@@ -15,7 +15,10 @@ import type { Sample, TurnTreeExport } from "../../trajectory/mod.ts";
  */
 export function checkLossOwnership(
   tree: TurnTreeExport,
-  samples: readonly Pick<Sample, "turns" | "chain" | "trained_from" | "loss_mask" | "input_ids">[],
+  samples: readonly (Pick<Sample, "turns" | "chain" | "trained_from"> & {
+    input_ids: ArrayLike<number>;
+    loss_mask: ArrayLike<number>;
+  })[],
   trained: (label: string) => boolean = (label) => label !== "side",
 ): void {
   const byId = new Map(tree.turns.map((t) => [t.id, t]));
@@ -25,7 +28,7 @@ export function checkLossOwnership(
     for (const id of s.turns) {
       const t = byId.get(id)!;
       const [a, b] = [t.prompt_ids.length, t.prompt_ids.length + t.output_ids.length];
-      assert.deepEqual(s.input_ids.slice(a, b), t.output_ids, `sampled ids of ${id}`);
+      assert.deepEqual(Array.from(s.input_ids).slice(a, b), t.output_ids, `sampled ids of ${id}`);
       if (t.chain !== s.chain) {
         assert.ok(b <= s.trained_from, `${id} of another chain lies before trained_from`);
         continue;
@@ -35,7 +38,11 @@ export function checkLossOwnership(
       expected.fill(1, a, b);
       trainedIn.set(id, (trainedIn.get(id) ?? 0) + 1);
     }
-    assert.deepEqual(s.loss_mask, expected, "loss_mask is 1 exactly on the owned sampled ids");
+    assert.deepEqual(
+      Array.from(s.loss_mask),
+      expected,
+      "loss_mask is 1 exactly on the owned sampled ids",
+    );
   }
   for (const t of tree.turns) {
     if (t.status !== "done" || !trained(t.branch)) continue;

@@ -449,7 +449,7 @@ export function codexEcho(items: Json[]): Json[] {
 // Checks on samples
 
 /** `[start, end)` runs of 1s. */
-export function runs(mask: readonly number[]): [number, number][] {
+export function runs(mask: ArrayLike<number>): [number, number][] {
   const out: [number, number][] = [];
   for (let i = 0; i < mask.length; i++) {
     if (mask[i] !== 1) continue;
@@ -476,7 +476,7 @@ export function outputRanges(
 }
 
 /** Sum of a mask over `[a, b)`. */
-export function sum(mask: readonly number[], [a, b]: [number, number] = [0, mask.length]): number {
+export function sum(mask: ArrayLike<number>, [a, b]: [number, number] = [0, mask.length]): number {
   let n = 0;
   for (let i = a; i < b; i++) n += mask[i];
   return n;

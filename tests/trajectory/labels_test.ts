@@ -102,7 +102,7 @@ async function checkSft(t: TestGateway, sample: Sample, expected: string[]) {
   for (let k = 0; k < found.length; k++) {
     const [a, b] = found[k];
     const ids = sample.input_ids.slice(a, b);
-    const text = await t.model.decode(ids);
+    const text = await t.model.decode(Array.from(ids));
     const content = expected[k];
     assert.equal(sample.input_ids[a - 1] === markers.open || sample.input_ids[a - 1] === 198, true);
     if (text === content) continue;
@@ -609,7 +609,7 @@ Deno.test("SFT mask: exactly the tool outputs' content, filtered by tool name", 
       await checkSft(t, compaction, []);
       // Outputs that end in a letter tokenize apart from the wrapping newline: exact match.
       const exact = runs(sub.sft_mask)[0];
-      assert.equal(await t.model.decode(sub.input_ids.slice(...exact)), LS_OUTPUT);
+      assert.equal(await t.model.decode(Array.from(sub.input_ids.slice(...exact))), LS_OUTPUT);
       const markers = t.model.toolResponseMarkers!;
       for (const x of samples) {
         for (const [a, b] of runs(x.sft_mask)) {

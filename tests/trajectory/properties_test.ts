@@ -48,6 +48,7 @@ import {
 } from "../../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { pythonJson } from "../support/scripted_policy.ts";
+import { GoldenDigests, handedOut } from "../support/golden.ts";
 
 /** A smaller context than Qwen3's 131072, so huge inputs hit the limit without huge cost. */
 const CONTEXT = 32768;
@@ -784,7 +785,7 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
     const label = chain.label;
     assert.equal(s.branch, label);
     assert.notEqual(policy[label], "drop");
-    assert.deepEqual(s.input_ids, [...promptIds(leaf), ...leaf.outputIds]);
+    assert.deepEqual(s.input_ids, Int32Array.from([...promptIds(leaf), ...leaf.outputIds]));
     const n = s.input_ids.length;
     assert.deepEqual([s.loss_mask.length, s.logprobs.length, s.sft_mask.length], [n, n, n]);
 
@@ -808,7 +809,7 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
       const mine = t.chain === leaf.chain;
       if (mine) owners.set(t, (owners.get(t) ?? 0) + 1);
       const a = t.promptLength, b = a + t.outputIds.length;
-      assert.deepEqual(s.input_ids.slice(a, b), t.outputIds);
+      assert.deepEqual(Array.from(s.input_ids.slice(a, b)), t.outputIds);
       const learn = mine && policy[label] === "train" && !(t.drift && policy.drift !== "train");
       if (learn && b > a) trainedIn.set(t, (trainedIn.get(t) ?? 0) + 1);
       for (let i = a; i < b; i++) {
@@ -817,12 +818,20 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
         logprobs[i] = t.logprobs?.[i - a] ?? 0;
       }
     }
-    assert.deepEqual(s.loss_mask, loss, "loss_mask: 1 exactly on sampled ids of own trained turns");
+    assert.deepEqual(
+      s.loss_mask,
+      Uint8Array.from(loss),
+      "loss_mask: 1 exactly on sampled ids of own trained turns",
+    );
     assert.ok(
       s.loss_mask.slice(0, s.trained_from).every((x) => x === 0),
       "no loss before trained_from",
     );
-    assert.deepEqual(s.logprobs, logprobs, "logprobs aligned with the sampled ids");
+    assert.deepEqual(
+      s.logprobs,
+      Float64Array.from(logprobs),
+      "logprobs aligned with the sampled ids",
+    );
     for (let i = 0; i < n; i++) {
       if (s.loss_mask[i] === 1) assert.ok(sampled[i]);
       if (s.logprobs[i] !== 0) assert.ok(sampled[i], "logprob on an id nobody sampled");
@@ -852,7 +861,7 @@ function renderedToolOutputs(chain: Turn[]): string[] {
   );
 }
 
-async function checkSft(ids: number[], sft: number[], sampled: boolean[], chain: Turn[]) {
+async function checkSft(ids: Int32Array, sft: Uint8Array, sampled: boolean[], chain: Turn[]) {
   const runs: [number, number][] = [];
   for (let i = 0; i < sft.length; i++) {
     if (sft[i] !== 1) continue;
@@ -867,7 +876,7 @@ async function checkSft(ids: number[], sft: number[], sampled: boolean[], chain:
     assert.ok(ids[b] === CLOSE || (ids[b] === NL && ids[b + 1] === CLOSE), "run end");
   }
   const outputs = renderedToolOutputs(chain);
-  const texts = await Promise.all(runs.map(([a, b]) => model.decode(ids.slice(a, b))));
+  const texts = await Promise.all(runs.map(([a, b]) => model.decode(Array.from(ids.slice(a, b)))));
   // Every non-empty output has its run; an empty output has none (only scaffolding is there).
   const expected = outputs.filter((c) => c !== "");
   assert.equal(texts.length, expected.length, `sft runs ${JSON.stringify(texts)}`);
@@ -884,6 +893,8 @@ async function checkSft(ids: number[], sft: number[], sampled: boolean[], chain:
 
 // ---------------------------------------------------------------------------------------------
 
+/** The random sequences hand out what they did before issue 11's memory work (`golden.ts`). */
+const golden = new GoldenDigests(new URL("./__fixtures__/golden.properties.json", import.meta.url));
 const ONE = Deno.env.get("ROLLGATE_PROPERTY_SEED");
 const RUNS = Number(Deno.env.get("ROLLGATE_PROPERTY_RUNS") ?? 40);
 const SEEDS = ONE ? [Number(ONE)] : Array.from({ length: RUNS }, (_, i) => 1000 + i * 7919);
@@ -901,6 +912,9 @@ Deno.test("turn tree properties hold over random request sequences", async () =>
     try {
       const { rollout, backend, queued } = await runSequence(seed, 30);
       await checkRollout(rollout, backend, queued);
+      if (!ONE && !Deno.env.get("ROLLGATE_PROPERTY_RUNS")) {
+        await golden.check(`sequence ${seed}`, handedOut(rollout));
+      }
       stats.turns += rollout.turns.length;
       stats.failed += rollout.turns.filter((t) => t.status === "failed").length;
       stats.retries += rollout.turns.reduce((n, t) => n + t.retries, 0);

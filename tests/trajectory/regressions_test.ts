@@ -146,7 +146,8 @@ Deno.test("regression: Claude Code's decoded \\uXXXX tool input (recorded reques
 
     // Read back from a saved tree (what the viewer and `inspect` do), the samples are the same.
     const { shared_prefix: _, ...saved } = await t.tree(r.id);
-    assert.deepEqual(rolloutFromTree(JSON.parse(JSON.stringify(saved))).samples(), samples);
+    const reread = rolloutFromTree(JSON.parse(JSON.stringify(saved))).samples();
+    assert.deepEqual(JSON.parse(JSON.stringify(reread)), samples);
 
     const audit = formatAudit(await auditTree(t.model, tree));
     assert.match(

@@ -72,7 +72,10 @@ async function assertTokensAre(t: TestGateway, tokens: Token[], s: Sample) {
   assert.deepEqual(tokens.map(([i]) => i), s.input_ids.map((_, i) => i), "every id once, in order");
   assert.deepEqual(tokens.map(([, k]) => (k === "k-t" ? 1 : 0)), s.loss_mask);
   assert.deepEqual(tokens.map(([, k]) => (k === "k-s" ? 1 : 0)), s.sft_mask);
-  assert.equal(tokens.map(([, , text]) => text).join(""), await t.model.decode(s.input_ids));
+  assert.equal(
+    tokens.map(([, , text]) => text).join(""),
+    await t.model.decode(Array.from(s.input_ids)),
+  );
 }
 
 browserTest(

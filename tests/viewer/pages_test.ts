@@ -56,7 +56,7 @@ Deno.test("token data: each id's role is the sample's own loss and SFT mask", as
         assert.equal(d.logprobs.length, sampled);
         assert.ok(!d.kinds.includes("x"));
         const shown = d.ids.map((id, i) => d.joins[i] ?? d.vocab[id]).join("");
-        assert.equal(shown, await t.model.decode(s.input_ids));
+        assert.equal(shown, await t.model.decode(Array.from(s.input_ids)));
       }
     }
   });

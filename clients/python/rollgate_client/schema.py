@@ -6,6 +6,9 @@ older client.
 
 from __future__ import annotations
 
+import base64
+import sys
+from array import array
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -30,7 +33,33 @@ class RollgateError(Exception):
         self.message = message
 
 
+#: Per field, the array type of the compact id transport (``ids_encoding: "base64"``): token ids
+#: as little-endian int32, masks one byte per id, logprobs as little-endian float64.
+_BASE64_FIELDS = {
+    "prompt_ids": "i",
+    "input_ids": "i",
+    "loss_mask": "B",
+    "sft_mask": "B",
+    "logprobs": "d",
+}
+
+
+def _decoded(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``data`` with base64 id fields turned back into the lists JSON would have carried."""
+    if data.get("ids_encoding") != "base64":
+        return data
+    out = {k: v for k, v in data.items() if k != "ids_encoding"}
+    for name, code in _BASE64_FIELDS.items():
+        if isinstance(out.get(name), str):
+            values = array(code, base64.b64decode(out[name]))
+            if sys.byteorder == "big" and values.itemsize > 1:
+                values.byteswap()
+            out[name] = values.tolist()
+    return out
+
+
 def _split(cls: type, data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = _decoded(data)
     names = {f.name for f in fields(cls)} - {"extra"}
     known = {k: v for k, v in data.items() if k in names}
     extra = {k: v for k, v in data.items() if k not in names}

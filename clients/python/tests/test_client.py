@@ -443,6 +443,54 @@ class AdminTokenTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(sum(s.loss_mask), 2)
 
 
+class IdTransportTest(GatewayTestCase):
+    """The compact id transport (the client's default) against JSON on a real gateway."""
+
+    async def test_base64_and_json_give_the_same_requests_and_samples(self) -> None:
+        self.assertEqual(self.client.ids, "base64")
+        plain = RollgateClient(self.gw.url, timeout=30, ids="json")
+        try:
+            rollouts = [await self.new_rollout(), await self.new_rollout()]
+            agents = [
+                asyncio.ensure_future(
+                    asyncio.to_thread(chat, r.base_url, [{"role": "user", "content": "Say hello"}], token=r.token)
+                )
+                for r in rollouts
+            ]
+            compact = await self.take(rollouts[0].id)
+            p = await plain.next_request(wait=15, rollout=rollouts[1].id)
+            assert p is not None
+            self.assertEqual(compact.prompt_ids, p.prompt_ids)
+            self.assertGreater(len(p.prompt_ids), 5)
+            self.assertEqual(compact.sampling, p.sampling)
+            self.assertNotIn("ids_encoding", compact.extra)
+            lp = logprobs_for(HELLO)
+            for pending in (compact, p):
+                await self.client.complete(pending.request_id, HELLO, logprobs=lp)
+            for a in agents:
+                self.assertEqual((await asyncio.wait_for(a, 30)).status, 200)
+
+            r = rollouts[0].id
+            finished = await self.client.finish_rollout(r, reward=1.0)
+            as_json = await plain.samples(r)
+            self.assertEqual([s.to_dict() for s in finished], [s.to_dict() for s in as_json])
+            self.assertEqual([s.to_dict() for s in await self.client.samples(r)], [s.to_dict() for s in as_json])
+            [s] = as_json
+            self.assertEqual(s.input_ids, p.prompt_ids + HELLO)
+            self.assertEqual([x for x, m in zip(s.logprobs, s.loss_mask) if m], lp)
+            self.assertEqual(len(s.extra["sft_mask"]), len(s.input_ids))
+
+            raw = await self.client._call("GET", f"/api/rollouts/{r}/samples", query={"ids": "base64"})
+            self.assertIsInstance(raw["samples"][0]["input_ids"], str)
+            self.assertEqual(raw["samples"][0]["ids_encoding"], "base64")
+        finally:
+            await plain.close()
+
+    def test_unknown_encoding_is_refused(self) -> None:
+        with self.assertRaises(ValueError):
+            RollgateClient(self.gw.url, ids="hex")
+
+
 class ParsingTest(unittest.TestCase):
     """Shapes only (no gateway)."""
 
@@ -464,6 +512,14 @@ class ParsingTest(unittest.TestCase):
         self.assertEqual((p.max_tokens, p.temperature, p.stop_token_ids, p.extra), (5, None, [7], {"priority": 2}))
         st = GatewayStatus.from_json({"paused": True, "in_flight": 2, "held": 1, "pending_requests": 0, "x": 1})
         self.assertEqual((st.paused, st.in_flight, st.held, st.extra), (True, 2, 1, {"x": 1}))
+
+    def test_base64_fields_decode_to_the_json_lists(self) -> None:
+        s = Sample.from_json(
+            {"input_ids": "AQAAAP////8AAAEA", "loss_mask": "AAEB", "sft_mask": "AAAA",
+             "logprobs": "AAAAAAAAAAAAAAAAAADQvwAAAAAAAOC/", "ids_encoding": "base64"}
+        )
+        self.assertEqual((s.input_ids, s.loss_mask, s.logprobs), ([1, -1, 65536], [0, 1, 1], [0.0, -0.25, -0.5]))
+        self.assertEqual(s.extra, {"sft_mask": [0, 0, 0]})
 
     def test_error_str(self) -> None:
         e = RollgateError(404, "not_found", "unknown request id x")
