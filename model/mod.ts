@@ -32,6 +32,7 @@ export type {
 export {
   type ChatFormat,
   deepSeekToolsText,
+  type DeltaHistory,
   FAMILIES,
   FamilyError,
   familyNamed,
@@ -41,6 +42,7 @@ export {
   type ModelFamily,
   qwen3SampledText,
   TOOL_PARSERS,
+  type TurnEnd,
 } from "./families/mod.ts";
 export {
   type ArgValue,

@@ -29,6 +29,7 @@ import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
+import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
@@ -76,6 +77,13 @@ export {
 } from "./glm/mod.ts";
 export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
 export {
+  harmonyIds,
+  harmonyOutputFormat,
+  harmonyPreamble,
+  HarmonyRenderer,
+  OrdinaryTextEncoder,
+} from "./gpt_oss/mod.ts";
+export {
   deepSeekOutputFormat,
   deepSeekToolsText,
   DeepSeekV31TextRenderer,
@@ -85,6 +93,7 @@ export {
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
+  gptOss,
   qwen36,
   qwen35,
   qwen3Coder,

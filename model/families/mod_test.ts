@@ -63,6 +63,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   assert.equal(detectFamily(await loadModelFiles(v3)).name, "generic");
   await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
+    "gpt-oss",
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",
@@ -105,7 +106,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, deepseek_v31, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, openai, deepseek_v31, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -125,6 +126,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
     "qwen3_coder",
     "glm45",
     "kimi_k2",
+    "openai",
     "deepseek_v31",
     "none",
   ]);

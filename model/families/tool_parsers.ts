@@ -7,6 +7,7 @@
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
 import { type OutputFormat, requireToken } from "./family.ts";
 import { type OutputContext, outputThinkIds } from "./jinja_format.ts";
+import { harmonyIds, harmonyOutputFormat } from "./gpt_oss/mod.ts";
 import { deepSeekOutputFormat, DS } from "./deepseek_v31/mod.ts";
 import { glmOutputFormat } from "./glm/mod.ts";
 import { kimiK2OutputFormat } from "./kimi_k2/mod.ts";
@@ -63,6 +64,13 @@ const formats: ToolParser[] = [
         ctx.endOfTurn,
         ctx.decode,
       ),
+  },
+  {
+    name: "openai",
+    summary: "gpt-oss (harmony): <|channel|>commentary to=functions.NAME <|constrain|>json" +
+      "<|message|>{…}<|call|>",
+    marker: "to=functions.",
+    create: (ctx) => harmonyOutputFormat(harmonyIds(ctx.idOf, "openai tool parser"), ctx.decode),
   },
   {
     name: "deepseek_v31",

@@ -1,8 +1,9 @@
 /**
  * How a recorded answer's sampled ids meet the next prompt's delta.
  *
- * - A format with an end-of-turn token (ChatML's `<|im_end|>`): an output that stopped without it
- *   gets it bridged (context, never trained), then the delta follows.
+ * - A format with end-of-turn ids (ChatML's `<|im_end|>`, harmony's `<|return|>`/`<|call|>`): an
+ *   output that stopped without one gets its end bridged (context, never trained, in history
+ *   form: `TurnEnd.bridge`), then the delta follows.
  * - A format whose turns end at the next message's role marker (GLM, `closingMarkers`): the delta
  *   starts with that marker; when the policy stopped by sampling that very marker, the two are
  *   one id (the sampled one stays, the delta's goes). Nothing is bridged: an output cut short is
@@ -10,7 +11,7 @@
  *
  * @module
  */
-import type { ChatFormat } from "./family.ts";
+import type { ChatFormat, TurnEnd } from "./family.ts";
 
 /** The ids between a recorded output and the next prompt's new messages. */
 export interface TurnJoin {
@@ -24,41 +25,44 @@ export interface TurnJoin {
  * @example
  * ```ts
  * import { joinTurn } from "./turn_join.ts";
- * import type { ChatFormat } from "./family.ts";
+ * import { type ChatFormat, turnEnd } from "./family.ts";
  * declare const glm: ChatFormat; // closingMarkers: [<|user|>, <|observation|>]
  * declare const observation: number;
  *
- * joinTurn(glm, [9, observation], [observation, 5]); // { bridgeIds: [], deltaIds: [5] }
+ * // { bridgeIds: [], deltaIds: [5] }
+ * await joinTurn(glm, turnEnd(glm), [9, observation], [observation, 5]);
  * ```
  */
-export function joinTurn(
-  format: Pick<ChatFormat, "endOfTurn" | "closingMarkers">,
+export async function joinTurn(
+  format: Pick<ChatFormat, "closingMarkers">,
+  end: TurnEnd,
   outputIds: readonly number[],
   deltaIds: number[],
-): TurnJoin {
+): Promise<TurnJoin> {
   const last = outputIds.at(-1);
   if (format.closingMarkers) {
     const shared = last !== undefined && format.closingMarkers.includes(last) &&
       deltaIds[0] === last;
     return { bridgeIds: [], deltaIds: shared ? deltaIds.slice(1) : deltaIds };
   }
-  const eot = format.endOfTurn.id;
-  return { bridgeIds: last === eot ? [] : [eot], deltaIds };
+  return { bridgeIds: await end.bridge(outputIds), deltaIds };
 }
 
 /**
  * The output ids closed as a full render closes the answer, to compare with `renderAnswer`
- * (drift): with the end-of-turn id when the output lacks it, or (closing markers) with the marker
- * the render ends with when the output ends with none.
+ * (drift): with the end id the policy would have written when the output lacks one
+ * (`TurnEnd.completed`), or (closing markers) with the marker the render ends with.
  */
-export function closedOutput(
-  format: Pick<ChatFormat, "endOfTurn" | "closingMarkers">,
+export async function closedOutput(
+  format: Pick<ChatFormat, "closingMarkers">,
+  end: TurnEnd,
   outputIds: readonly number[],
   answerIds: readonly number[],
-): number[] {
+): Promise<number[]> {
+  const markers = format.closingMarkers;
+  if (!markers) return await end.completed(outputIds);
   const last = outputIds.at(-1);
-  const ends = format.closingMarkers ?? [format.endOfTurn.id];
-  if (last !== undefined && ends.includes(last)) return [...outputIds];
-  const close = format.closingMarkers ? answerIds.at(-1) : format.endOfTurn.id;
+  if (last !== undefined && markers.includes(last)) return [...outputIds];
+  const close = answerIds.at(-1);
   return close === undefined ? [...outputIds] : [...outputIds, close];
 }

@@ -77,7 +77,8 @@ export interface FamilyCheckOptions {
   firstSeed: number;
 }
 
-interface Suite {
+/** The driven conversations and their renders, shared by a family's checks. */
+export interface FamilySuite {
   model: PolicyModel;
   conversations: DrivenConversation[];
   /** Per conversation: the generated messages in canonical form (generator tool-call ids). */
@@ -98,13 +99,13 @@ function envInt(name: string, fallback: number): number {
   return v && /^\d+$/.test(v) ? Number(v) : fallback;
 }
 
-async function buildSuite(o: FamilyCheckOptions): Promise<Suite> {
+async function buildSuite(o: FamilyCheckOptions): Promise<FamilySuite> {
   const model = await PolicyModel.load(o.model);
   const canonicalOf = o.canonical ?? ((m: AssistantMessage) => m);
   const conversations: DrivenConversation[] = [];
   const canonical: Message[][] = [];
-  const fulls: Suite["fulls"] = [];
-  const finals: Suite["finals"] = [];
+  const fulls: FamilySuite["fulls"] = [];
+  const finals: FamilySuite["finals"] = [];
   const count = envInt("ROLLGATE_FAMILY_CONVERSATIONS", o.count);
   for (const g of generateConversations(o.firstSeed, count, o.generator)) {
     const messages = g.messages.map((m) => m.role === "assistant" ? canonicalOf(m) : m);
@@ -129,23 +130,53 @@ async function buildSuite(o: FamilyCheckOptions): Promise<Suite> {
 }
 
 /**
- * `ids` cut into chunks that each end with an end-of-turn id (the rest is the last chunk), or,
- * for formats closed by the next role marker (no end-of-turn token), that each start with the
- * assistant marker `turnStart`.
+ * Whether `ours` equals `full` once each of `windows` (sorted, disjoint ranges of `ours`) is
+ * replaced by any ids: the pieces of `ours` between windows occur in `full` in order, the first
+ * at its start and the last at its end.
  */
-function turnChunks(ids: readonly number[], cut: { after: number } | { before: number }) {
-  const chunks: number[][] = [[]];
-  for (const id of ids) {
-    if ("before" in cut && id === cut.before) chunks.push([]);
-    chunks.at(-1)!.push(id);
-    if ("after" in cut && id === cut.after) chunks.push([]);
+export function equalOutsideWindows(
+  ours: readonly number[],
+  full: readonly number[],
+  windows: readonly (readonly [number, number])[],
+): boolean {
+  const pieces: number[][] = [];
+  let from = 0;
+  for (const [a, b] of windows) {
+    pieces.push(ours.slice(from, a) as number[]);
+    from = b;
   }
-  return chunks;
+  const last = ours.slice(from);
+  const first = pieces.shift() ?? last;
+  if (firstDifference(first, full.slice(0, first.length)) !== -1) return false;
+  let at = first.length;
+  if (pieces.length === 0 && first === last) return at === full.length;
+  for (const piece of pieces) {
+    const found = indexOfIds(full, piece, at);
+    if (found < 0) return false;
+    at = found + piece.length;
+  }
+  const end = full.length - last.length;
+  return end >= at && firstDifference(last, full.slice(end)) === -1;
 }
 
-/** Registers the standard family checks (see the module doc). */
-export function registerFamilyChecks(o: FamilyCheckOptions): void {
-  let suite: Promise<Suite> | undefined;
+/** First position ≥ `from` where `needle` occurs in `ids`, or -1. */
+function indexOfIds(ids: readonly number[], needle: readonly number[], from: number): number {
+  if (needle.length === 0) return from;
+  for (let i = ids.indexOf(needle[0], from); i >= 0; i = ids.indexOf(needle[0], i + 1)) {
+    if (i + needle.length > ids.length) return -1;
+    let k = 1;
+    while (k < needle.length && ids[i + k] === needle[k]) k++;
+    if (k === needle.length) return i;
+  }
+  return -1;
+}
+
+/**
+ * Registers the standard family checks (see the module doc); returns the suite they share, for a
+ * family's own checks.
+ */
+export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<FamilySuite> {
+  let suite: Promise<FamilySuite> | undefined;
   const getSuite = () => suite ??= buildSuite(o);
   const name = (what: string) => `family ${o.label}: ${what}`;
 
@@ -183,7 +214,7 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
     ...SHARED,
     async fn() {
       const s = await getSuite();
-      const eot = s.model.endOfTurnId;
+      const rewrites = (s.model.format.quirks.rewritesAnswers ?? []).length > 0;
       // The generation prompt's length at a turn (after tool outputs DeepSeek V3.1 writes none).
       const generationPrompt = async (i: number, j: number) =>
         s.fulls[i][j].ids.length -
@@ -193,7 +224,6 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
           false,
         )).ids.length;
       const markers = s.model.format.closingMarkers;
-      const cut = markers ? { before: (await s.model.renderDeltaIds([])).ids[0] } : { after: eot };
       /** The earlier turn sampled a closing marker that is not the next message's (GLM). */
       const keepsMarker = async (c: DrivenConversation, j: number) => {
         const last = c.turns[j].outputIds.at(-1)!;
@@ -211,14 +241,15 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
             continue;
           }
           // Turns with every earlier sampled text kept by the template must be equal, unless an
-          // earlier answer had empty reasoning: the generation prompt's `<think>\n` followed by
-          // the sampled `\n</think>` is not how `<think>\n\n</think>` tokenizes.
+          // earlier answer had empty reasoning (the generation prompt's `<think>\n` followed by
+          // the sampled `\n</think>` is not how `<think>\n\n</think>` tokenizes) or the family
+          // declares that history rewrites answers (harmony).
           const empty = d.history.some((m) => m.role === "assistant" && m.reasoning_content === "");
           let marker = false;
           for (let j = 0; j < k && !marker; j++) marker = await keepsMarker(c, j);
           const mustEqual = (d.generated.reasoningKept ||
             !s.model.format.quirks.dropsOldReasoning) &&
-            !empty && !marker &&
+            !empty && !marker && !(rewrites && k > 0) &&
             !o.notPrefixStable;
           if (empty) emptyThink++;
           else if (marker) keptMarker++;
@@ -228,9 +259,8 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
               JSON.stringify(await s.model.decode(d.promptIds.slice(at - 5, at + 5))) + " vs " +
               JSON.stringify(await s.model.decode(full.slice(at - 5, at + 5))),
           );
-          // Otherwise, turn by turn: where the two differ, the prompt's differing ids lie inside
-          // one earlier turn's generation prompt + sampled ids (what the template drops or
-          // tokenizes differently there).
+          // Otherwise the two are equal outside earlier turns' generation prompt + sampled ids
+          // (what the template drops, rewrites or tokenizes differently there).
           const windows = await Promise.all(
             c.turns.slice(0, k).map(async (p, j) =>
               [
@@ -239,28 +269,11 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
               ] as const
             ),
           );
-          const ours = turnChunks(d.promptIds, cut), theirs = turnChunks(full, cut);
-          assert.equal(ours.length, theirs.length, `${where(c, k)}: turn count`);
-          let offset = 0;
-          for (const [j, chunk] of ours.entries()) {
-            const other = theirs[j];
-            if (firstDifference(chunk, other) !== -1) {
-              let p = 0;
-              while (chunk[p] === other[p]) p++;
-              let q = 0;
-              while (
-                q < Math.min(chunk.length, other.length) - p &&
-                chunk[chunk.length - 1 - q] === other[other.length - 1 - q]
-              ) q++;
-              const [a, b] = [offset + p, offset + chunk.length - q];
-              assert.ok(
-                b > a && windows.some(([x, y]) => a >= x && b <= y),
-                `${where(c, k)}: prompt ids [${a}, ${b}) of turn ${j} differ outside earlier ` +
-                  "generation prompts and sampled ids",
-              );
-            }
-            offset += chunk.length;
-          }
+          assert.ok(
+            equalOutsideWindows(d.promptIds, full, windows),
+            `${where(c, k)}: the prompt differs from a full render outside earlier generation ` +
+              "prompts and sampled ids",
+          );
           retained++;
         }
       }
@@ -268,7 +281,7 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
         `${o.label}: ${equal} prompts equal a full render; ${retained} differ only inside ` +
           `earlier turns' generation prompt + sampled ids (${emptyThink} after an empty think ` +
           `block, ${keptMarker} keep a sampled stop marker that the next message does not ` +
-          "share, the rest dropped reasoning)",
+          `share, the rest ${rewrites ? "rewritten answers and " : ""}dropped reasoning)`,
       );
       assert.ok(equal >= s.conversations.length || (o.notPrefixStable && equal > 0));
     },
@@ -391,4 +404,5 @@ export function registerFamilyChecks(o: FamilyCheckOptions): void {
       assert.ok(whole > outputs / 4, `only ${whole} of ${outputs} streamed whole`);
     },
   });
+  return getSuite;
 }

@@ -12,6 +12,7 @@ import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
+import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
 
 // GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
@@ -67,6 +68,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "<|im_end|>",
     content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
       '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
+    family: "gpt-oss",
+    dir: GPT_OSS_DIR,
+    output: "<|channel|>analysis<|message|>Run it.<|end|><|start|>assistant<|channel|>commentary " +
+      'to=functions.bash <|constrain|>json<|message|>{"command": }<|call|>',
+    content: "assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>" +
+      '{"command": }',
   },
   {
     family: "deepseek-v3.1",

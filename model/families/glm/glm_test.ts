@@ -115,14 +115,17 @@ Deno.test("glm: the delta starts with the next marker, shared with a sampled sto
     const delta = await m.renderDeltaIds([{ role: "tool", content: "x", tool_call_id: "a" }]);
     const observation = id(m, "<|observation|>"), user = id(m, "<|user|>");
     assert.equal(delta.ids[0], observation);
-    assert.deepEqual(m.joinTurn([5, observation], delta.ids), {
+    assert.deepEqual(await m.joinTurn([5, observation], delta.ids), {
       bridgeIds: [],
       deltaIds: delta.ids.slice(1),
     });
     // Stopped on <|user|> but the next message is a tool result: both markers stay.
-    assert.deepEqual(m.joinTurn([5, user], delta.ids), { bridgeIds: [], deltaIds: delta.ids });
+    assert.deepEqual(await m.joinTurn([5, user], delta.ids), {
+      bridgeIds: [],
+      deltaIds: delta.ids,
+    });
     // Cut short: nothing bridged, the delta's marker closes the turn.
-    assert.deepEqual(m.joinTurn([5], delta.ids), { bridgeIds: [], deltaIds: delta.ids });
+    assert.deepEqual(await m.joinTurn([5], delta.ids), { bridgeIds: [], deltaIds: delta.ids });
     assert.deepEqual(m.stopTokenIds, [id(m, "<|endoftext|>"), user, observation]);
   }
 });
