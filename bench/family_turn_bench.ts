@@ -14,10 +14,12 @@
  *   rollgate would pay per turn without delta rendering).
  * - `full re-render`: the same text tokenized from scratch (what a peer pays per turn).
  *
- * Before measuring, the bench checks that the delta turn's prompt ids equal the full render's.
+ * Before measuring, the bench checks that the delta turn's prompt ids equal the full render's
+ * (for a family whose history rewrites sampled answers, gpt-oss: that the delta ends it, and how
+ * many earlier ids differ).
  *
  *     deno bench -A bench/family_turn_bench.ts
- *     ROLLGATE_BENCH_FAMILIES=qwen3.5,deepseek-v3.1 deno bench -A bench/family_turn_bench.ts
+ *     ROLLGATE_BENCH_FAMILIES=qwen3.5,gpt-oss deno bench -A bench/family_turn_bench.ts
  *
  * @module
  */
@@ -134,13 +136,25 @@ for (const family of families) {
     const full = await model.renderFull(probe.messages, TOOLS);
     const fresh = await model.tokenizer.encode(full.text);
     const drifted = primed.rollout.turns.filter((t) => t.drift).length;
+    // A family whose history rewrites sampled answers (gpt-oss: `to=` before the channel,
+    // `<|return|>` → `<|end|>`) keeps the sampled ids, so its prompt differs from a full render
+    // there; its delta (the new tool result + generation prompt) must still end the full render.
+    const rewrites = model.format.quirks.rewritesAnswers ?? [];
+    const tail = delta.slice(-probe.deltaIds.length);
+    const same = rewrites.length > 0
+      ? sameIds(full.ids.slice(-tail.length), tail)
+      : sameIds(delta, full.ids);
+    const differing = full.ids.filter((id, i) => id !== delta[i]).length;
     console.log(
       `${family} ${size.label}: ${primed.rollout.turns.length} recorded turns (${drifted} with ` +
         `drift), prompt ${delta.length} tokens (delta ${probe.deltaIds.length}); delta prompt ids ` +
-        `${sameIds(delta, full.ids) ? "==" : "!="} full render; full render ids ` +
-        `${sameIds(full.ids, fresh) ? "==" : "!="} whole-text tokenize`,
+        (rewrites.length > 0
+          ? `${same ? "end" : "do not end"} the full render (${differing} ids differ where ` +
+            `history rewrites answers: ${rewrites.join("; ")})`
+          : `${same ? "==" : "!="} full render`) +
+        `; full render ids ${sameIds(full.ids, fresh) ? "==" : "!="} whole-text tokenize`,
     );
-    if (probe.mount !== "extend" || !sameIds(delta, full.ids)) {
+    if (probe.mount !== "extend" || !same) {
       throw new Error(`${family} ${size.label}: the delta turn does not extend the full render`);
     }
     benchFamilySize(family, model, runner, primed, size);

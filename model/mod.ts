@@ -32,14 +32,17 @@ export type {
 export {
   type ChatFormat,
   deepSeekToolsText,
+  type DeltaHistory,
   FAMILIES,
   FamilyError,
   familyNamed,
   type FamilyQuirks,
   GENERIC_FAMILY,
+  GlmTextRenderer,
   type ModelFamily,
   qwen3SampledText,
   TOOL_PARSERS,
+  type TurnEnd,
 } from "./families/mod.ts";
 export {
   type ArgValue,

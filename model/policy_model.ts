@@ -5,7 +5,18 @@
  * @module
  */
 import { ChatTemplate } from "./chat_template.ts";
-import { bindFamily, type ChatFormat, type Rendered, type RenderOptions } from "./families/mod.ts";
+import {
+  bindFamily,
+  type ChatFormat,
+  closedOutput,
+  type DeltaHistory,
+  joinTurn,
+  type Rendered,
+  type RenderOptions,
+  type TurnEnd,
+  turnEnd,
+  type TurnJoin,
+} from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
 import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
@@ -31,6 +42,8 @@ export class PolicyModel {
   /** One past the largest id the tokenizer knows (added tokens included). */
   readonly vocabSize: number;
   readonly contextLength: number;
+  /** How the family's turns end: sampled end ids, the bridge, history rewrites. */
+  readonly turnEnd: TurnEnd;
   readonly #addedTokens: Map<string, number>;
 
   private constructor(
@@ -48,6 +61,7 @@ export class PolicyModel {
       : null;
     this.contextLength = contextLength ?? config.model_max_length ?? 32768;
     this.vocabSize = tokenizer.vocabSize;
+    this.turnEnd = turnEnd(format);
   }
 
   /**
@@ -80,7 +94,10 @@ export class PolicyModel {
     return this.format.parser;
   }
 
-  /** The end-of-turn token (`<|im_end|>` for Qwen3): appended, untrained, when output lacks it. */
+  /**
+   * The token that ends a turn in history (`<|im_end|>` for Qwen3, `<|end|>` for harmony); what
+   * ends sampled turns and what closes output without it: `turnEnd`.
+   */
   get endOfTurnId(): number {
     return this.format.endOfTurn.id;
   }
@@ -122,8 +139,9 @@ export class PolicyModel {
     newMessages: readonly Message[],
     tools: readonly ToolSpec[] = [],
     options: RenderOptions = {},
+    history?: DeltaHistory,
   ): Promise<Rendered> {
-    return this.format.renderer.renderDelta(newMessages, tools, options);
+    return this.format.renderer.renderDelta(newMessages, tools, options, history);
   }
 
   /**
@@ -133,6 +151,20 @@ export class PolicyModel {
    */
   renderAnswerIds(message: AssistantMessage): Promise<number[]> {
     return this.format.renderer.renderAnswer(message);
+  }
+
+  /**
+   * The ids between a recorded output and the next prompt's delta: the end-of-turn id the output
+   * lacked (bridged, untrained), or, for formats closed by the next role marker (GLM), the delta
+   * without the marker the output already sampled.
+   */
+  joinTurn(outputIds: readonly number[], deltaIds: number[]): Promise<TurnJoin> {
+    return joinTurn(this.format, this.turnEnd, outputIds, deltaIds);
+  }
+
+  /** `outputIds` closed as `renderAnswerIds` closes the answer (what drift compares). */
+  closedOutput(outputIds: readonly number[], answerIds: readonly number[]): Promise<number[]> {
+    return closedOutput(this.format, this.turnEnd, outputIds, answerIds);
   }
 
   /** A parser for one answer's ids as they stream in (deltas safe to show before the end). */

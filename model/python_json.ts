@@ -46,20 +46,39 @@ export function pythonString(s: string, ensureAscii: boolean): string {
   return ensureAscii ? json.replace(/[\u0080-\uffff]/g, (c) => hex4(c.charCodeAt(0))) : json;
 }
 
+/** `json.dumps`' `separators` and `sort_keys`. */
+export interface JsonLayout {
+  separators?: readonly [item: string, key: string];
+  sortKeys?: boolean;
+}
+
+/** Python sorts keys by code point (JavaScript's default sort compares UTF-16 units). */
+function byCodePoint(a: string, b: string): number {
+  const x = [...a], y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
 /** JSON with Python's separators; `number` writes numbers. Objects may be `Map`s. */
 function writeJson(
   v: unknown,
   ensureAscii: boolean,
   number: (n: Num | number) => string,
+  layout: JsonLayout = {},
 ): string {
   if (v instanceof Num || typeof v === "number") return number(v);
   if (typeof v === "string") return pythonString(v, ensureAscii);
   if (v === null || v === undefined) return "null";
   if (typeof v !== "object") return String(v);
-  const w = (x: unknown) => writeJson(x, ensureAscii, number);
-  if (Array.isArray(v)) return `[${v.map(w).join(", ")}]`;
+  const [item, key] = layout.separators ?? [", ", ": "];
+  const w = (x: unknown) => writeJson(x, ensureAscii, number, layout);
+  if (Array.isArray(v)) return `[${v.map(w).join(item)}]`;
   const entries = v instanceof Map ? [...v] : Object.entries(v);
-  return `{${entries.map(([k, x]) => `${pythonString(k, ensureAscii)}: ${w(x)}`).join(", ")}}`;
+  if (layout.sortKeys) entries.sort(([a], [b]) => byCodePoint(a, b));
+  return `{${entries.map(([k, x]) => `${pythonString(k, ensureAscii)}${key}${w(x)}`).join(item)}}`;
 }
 
 /**
@@ -116,10 +135,11 @@ function pythonNumber(n: Num | number, json: boolean): string {
 
 /**
  * `json.dumps(value, ensure_ascii=False)` of the value Python's `json.loads` makes of it: `Num`s
- * re-spelled as Python does; JavaScript numbers are ints when integral.
+ * re-spelled as Python does; JavaScript numbers are ints when integral. `layout`: `separators`
+ * and `sort_keys` (keys sorted by code point, as Python sorts strings).
  */
-export function pythonJsonDumps(value: unknown): string {
-  return writeJson(value, false, (n) => pythonNumber(n, true));
+export function pythonJsonDumps(value: unknown, layout?: JsonLayout): string {
+  return writeJson(value, false, (n) => pythonNumber(n, true), layout);
 }
 
 /**

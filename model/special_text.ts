@@ -33,7 +33,7 @@ export interface SpecialTextHit {
   token: string;
   /**
    * Index in the rendered ids of the control id this text became; null when it was tokenized as
-   * plain text (split mode), or could not be located.
+   * plain text (split mode; harmony always), or could not be located.
    */
   position: number | null;
 }

@@ -21,7 +21,7 @@ import type {
   StopReason,
   TurnAnswer,
 } from "../canonical/mod.ts";
-import type { PolicyModel } from "../model/mod.ts";
+import type { DeltaHistory, PolicyModel, Rendered } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import { answerId, promptIds, type Turn } from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
@@ -40,6 +40,24 @@ function randomId(bytes = 12): string {
     (b) => b.toString(16).padStart(2, "0"),
   )
     .join("");
+}
+
+/**
+ * The tool calls a delta's tool results answer, looked up backwards from the delta's start and
+ * no further than the last user message (results follow their calls), so a lookup costs what it
+ * reads, not the history.
+ */
+function callsBefore(messages: readonly Message[], end: number): DeltaHistory {
+  return {
+    toolCall(id) {
+      for (let i = end - 1; i >= 0 && messages[i].role !== "user"; i--) {
+        const m = messages[i];
+        const call = m.role === "assistant" ? m.tool_calls?.find((c) => c.id === id) : undefined;
+        if (call) return call;
+      }
+      return undefined;
+    },
+  };
 }
 
 /** An empty conversation would send the policy a bare generation prompt; the APIs refuse it too. */
@@ -440,47 +458,66 @@ export class TurnRunner {
     const base = mount.base;
     const options = { splitSpecialTokens };
     if (!base) {
-      const { ids, specialText } = await this.model.renderFull(
-        req.messages,
-        req.tools,
-        true,
-        options,
-      );
+      const rendered = await this.model.renderFull(req.messages, req.tools, true, options);
       return {
         bridgeIds: [],
-        deltaIds: ids,
-        promptLength: ids.length,
+        deltaIds: rendered.ids,
+        promptLength: rendered.ids.length,
         renderedMessages: req.messages.length,
-        toolSpans: this.#toolSpans(ids, req.messages, 0),
-        specialText,
+        toolSpans: this.#toolSpans(rendered, req.messages, 0),
+        specialText: rendered.specialText,
       };
     }
     const newMessages = req.messages.slice(mount.baseDepth);
-    const { ids, specialText } = await this.model.renderDeltaIds(newMessages, req.tools, options);
-    const eot = this.model.endOfTurnId;
-    const bridgeIds = base.outputIds.at(-1) === eot ? [] : [eot];
-    // Positions in the whole prompt: after the base's prompt, its output and the bridge.
+    const rendered = await this.model.renderDeltaIds(
+      newMessages,
+      req.tools,
+      options,
+      callsBefore(req.messages, mount.baseDepth),
+    );
+    const { bridgeIds, deltaIds } = await this.model.joinTurn(base.outputIds, rendered.ids);
+    // Positions in the whole prompt: after the base's prompt, its output and the bridge, less
+    // the leading ids the join shared with the output (GLM's role marker).
     const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
+    const shared = rendered.ids.length - deltaIds.length;
     return {
       bridgeIds,
-      deltaIds: ids,
-      promptLength: offset + ids.length,
+      deltaIds,
+      promptLength: offset + deltaIds.length,
       renderedMessages: newMessages.length,
-      toolSpans: this.#toolSpans(ids, newMessages, bridgeIds.length),
-      specialText: specialText.map((hit) => ({
+      toolSpans: this.#toolSpans(
+        {
+          ...rendered,
+          ids: deltaIds,
+          toolOutputs: rendered.toolOutputs?.map((o) => ({
+            start: o.start - shared,
+            end: o.end - shared,
+          })),
+        },
+        newMessages,
+        bridgeIds.length,
+      ),
+      specialText: rendered.specialText.map((hit) => ({
         ...hit,
         message: hit.message + mount.baseDepth,
-        position: hit.position === null ? null : hit.position + offset,
+        position: hit.position === null ? null : hit.position - shared + offset,
       })),
     };
   }
 
-  #toolSpans(ids: number[], rendered: readonly Message[], offset: number): Turn["toolSpans"] {
+  #toolSpans(rendered: Rendered, messages: readonly Message[], offset: number): Turn["toolSpans"] {
+    const outputs = messages.flatMap((m) => (m.role === "tool" ? [m] : []));
+    if (rendered.toolOutputs) {
+      return rendered.toolOutputs.map((s, k) => ({
+        start: s.start + offset,
+        end: s.end + offset,
+        tool_call_id: outputs[k]?.tool_call_id ?? "",
+      }));
+    }
     const markers = this.model.toolResponseMarkers;
     if (!markers) return [];
-    const outputs = rendered.flatMap((m) => (m.role === "tool" ? [m] : []));
     const callIds = outputs.map((m) => m.tool_call_id);
-    return findToolSpans(ids, markers, callIds).map((s, k) => ({
+    return findToolSpans(rendered.ids, markers, callIds).map((s, k) => ({
       ...s,
       start: s.start + offset,
       // An empty output leaves only the template's two newlines (merged into one token).
@@ -540,14 +577,10 @@ export class TurnRunner {
     turn.weightVersion = completion.weight_version;
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
-      // An output that stopped without the end-of-turn id gets it bridged (untrained) in the next
+      // An output that stopped without its end id gets it bridged (untrained) in the next
       // prompt; that is not drift.
-      const eot = this.model.endOfTurnId;
-      const ids = completion.output_ids;
-      turn.drift = findDrift(
-        await this.model.renderAnswerIds(parsed.message),
-        ids.at(-1) === eot ? ids : [...ids, eot],
-      );
+      const answer = await this.model.renderAnswerIds(parsed.message);
+      turn.drift = findDrift(answer, await this.model.closedOutput(completion.output_ids, answer));
     }
     const stopReason: StopReason = completion.finish_reason === "length"
       ? "length"

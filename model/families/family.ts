@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
+import type { AssistantMessage, Message, ToolCall, ToolSpec } from "../../canonical/mod.ts";
 import type { ModelFiles } from "../model_files.ts";
 import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
@@ -19,6 +19,12 @@ export interface Rendered {
   ids: number[];
   /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
   specialText: SpecialTextHit[];
+  /**
+   * Where each rendered tool message's output sits in `ids` (half-open, in message order), for
+   * families whose tool outputs have no marker tokens of their own (harmony); ChatML families
+   * leave it out and give `ChatFormat.toolResponseMarkers` instead.
+   */
+  toolOutputs?: { start: number; end: number }[];
 }
 
 /** How message content is tokenized. */
@@ -26,9 +32,20 @@ export interface RenderOptions {
   /**
    * Special-token text in system, user and tool content becomes plain-text ids, not control ids;
    * the template's own markup keeps its control ids (`special_text.ts`). Departs from what
-   * `transformers` and inference engines do with the same conversation.
+   * `transformers` and inference engines do with the same conversation. Harmony tokenizes
+   * content as plain text in either mode.
    */
   splitSpecialTokens?: boolean;
+}
+
+/**
+ * What a delta render may look up in the history before it, lazily (a lookup costs what it
+ * reads, never the whole history): harmony writes the tool's name as the author of a tool
+ * result, and a tool message need not carry it.
+ */
+export interface DeltaHistory {
+  /** The tool call with this id in an earlier assistant message, or undefined. */
+  toolCall(id: string): ToolCall | undefined;
 }
 
 /** Messages and tools → the policy's prompt, in full or as the delta after a recorded turn. */
@@ -49,11 +66,14 @@ export interface Renderer {
     newMessages: readonly Message[],
     tools: readonly ToolSpec[],
     options?: RenderOptions,
+    history?: DeltaHistory,
   ): Promise<Rendered>;
   /**
-   * The ids a full render puts where an assistant turn's sampled ids are (as an earlier turn
-   * inside a tool loop), end-of-turn id included; `[]` when the family cannot say. Compared with
-   * the sampled ids to report drift.
+   * The ids the policy writes for `message` in the family's own form, after the generation
+   * prompt and through its end id: what a full render puts where the sampled ids are (as an
+   * earlier turn inside a tool loop), except where the family declares that history rewrites
+   * answers (`FamilyQuirks.rewritesAnswers`); `[]` when the family cannot say. Compared with the
+   * sampled ids to report drift; a scripted policy samples it.
    */
   renderAnswer(message: AssistantMessage): Promise<number[]>;
 }
@@ -76,6 +96,32 @@ export interface FamilyQuirks {
   readonly dropsOldReasoning: boolean;
   /** The generation prompt opens reasoning (`<think>\n`): sampled output starts inside it. */
   readonly promptOpensReasoning: boolean;
+  /**
+   * Where a full render of the history writes an earlier answer differently from the ids the
+   * policy sampled for it, besides dropped reasoning (harmony: `<|return|>` becomes `<|end|>`,
+   * a call's `to=` moves before the channel). The gateway keeps the sampled ids, so its prompt
+   * differs from a re-render there: the family's known non-prefix-stable points. Absent or empty:
+   * the full render keeps answers as sampled.
+   */
+  readonly rewritesAnswers?: readonly string[];
+}
+
+/**
+ * How sampled turns end, for a family that ends them with more than one id or writes the end id
+ * differently in history (harmony: `<|return|>` after the final answer, `<|call|>` after a tool
+ * call, `<|end|>` in history). Without it, `ChatFormat.endOfTurn.id` is the only end id.
+ */
+export interface SampledTurnEnds {
+  /** Every id that ends a sampled turn. */
+  readonly ids: readonly number[];
+  /** The end id the policy would have written to finish `outputIds` (which end without one). */
+  endFor(outputIds: readonly number[]): Promise<number>;
+  /**
+   * Sampled end id → the id a full render of the history writes in its place. Sampled ids stay
+   * verbatim in later prompts (the known non-prefix-stable point); an end id the gateway adds
+   * itself (never sampled) is written in its history form.
+   */
+  readonly historyRewrites: ReadonlyMap<number, number>;
 }
 
 /** How a family's output is read: complete and streaming. */
@@ -94,8 +140,20 @@ export interface ChatFormat extends OutputFormat {
   /** The family's registry name (`qwen3`, `qwen3.5`, `generic`, …). */
   readonly family: string;
   readonly renderer: Renderer;
-  /** The id (and text) that ends an assistant turn; appended, untrained, when output lacks it. */
+  /**
+   * The id (and text) that ends an assistant turn in history; appended, untrained, when output
+   * lacks it (unless the format has `closingMarkers`, or `sampledTurnEnds` says otherwise).
+   */
   readonly endOfTurn: { id: number; text: string };
+  /**
+   * For formats whose assistant turn has no closing token of its own (GLM): the role markers the
+   * policy stops on (`<|observation|>` before tool results, `<|user|>` before a user turn). The
+   * marker of the message that follows ends the turn: a recorded output that ends with the
+   * marker the next prompt's delta starts with shares it, and nothing is ever bridged.
+   */
+  readonly closingMarkers?: readonly number[];
+  /** For families whose sampled turns end with several ids (harmony); see `turnEnd`. */
+  readonly sampledTurnEnds?: SampledTurnEnds;
   /** Ids that stop generation. */
   readonly stopTokenIds: readonly number[];
   readonly toolResponseMarkers: ToolResponseMarkers | null;
@@ -134,10 +192,52 @@ export class FamilyError extends Error {
 }
 
 /** The id of `token`, or a `FamilyError` naming the family that needs it. */
-export function requireToken(ctx: FamilyContext, family: string, token: string): number {
+export function requireToken(
+  ctx: Pick<FamilyContext, "idOf">,
+  family: string,
+  token: string,
+): number {
   const id = ctx.idOf(token);
   if (id === undefined) {
     throw new FamilyError(`${family}: the tokenizer has no added token ${token}`);
   }
   return id;
+}
+
+/** How a bound family's turns end, whichever way the family declares it. */
+export interface TurnEnd {
+  /** Ids that end a sampled assistant turn. */
+  readonly ids: readonly number[];
+  /**
+   * The ids that close `outputIds` in the next prompt (untrained context): `[]` when the output
+   * ends with one of `ids`, else its end id in history form.
+   */
+  bridge(outputIds: readonly number[]): Promise<number[]>;
+  /** `outputIds` as a whole sampled turn: with the end id the policy would have written. */
+  completed(outputIds: readonly number[]): Promise<number[]>;
+  /** Sampled end id → the id a full render writes in its place (see `SampledTurnEnds`). */
+  readonly historyRewrites: ReadonlyMap<number, number>;
+}
+
+/** The `TurnEnd` of a bound family. */
+export function turnEnd(format: Pick<ChatFormat, "endOfTurn" | "sampledTurnEnds">): TurnEnd {
+  const sampled: SampledTurnEnds = format.sampledTurnEnds ?? {
+    ids: [format.endOfTurn.id],
+    endFor: () => Promise.resolve(format.endOfTurn.id),
+    historyRewrites: new Map<number, number>(),
+  };
+  const ended = (ids: readonly number[]) =>
+    ids.length > 0 && sampled.ids.includes(ids[ids.length - 1]);
+  return {
+    ids: sampled.ids,
+    historyRewrites: sampled.historyRewrites,
+    async bridge(outputIds) {
+      if (ended(outputIds)) return [];
+      const id = await sampled.endFor(outputIds);
+      return [sampled.historyRewrites.get(id) ?? id];
+    },
+    async completed(outputIds) {
+      return ended(outputIds) ? [...outputIds] : [...outputIds, await sampled.endFor(outputIds)];
+    },
+  };
 }

@@ -76,6 +76,12 @@ export interface OutputContext {
   thinkTags: boolean;
 }
 
+/** `<think>` and `</think>` when the template renders reasoning in them, else -1 for both. */
+export function outputThinkIds(ctx: OutputContext): { thinkStart: number; thinkEnd: number } {
+  if (!ctx.thinkTags) return { thinkStart: -1, thinkEnd: -1 };
+  return { thinkStart: ctx.idOf("<think>") ?? -1, thinkEnd: ctx.idOf("</think>") ?? -1 };
+}
+
 export interface JinjaFamilyOptions {
   family: string;
   argumentsAsObject?: boolean;

@@ -27,6 +27,9 @@ import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { generic } from "./generic/mod.ts";
+import { glm45, glm5, glm51 } from "./glm/mod.ts";
+import { kimiK2 } from "./kimi_k2/mod.ts";
+import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
@@ -35,6 +38,7 @@ export * from "./family.ts";
 export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
 export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
 export { type TurnIds, turnIds } from "./chatml_ids.ts";
+export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export {
   type ReasoningSplit,
   splitReasoning,
@@ -42,6 +46,13 @@ export {
   type ThinkTagRules,
   withoutEndOfTurn,
 } from "./think_tags.ts";
+export {
+  thinkToolCallOutput,
+  ThinkToolCallParser,
+  type ToolCallSplit,
+  type ToolCallSplitter,
+} from "./tool_call_output.ts";
+export { xmlArgumentsJson } from "./xml_arguments.ts";
 export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
 export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
 export {
@@ -55,11 +66,23 @@ export {
   hasXmlToolCalls,
   Qwen35TextRenderer,
   splitXmlToolCalls,
-  xmlArgumentsJson,
   xmlOutputFormat,
-  XmlToolCallParser,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+export {
+  glmOutputFormat,
+  glmTemplateLayout,
+  GlmTextRenderer,
+  splitGlmToolCalls,
+} from "./glm/mod.ts";
+export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
+export {
+  harmonyIds,
+  harmonyOutputFormat,
+  harmonyPreamble,
+  HarmonyRenderer,
+  OrdinaryTextEncoder,
+} from "./gpt_oss/mod.ts";
 export {
   deepSeekOutputFormat,
   deepSeekToolsText,
@@ -69,7 +92,18 @@ export {
 } from "./deepseek_v31/mod.ts";
 
 /** Every family with its own detection, most specific first. */
-export const FAMILIES: readonly ModelFamily[] = [qwen36, qwen35, qwen3Coder, qwen3, deepSeekV31];
+export const FAMILIES: readonly ModelFamily[] = [
+  gptOss,
+  qwen36,
+  qwen35,
+  qwen3Coder,
+  glm51,
+  glm5,
+  glm45,
+  kimiK2,
+  qwen3,
+  deepSeekV31,
+];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;

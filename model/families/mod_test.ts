@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { DEFAULT_MODEL_DIR, loadModelFiles } from "../model_files.ts";
 import { PolicyModel } from "../policy_model.ts";
 import { loadTokenizer } from "../tokenizer.ts";
+import { TEMPLATE_DOUBLES, tokenizerDoubleDir } from "../../tests/support/tokenizer_doubles.ts";
 import {
   bindFamily,
   detectFamily,
@@ -62,12 +63,37 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   assert.equal(detectFamily(await loadModelFiles(v3)).name, "generic");
   await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
+    "gpt-oss",
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",
+    "glm-5.1",
+    "glm-5",
+    "glm-4.5",
+    "kimi-k2",
     "qwen3",
     "deepseek-v3.1",
   ]);
+});
+
+Deno.test("families: GLM and Kimi K2 detected from their real templates' markers (doubles)", async () => {
+  for (const [name, template] of Object.entries(TEMPLATE_DOUBLES)) {
+    const dir = await tokenizerDoubleDir(name as keyof typeof TEMPLATE_DOUBLES, template);
+    const f = await loadModelFiles(dir);
+    assert.equal(detectFamily(f).name, name, name);
+    // Bound on the tokenizer double: the family's special tokens are there.
+    assert.equal((await PolicyModel.load({ dir })).family, name);
+    await Deno.remove(dir, { recursive: true });
+  }
+  // K2-Thinking / K2.5 reason in <think>: not kimi-k2 (the generic family, --tool-parser kimi_k2).
+  const thinking = await tokenizerDoubleDir("kimi-k2", TEMPLATE_DOUBLES["kimi-k2"] + "<think>");
+  assert.equal(detectFamily(await loadModelFiles(thinking)).name, "generic");
+  await Deno.remove(thinking, { recursive: true });
+  // A GLM family on a vocabulary without GLM's tokens names what is missing.
+  await assert.rejects(
+    bindFamily({ files, tokenizer, family: "glm-5" }),
+    /glm-5: the tokenizer has no added token \[gMASK\]/,
+  );
 });
 
 Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no template", async () => {
@@ -80,7 +106,7 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   );
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "generic", toolParser: "nope" }),
-    /unknown tool parser nope; known: hermes, qwen3_coder, deepseek_v31, none/,
+    /unknown tool parser nope; known: hermes, qwen3_coder, glm45, kimi_k2, openai, deepseek_v31, none/,
   );
   const bare = await modelDir(null);
   const bareFiles = await loadModelFiles(bare);
@@ -98,6 +124,9 @@ Deno.test("families: forced by name; unknown names, misplaced --tool-parser, no 
   assert.deepEqual(TOOL_PARSERS.map((p) => p.name), [
     "hermes",
     "qwen3_coder",
+    "glm45",
+    "kimi_k2",
+    "openai",
     "deepseek_v31",
     "none",
   ]);
@@ -124,4 +153,41 @@ Deno.test("families: generic with --tool-parser hermes parses as qwen3 does", as
   const messages = [{ role: "user" as const, content: "hi" }];
   assert.deepEqual(await generic.renderFull(messages, []), await qwen3.renderFull(messages, []));
   assert.equal(DEFAULT_MODEL_DIR, files.dir);
+});
+
+Deno.test("families: generic with --tool-parser glm45 / kimi_k2 reads the calls as the families do", async () => {
+  const cases = [
+    {
+      family: "glm-5" as const,
+      toolParser: "glm45",
+      template: TEMPLATE_DOUBLES["glm-5"],
+      output: 'Look.</think>Listing.<tool_call>bash<arg_key>command</arg_key><arg_value>ls "a"' +
+        "</arg_value></tool_call>",
+    },
+    {
+      // K2-Thinking / K2.5 templates (with <think>) are not kimi-k2's: the generic family reads them.
+      family: "kimi-k2" as const,
+      toolParser: "kimi_k2",
+      template: TEMPLATE_DOUBLES["kimi-k2"] + "<think>",
+      output: "Listing.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+        '<|tool_call_argument_begin|>{"command": "ls"}<|tool_call_end|><|tool_calls_section_end|>',
+    },
+  ];
+  for (const c of cases) {
+    const dir = await tokenizerDoubleDir(c.family, c.template);
+    const generic = await PolicyModel.load({ dir, family: "generic", toolParser: c.toolParser });
+    assert.equal(generic.family, "generic");
+    const ids = [...await generic.tokenizer.encode(c.output), generic.endOfTurnId];
+    const out = await generic.parse(ids, () => "id");
+    assert.equal(out.malformedToolCalls, 0, c.toolParser);
+    assert.equal(out.message.tool_calls?.length, 1, c.toolParser);
+    assert.equal(out.message.tool_calls![0].name, "bash");
+    assert.equal(out.message.content, "Listing.");
+    // The same output through the family itself gives the same call.
+    const family = await PolicyModel.load({ dir, family: c.family });
+    const ownIds = [...await family.tokenizer.encode(c.output), family.endOfTurnId];
+    const own = await family.parse(ownIds, () => "id");
+    assert.deepEqual(out.message.tool_calls, own.message.tool_calls, c.toolParser);
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -40,7 +40,9 @@ export class TokenizedRenderer implements Renderer {
   #splitSegments?: Promise<SegmentEncoder>;
 
   /**
-   * @param endOfTurn text that closes an assistant turn (`<|im_end|>`)
+   * @param endOfTurn text that closes an assistant turn (`<|im_end|>`); `""` for a format whose
+   *   turn ends where the next message's marker begins (GLM): the delta then starts right after
+   *   the sentinel message, with the next marker (and `answerText` is the family's to write)
    * @param turnStart text that starts every turn (`<|im_start|>`), or several: where ids are cut
    *   and cached
    */

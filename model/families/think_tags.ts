@@ -19,7 +19,7 @@
  *   the first `</think>` wherever a `<think>` is (a leading one skipped).
  * - Reasoning is trimmed at both ends and the body at its start, by `trim`: `"newlines"` (Qwen3's
  *   parser), `"whitespace"` (Python's `str.strip`, for templates that `|trim` what they render)
- *   or `"none"` (templates that render the sampled text verbatim).
+ *   or `"none"` (templates that render the sampled text verbatim: Kimi K2, DeepSeek).
  *
  * Streaming (`ThinkStreamParser`), following those rules:
  *
@@ -59,7 +59,7 @@ export interface ThinkTagRules {
   promptOpensReasoning: boolean;
   /**
    * What is trimmed around reasoning and content: newlines, Python's whitespace, or nothing
-   * (a template that renders the sampled text verbatim, as DeepSeek's).
+   * (a template that renders the sampled text verbatim, as Kimi K2's and DeepSeek's).
    */
   trim: "newlines" | "whitespace" | "none";
   /** Where content stops in a stream: the text of the tool-call marker, and its id if any. */

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "../policy_model.ts";
 import { Rng } from "../../tests/invariants/random_text.ts";
+import { streamAgainstParse } from "../../tests/support/streamed_prefix.ts";
 
 const opened = await PolicyModel.load({ family: "qwen3.5" });
 const closed = await PolicyModel.load({
@@ -52,19 +53,8 @@ async function property(m: PolicyModel, seed: number, count: number) {
     // Half the outputs open with `<think>` (without it, nothing streams unless the prompt opened it).
     const ids: number[] = rng.chance(0.5) ? [m.idOf("<think>")!] : [];
     for (let n = rng.int(0, 30); n > 0; n--) ids.push(...rng.pick(parts));
-    const final = (await m.parse(ids, () => "id")).message;
-    const parser = m.streamingParser();
-    const sent = { reasoning: "", text: "" };
-    for (let at = 0; at < ids.length;) {
-      const n = Math.min(rng.int(1, 6), ids.length - at);
-      const d = await parser.push(ids.slice(at, at + n));
-      at += n;
-      sent.reasoning += d.reasoning;
-      sent.text += d.text;
-      const label = `#${i} after ${at}: ${JSON.stringify(ids)}`;
-      assert.ok((final.reasoning_content ?? "").startsWith(sent.reasoning), label);
-      assert.ok(final.content.startsWith(sent.text), label);
-    }
+    const chunk = () => rng.int(1, 6);
+    const { sent } = await streamAgainstParse(m, ids, { chunk, label: `#${i}` });
     if (sent.reasoning || sent.text) streamed++;
   }
   assert.ok(streamed > count / 5, `only ${streamed} of ${count} streamed anything`);

@@ -5,12 +5,27 @@
  * @module
  */
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
-import type { OutputFormat } from "./family.ts";
-import type { OutputContext } from "./jinja_format.ts";
+import { type OutputFormat, requireToken } from "./family.ts";
+import { type OutputContext, outputThinkIds } from "./jinja_format.ts";
+import { harmonyIds, harmonyOutputFormat } from "./gpt_oss/mod.ts";
 import { deepSeekOutputFormat, DS } from "./deepseek_v31/mod.ts";
-import { FamilyError } from "./family.ts";
+import { glmOutputFormat } from "./glm/mod.ts";
+import { kimiK2OutputFormat } from "./kimi_k2/mod.ts";
 import { hermesOutputFormat } from "./qwen3/mod.ts";
 import { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+
+/** GLM's output under a template rollgate does not know (`<think>` if the template has it). */
+function glmOutput(ctx: OutputContext): OutputFormat {
+  return glmOutputFormat(
+    {
+      ...outputThinkIds(ctx),
+      toolCall: requireToken(ctx, "glm45", "<tool_call>"),
+      stop: ctx.endOfTurn,
+    },
+    ctx.promptOpensReasoning,
+    ctx.decode,
+  );
+}
 
 export interface ToolParser {
   readonly name: string;
@@ -34,24 +49,42 @@ const formats: ToolParser[] = [
     create: xmlToolCallOutput,
   },
   {
+    name: "glm45",
+    summary: "GLM-4.5/4.6/4.7/5.x: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…",
+    marker: "<arg_key>",
+    create: glmOutput,
+  },
+  {
+    name: "kimi_k2",
+    summary: "Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX…",
+    marker: "<|tool_calls_section_begin|>",
+    create: (ctx) =>
+      kimiK2OutputFormat(
+        requireToken(ctx, "kimi_k2", "<|tool_calls_section_begin|>"),
+        ctx.endOfTurn,
+        ctx.decode,
+      ),
+  },
+  {
+    name: "openai",
+    summary: "gpt-oss (harmony): <|channel|>commentary to=functions.NAME <|constrain|>json" +
+      "<|message|>{…}<|call|>",
+    marker: "to=functions.",
+    create: (ctx) => harmonyOutputFormat(harmonyIds(ctx.idOf, "openai tool parser"), ctx.decode),
+  },
+  {
     name: "deepseek_v31",
     summary: "DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}…",
     marker: DS.callsBegin,
-    create: (ctx) => {
-      const callsBegin = ctx.idOf(DS.callsBegin);
-      if (callsBegin === undefined) {
-        throw new FamilyError(`DeepSeek tool calls need the added token ${DS.callsBegin}`);
-      }
-      return deepSeekOutputFormat(
+    create: (ctx) =>
+      deepSeekOutputFormat(
         {
-          thinkStart: ctx.thinkTags ? ctx.idOf(DS.think) ?? -1 : -1,
-          thinkEnd: ctx.thinkTags ? ctx.idOf(DS.thinkEnd) ?? -1 : -1,
-          callsBegin,
+          ...outputThinkIds(ctx),
+          callsBegin: requireToken(ctx, "deepseek_v31", DS.callsBegin),
           endOfTurn: ctx.endOfTurn,
         },
         ctx.decode,
-      );
-    },
+      ),
   },
 ];
 

@@ -21,7 +21,10 @@ export function withoutEmptyReasoning(m: AssistantMessage): AssistantMessage {
   return rest;
 }
 
-/** DeepSeek V3.1 outside thinking mode: the prompt closed `</think>`, the policy writes none. */
+/**
+ * Without reasoning: Kimi K2 (its template renders content verbatim and has none), DeepSeek V3.1
+ * outside thinking mode (the prompt closed `</think>`, the policy writes none).
+ */
 export function withoutReasoning(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return rest;

@@ -11,7 +11,16 @@ import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/tree_export.ts";
 import { TurnRunner } from "../../trajectory/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
+import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
+
+// GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
+const GLM_DIR = await tokenizerDoubleDir("glm-5");
+const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
+globalThis.addEventListener("unload", () => {
+  for (const dir of [GLM_DIR, KIMI_DIR]) Deno.removeSync(dir, { recursive: true });
+});
 
 const tools: ToolSpec[] = [{
   name: "bash",
@@ -36,6 +45,37 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "</function>\n</tool_call><|im_end|>",
     content: "Running.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
       "</tool_call>",
+  },
+  {
+    family: "glm-4.5",
+    dir: GLM_DIR,
+    output: "\n<think>Run it.</think>\nRunning.\n<tool_call>bash\n<arg_key>command</arg_key>\n" +
+      "ls\n</tool_call><|observation|>",
+    content: "Running.\n<tool_call>bash\n<arg_key>command</arg_key>\nls\n</tool_call>",
+  },
+  {
+    family: "glm-5",
+    dir: GLM_DIR,
+    output: "Run it.</think>Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value>" +
+      "</tool_call><|observation|>",
+    content: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>",
+  },
+  {
+    family: "kimi-k2",
+    dir: KIMI_DIR,
+    output: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>' +
+      "<|im_end|>",
+    content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
+    family: "gpt-oss",
+    dir: GPT_OSS_DIR,
+    output: "<|channel|>analysis<|message|>Run it.<|end|><|start|>assistant<|channel|>commentary " +
+      'to=functions.bash <|constrain|>json<|message|>{"command": }<|call|>',
+    content: "assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>" +
+      '{"command": }',
   },
   {
     family: "deepseek-v3.1",

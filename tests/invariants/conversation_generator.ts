@@ -90,6 +90,11 @@ export interface GeneratorOptions {
    * the same values. Schemas gain a `number` kind.
    */
   typedArguments?: boolean;
+  /**
+   * The id of the `n`-th tool call of a conversation calling `name` (default `call_SEED_n`); Kimi
+   * K2 writes its own ids into the prompt (`functions.NAME:n`) and reads the name back from them.
+   */
+  toolCallId?: (name: string, n: number) => string;
 }
 
 export interface GeneratedConversation {
@@ -286,7 +291,7 @@ function assistantWithCalls(
   rng: Rng,
   tools: ToolSpec[],
   ensureAscii: boolean,
-  nextId: () => string,
+  nextId: (name: string) => string,
   options: GeneratorOptions,
 ): AssistantMessage {
   const count = rng.weighted([[5, 1], [2, 2], [1, 3]] as const);
@@ -295,7 +300,7 @@ function assistantWithCalls(
     const args = options.typedArguments
       ? typedArguments(rng, tool, options.markup ?? [])
       : argObject(rng, 0);
-    return { id: nextId(), name: tool.name, arguments: pythonJson(args, ensureAscii) };
+    return { id: nextId(tool.name), name: tool.name, arguments: pythonJson(args, ensureAscii) };
   });
   const content = rng.weighted(
     [
@@ -340,7 +345,8 @@ export function generateConversation(
   const messages: Message[] = [];
   const turns: GeneratedTurn[] = [];
   let idCounter = 0;
-  const nextId = () => `call_${seed}_${idCounter++}`;
+  const nextId = (name: string) =>
+    options.toolCallId?.(name, idCounter++) ?? `call_${seed}_${idCounter++}`;
   /** Whether a user message was added since the last assistant message. */
   let userSinceAssistant = false;
   /** Whether a user message came after some assistant message. */

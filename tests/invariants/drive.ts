@@ -14,8 +14,9 @@ import { type GeneratedConversation, type GeneratedTurn, Rng } from "./conversat
 
 export interface DriveOptions {
   /**
-   * Whether the backend returns turn `k`'s output without its trailing `<|im_end|>` (engines that
-   * strip stop tokens); the gateway then bridges it, untrained. Default: never.
+   * Whether the backend returns turn `k`'s output without its trailing end id (engines that
+   * strip stop tokens; GLM: without its closing role marker); the gateway then bridges it,
+   * untrained (GLM: the next delta's marker closes it). Default: never.
    */
   stripEndOfTurn?: (k: number) => boolean;
   /** Whether the backend reports logprobs. Default: yes. */
@@ -79,7 +80,8 @@ export async function driveConversation(
     const sampledIds = await (options.sampledIds?.(k, generated.sampledText) ??
       model.tokenizer.encode(generated.sampledText));
     const strip = options.stripEndOfTurn?.(k) ?? false;
-    const outputIds = strip && sampledIds.at(-1) === model.endOfTurnId
+    const ends = model.format.closingMarkers ?? model.turnEnd.ids;
+    const outputIds = strip && ends.includes(sampledIds.at(-1)!)
       ? sampledIds.slice(0, -1)
       : sampledIds;
     const logprobs = options.logprobs === false

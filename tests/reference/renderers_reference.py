@@ -116,6 +116,12 @@ def main(argv):
     from renderers.configs import _config_class_for
 
     try:
+        if renderer_name == "gpt-oss":
+            # renderers' gpt-oss renders through openai-harmony, which needs the o200k file.
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from harmony_vocab import use_local_o200k
+
+            use_local_o200k(model_dir)
         tok = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
         if renderer_name == "deepseek-v3.1":
             # No V3.1 renderer in `renderers`: its V3 renderer with V3.1's changes.

@@ -8,6 +8,8 @@
  */
 import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../model/mod.ts";
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
+import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
+import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
 
 /** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
 async function xmlTemplateDir(): Promise<string> {
@@ -24,6 +26,11 @@ async function xmlTemplateDir(): Promise<string> {
   return dir;
 }
 
+/** A GLM or Kimi K2 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
+async function tokenizerDouble(family: TokenizerDoubleName): Promise<PolicyModelOptions> {
+  return { dir: await tokenizerDoubleDir(family), family };
+}
+
 /** How to load each family for tests, by registry name. */
 const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "qwen3": () => Promise.resolve({}),
@@ -34,6 +41,17 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
   "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
   "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
+  "glm-4.5": () => tokenizerDouble("glm-4.5"),
+  "glm-5": () => tokenizerDouble("glm-5"),
+  "glm-5.1": () => tokenizerDouble("glm-5.1"),
+  "kimi-k2": () => tokenizerDouble("kimi-k2"),
+  // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
+  // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
+  "gpt-oss": () =>
+    Promise.resolve({
+      dir: GPT_OSS_DIR,
+      templateKwargs: { conversation_start_date: "2026-11-24" },
+    }),
 };
 
 export interface FamilyTestModel {
@@ -60,5 +78,8 @@ export async function familyTestModel(name: string): Promise<FamilyTestModel> {
       ? ["--template-kwargs", JSON.stringify(options.templateKwargs)]
       : []),
   ];
-  return { model: await PolicyModel.load(options), options, serveArgs };
+  const model = await PolicyModel.load(options);
+  // A detected family (no `family` option) must be the one asked for.
+  if (model.family !== name) throw new Error(`the test model for ${name} loads as ${model.family}`);
+  return { model, options, serveArgs };
 }

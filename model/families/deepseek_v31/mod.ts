@@ -30,7 +30,7 @@ import type { AssistantMessage } from "../../../canonical/mod.ts";
 import { deepSeekOutputFormat } from "./output.ts";
 import { DeepSeekV31TextRenderer, DS } from "./render.ts";
 
-export { deepSeekOutputFormat, DeepSeekV31Parser } from "./output.ts";
+export { deepSeekOutputFormat } from "./output.ts";
 export { deepSeekToolsText, DeepSeekV31TextRenderer, DS } from "./render.ts";
 export { splitDeepSeekToolCalls } from "./tool_calls.ts";
 

@@ -6,10 +6,9 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../../canonical/mod.ts";
-import type { OutputParser, ParsedOutput, StreamingOutputParser } from "../../parsers/mod.ts";
 import type { OutputFormat } from "../family.ts";
-import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
+import type { ThinkTagRules } from "../think_tags.ts";
+import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { DS } from "./render.ts";
 import { splitDeepSeekToolCalls } from "./tool_calls.ts";
 
@@ -19,23 +18,6 @@ export interface DeepSeekOutputIds {
   thinkEnd: number;
   callsBegin: number;
   endOfTurn: readonly number[];
-}
-
-export class DeepSeekV31Parser implements OutputParser {
-  readonly name = "deepseek_v31";
-  constructor(
-    readonly rules: ThinkTagRules,
-    private readonly decode: (ids: number[]) => Promise<string>,
-  ) {}
-
-  async parse(sampled: readonly number[], newToolCallId: () => string): Promise<ParsedOutput> {
-    const split = await splitReasoning(sampled, this.rules, this.decode);
-    const { content, toolCalls, malformed } = splitDeepSeekToolCalls(split.body, newToolCallId);
-    const message: AssistantMessage = { role: "assistant", content };
-    if (split.reasoning !== undefined) message.reasoning_content = split.reasoning;
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    return { message, malformedToolCalls: malformed, reasoningTokens: split.reasoningTokens };
-  }
 }
 
 /**
@@ -57,8 +39,10 @@ export function deepSeekOutputFormat(
     toolCallStart: { text: DS.callsBegin, id: ids.callsBegin },
     firstCloseEndsReasoning: true,
   };
-  return {
-    parser: new DeepSeekV31Parser(rules, decode),
-    streamingParser: (): StreamingOutputParser => new ThinkStreamParser(rules, decode),
-  };
+  return thinkToolCallOutput(
+    "deepseek_v31",
+    rules,
+    (body, _tools, newToolCallId) => splitDeepSeekToolCalls(body, newToolCallId),
+    decode,
+  );
 }

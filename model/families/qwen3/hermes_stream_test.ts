@@ -8,6 +8,7 @@ import {
   type StreamDeltas,
 } from "../../parsers/mod.ts";
 import { ThinkStreamParser } from "../think_tags.ts";
+import { streamAgainstParse } from "../../../tests/support/streamed_prefix.ts";
 import { HermesParser } from "./hermes_parser.ts";
 
 const model = await PolicyModel.load();
@@ -38,39 +39,8 @@ async function parse(ids: readonly number[], m: PolicyModel = model): Promise<As
   return (await m.parse(ids, () => `id${n++}`)).message;
 }
 
-/**
- * Feeds `ids` in chunks (sizes from `chunk`), asserting after every push that the streamed text
- * is a prefix of the complete parse of the final ids; returns what was streamed.
- */
-async function stream(
-  ids: number[],
-  chunk: () => number,
-  m: PolicyModel = model,
-  label = "",
-): Promise<{ sent: StreamDeltas; final: AssistantMessage }> {
-  const final = await parse(ids, m);
-  const reasoning = final.reasoning_content ?? "";
-  const parser = m.streamingParser();
-  const sent = { reasoning: "", text: "" };
-  for (let i = 0; i < ids.length;) {
-    const n = Math.min(chunk(), ids.length - i);
-    const d = await parser.push(ids.slice(i, i + n));
-    i += n;
-    sent.reasoning += d.reasoning;
-    sent.text += d.text;
-    const at = `${label} after ${i}/${ids.length} ids ${JSON.stringify(ids)}`;
-    assert.ok(
-      reasoning.startsWith(sent.reasoning),
-      `reasoning ${JSON.stringify(sent.reasoning)} vs ${JSON.stringify(reasoning)} ${at}`,
-    );
-    assert.ok(
-      final.content.startsWith(sent.text),
-      `text ${JSON.stringify(sent.text)} vs ${JSON.stringify(final.content)} ${at}`,
-    );
-  }
-  // Nothing more after the end.
-  assert.deepEqual(await parser.push([]), { reasoning: "", text: "" });
-  return { sent, final };
+function stream(ids: number[], chunk: () => number, m: PolicyModel = model, label = "") {
+  return streamAgainstParse(m, ids, { chunk, label });
 }
 
 async function idsOf(...parts: (string | number | number[])[]): Promise<number[]> {

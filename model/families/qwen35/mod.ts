@@ -19,8 +19,8 @@ import { Qwen35TextRenderer } from "./render.ts";
 import { xmlOutputFormat } from "./xml_output.ts";
 
 export { type Qwen35Options, Qwen35TextRenderer } from "./render.ts";
-export { xmlOutputFormat, type XmlOutputIds, XmlToolCallParser } from "./xml_output.ts";
-export { splitXmlToolCalls, xmlArgumentsJson, type XmlToolCallSplit } from "./xml_tool_calls.ts";
+export { xmlOutputFormat, type XmlOutputIds } from "./xml_output.ts";
+export { splitXmlToolCalls } from "./xml_tool_calls.ts";
 
 /** A template in the XML tool-call format (`<function=…>`, `<parameter=…>`). */
 export function hasXmlToolCalls(template: string): boolean {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
 import { PolicyModel } from "../../policy_model.ts";
+import { streamAgainstParse } from "../../../tests/support/streamed_prefix.ts";
 
 const model = await PolicyModel.load({ family: "qwen3.5" });
 const q36 = await PolicyModel.load({ family: "qwen3.6" });
@@ -188,16 +189,7 @@ Deno.test("qwen3.5: stream text stops at the first tool call; whitespace is held
     "\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>",
     IM_END,
   );
-  const final = (await parse(model, output)).message;
-  const stream = model.streamingParser();
-  const sent = { reasoning: "", text: "" };
-  for (const id of output) {
-    const d = await stream.push([id]);
-    sent.reasoning += d.reasoning;
-    sent.text += d.text;
-    assert.ok((final.reasoning_content ?? "").startsWith(sent.reasoning));
-    assert.ok(final.content.startsWith(sent.text));
-  }
+  const { sent, final } = await streamAgainstParse(model, output, { tools });
   assert.deepEqual(sent, { reasoning: "Think 🤔", text: "Here we go 👩‍💻" });
   assert.equal(final.content, "Here we go 👩‍💻");
 });

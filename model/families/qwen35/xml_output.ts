@@ -5,10 +5,8 @@
  *
  * @module
  */
-import type { AssistantMessage, ToolSpec } from "../../../canonical/mod.ts";
-import type { OutputParser, ParsedOutput, StreamingOutputParser } from "../../parsers/mod.ts";
 import type { OutputFormat } from "../family.ts";
-import { splitReasoning, ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
+import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { splitXmlToolCalls } from "./xml_tool_calls.ts";
 
 /** Ids the XML output needs: think tags, `<tool_call>`, end-of-turn ids. */
@@ -17,27 +15,6 @@ export interface XmlOutputIds {
   thinkEnd: number;
   toolCall: number;
   endOfTurn: readonly number[];
-}
-
-export class XmlToolCallParser implements OutputParser {
-  readonly name = "qwen3_coder";
-  constructor(
-    readonly rules: ThinkTagRules,
-    private readonly decode: (ids: number[]) => Promise<string>,
-  ) {}
-
-  async parse(
-    ids: readonly number[],
-    newToolCallId: () => string,
-    tools: readonly ToolSpec[] = [],
-  ): Promise<ParsedOutput> {
-    const split = await splitReasoning(ids, this.rules, this.decode);
-    const { content, toolCalls, malformed } = splitXmlToolCalls(split.body, tools, newToolCallId);
-    const message: AssistantMessage = { role: "assistant", content };
-    if (split.reasoning !== undefined) message.reasoning_content = split.reasoning;
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    return { message, malformedToolCalls: malformed, reasoningTokens: split.reasoningTokens };
-  }
 }
 
 /**
@@ -50,17 +27,18 @@ export function xmlOutputFormat(
   promptOpensReasoning: boolean,
   decode: (ids: number[]) => Promise<string>,
 ): OutputFormat {
-  const rules: ThinkTagRules = {
-    thinkStart: ids.thinkStart,
-    thinkEnd: ids.thinkEnd,
-    endOfTurn: ids.endOfTurn,
-    promptOpensReasoning,
-    trim: "whitespace",
-    toolCallStart: { text: "<tool_call>", id: ids.toolCall },
-    toolCallClosesReasoning: true,
-  };
-  return {
-    parser: new XmlToolCallParser(rules, decode),
-    streamingParser: (): StreamingOutputParser => new ThinkStreamParser(rules, decode),
-  };
+  return thinkToolCallOutput(
+    "qwen3_coder",
+    {
+      thinkStart: ids.thinkStart,
+      thinkEnd: ids.thinkEnd,
+      endOfTurn: ids.endOfTurn,
+      promptOpensReasoning,
+      trim: "whitespace",
+      toolCallStart: { text: "<tool_call>", id: ids.toolCall },
+      toolCallClosesReasoning: true,
+    },
+    splitXmlToolCalls,
+    decode,
+  );
 }

