@@ -23,17 +23,17 @@
  *
  * @module
  */
-import type { Message } from "../canonical/mod.ts";
 import { FAMILIES, GENERIC_FAMILY, type PolicyModel } from "../model/mod.ts";
 import { promptIds, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
 import { familyTestModel } from "../tests/support/family_models.ts";
 import { stepMessage, TOOLS } from "./agent_history.ts";
 import { InstantBackend } from "./instant_backend.ts";
 import {
+  benchDeltaTurn,
   chatRequest,
-  freshToolResult,
   MEASURED_STEP,
   newToolResult,
+  nextMessages,
   type PrimedRollout,
   primeRollout,
 } from "./turn_fixture.ts";
@@ -64,28 +64,14 @@ function benchFamilySize(
   size: typeof SIZES[number],
 ): void {
   const group = `${family} ${size.label}`;
-  const next = (): Message[] => [...primed.history, freshToolResult(primed.lastCallId)];
-  Deno.bench({
-    name: `delta turn ${group}`,
-    group,
-    baseline: true,
-    async fn(b) {
-      const req = chatRequest(next());
-      b.start();
-      const turn = await runner.start(primed.rollout, req, "call_");
-      await turn.result;
-      b.end();
-      primed.reset();
-      if (turn.mount !== "extend") throw new Error(`turn mounted as ${turn.mount}`);
-    },
-  });
+  benchDeltaTurn(`delta turn ${group}`, group, runner, primed);
   Deno.bench({
     name: `full render ${group}`,
     group,
     n: size.full.n,
     warmup: size.full.warmup,
     async fn(b) {
-      const messages = next();
+      const messages = nextMessages(primed);
       b.start();
       await model.renderFull(messages, TOOLS);
       b.end();
@@ -97,7 +83,7 @@ function benchFamilySize(
     n: size.full.n,
     warmup: size.full.warmup,
     async fn(b) {
-      const messages = next();
+      const messages = nextMessages(primed);
       b.start();
       const { text } = await model.renderFull(messages, TOOLS);
       await model.tokenizer.encode(text);

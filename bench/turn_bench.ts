@@ -21,10 +21,12 @@ import { TOOLS } from "./agent_history.ts";
 import { chatBody, startHttpGateway } from "./http_fixture.ts";
 import { InstantBackend } from "./instant_backend.ts";
 import {
+  benchDeltaTurn,
   chatRequest,
   freshToolResult,
   MEASURED_OUTPUT,
   newToolResult,
+  nextMessages,
   type PrimedRollout,
   primeRollout,
 } from "./turn_fixture.ts";
@@ -93,27 +95,14 @@ for (const size of SIZES) {
       `(${full.length})`,
   );
 
-  Deno.bench({
-    name: `delta turn ${size.label}`,
-    group: size.label,
-    baseline: true,
-    async fn(b) {
-      const req = chatRequest([...primed.history, freshToolResult(primed.lastCallId)]);
-      b.start();
-      const turn = await runner.start(primed.rollout, req, "call_");
-      await turn.result;
-      b.end();
-      primed.reset();
-      if (turn.mount !== "extend") throw new Error(`turn mounted as ${turn.mount}`);
-    },
-  });
+  benchDeltaTurn(`delta turn ${size.label}`, size.label, runner, primed);
   Deno.bench({
     name: `full re-render ${size.label}`,
     group: size.label,
     n: size.full.n,
     warmup: size.full.warmup,
     async fn(b) {
-      const messages = [...primed.history, freshToolResult(primed.lastCallId)];
+      const messages = nextMessages(primed);
       b.start();
       await fullRender(messages);
       b.end();

@@ -120,6 +120,34 @@ export interface PrimedRollout {
   reset(): void;
 }
 
+/** A measured turn's messages: the primed history plus a tool result no turn has seen yet. */
+export function nextMessages(primed: PrimedRollout): Message[] {
+  return [...primed.history, freshToolResult(primed.lastCallId)];
+}
+
+/** Registers the "delta turn" bench: one uncached turn extending the primed rollout, then undone. */
+export function benchDeltaTurn(
+  name: string,
+  group: string,
+  runner: TurnRunner,
+  primed: PrimedRollout,
+): void {
+  Deno.bench({
+    name,
+    group,
+    baseline: true,
+    async fn(b) {
+      const req = chatRequest(nextMessages(primed));
+      b.start();
+      const turn = await runner.start(primed.rollout, req, "call_");
+      await turn.result;
+      b.end();
+      primed.reset();
+      if (turn.mount !== "extend") throw new Error(`turn mounted as ${turn.mount}`);
+    },
+  });
+}
+
 export interface PrimeOptions {
   id: string;
   /** Size of the measured turn's prompt in tokens (see {@linkcode SizeGoal}). */

@@ -6,38 +6,14 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  agentCall,
-  type GatewayTestOptions,
-  parseSse,
-  startGateway,
-  type TestGateway,
-} from "./harness.ts";
+import { agentCall, parseSse, take, withGateway } from "./harness.ts";
 import { until } from "../support/until.ts";
-
-async function withGateway(
-  options: GatewayTestOptions,
-  fn: (gw: TestGateway) => Promise<void>,
-): Promise<void> {
-  const gw = await startGateway(options);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.close();
-  }
-}
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({
   model: "m",
   messages: [{ role: "user", content }],
   ...extra,
 });
-
-async function take(gw: TestGateway, rollout: string) {
-  const next = await gw.api("GET", `/requests/next?wait=5&rollout=${rollout}`);
-  assert.equal(next.status, 200, JSON.stringify(next.json));
-  return next.json as { request_id: string; sampling: { max_tokens: number } };
-}
 
 const HELLO = [9707, 151645];
 

@@ -200,11 +200,22 @@ export async function getRollout(gw: TestGateway, id: string) {
   return r.json;
 }
 
-/** Polls until `check` holds (or fails after `ms`). */
-export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 10));
+/** Takes the next pending request of a rollout (waiting up to 5 s). */
+export async function take(gw: TestGateway, rollout: string) {
+  const next = await gw.api("GET", `/requests/next?wait=5&rollout=${rollout}`);
+  assert.equal(next.status, 200, JSON.stringify(next.json));
+  return next.json;
+}
+
+/** Runs `fn` against a fresh gateway, closed afterwards whatever happens. */
+export async function withGateway(
+  options: GatewayTestOptions,
+  fn: (gw: TestGateway) => Promise<void>,
+): Promise<void> {
+  const gw = await startGateway(options);
+  try {
+    await fn(gw);
+  } finally {
+    await gw.close();
   }
 }

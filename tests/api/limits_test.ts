@@ -6,20 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { agentCall, type GatewayTestOptions, startGateway, type TestGateway } from "./harness.ts";
+import { agentCall, withGateway } from "./harness.ts";
 import { until } from "../support/until.ts";
-
-async function withGateway(
-  options: GatewayTestOptions,
-  fn: (gw: TestGateway) => Promise<void>,
-): Promise<void> {
-  const gw = await startGateway(options);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.close();
-  }
-}
 
 const anthropic = (content: string) => ({
   model: "m",

@@ -12,37 +12,18 @@ import {
   agentCall,
   type ApiResult,
   FINAL_TEXT,
-  type GatewayTestOptions,
   getRollout,
   parseSse,
   READ_FILE_TOOL,
   type RolloutHandle,
-  startGateway,
+  take,
   type TestGateway,
   TOOL_RESULT,
+  withGateway,
 } from "./harness.ts";
-
-async function withGateway(
-  options: GatewayTestOptions,
-  fn: (gw: TestGateway) => Promise<void>,
-): Promise<void> {
-  const gw = await startGateway(options);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.close();
-  }
-}
 
 function chat(content: string, extra: Record<string, unknown> = {}) {
   return { model: "m", messages: [{ role: "user", content }], ...extra };
-}
-
-/** Takes the next pending request of a rollout (waiting up to 5 s). */
-async function take(gw: TestGateway, rollout: string) {
-  const next = await gw.api("GET", `/requests/next?wait=5&rollout=${rollout}`);
-  assert.equal(next.status, 200, JSON.stringify(next.json));
-  return next.json;
 }
 
 async function completeWith(gw: TestGateway, requestId: string, text: string) {
