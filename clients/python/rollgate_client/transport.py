@@ -274,25 +274,20 @@ class AsyncHTTPClient:
         finally:
             conn.close()
 
-    @staticmethod
-    async def _chunks(reader: asyncio.StreamReader, headers: Mapping[str, str]) -> AsyncIterator[bytes]:
-        if "chunked" not in headers.get("transfer-encoding", "").lower():
-            while chunk := await reader.read(1 << 16):
+    @classmethod
+    async def _chunks(
+        cls, reader: asyncio.StreamReader, headers: Mapping[str, str]
+    ) -> AsyncIterator[bytes]:
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            async for chunk in cls._chunked(reader):
                 yield chunk
             return
-        while True:
-            size_line = await reader.readline()
-            if not size_line:
-                raise ConnectionError("the connection closed inside a chunked body")
-            size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                return
-            yield await reader.readexactly(size)
-            await reader.readexactly(2)
+        while chunk := await reader.read(1 << 16):
+            yield chunk
 
     @staticmethod
-    async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-        chunks: list[bytes] = []
+    async def _chunked(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+        """A chunked body's chunks, through its trailers (the connection can serve again)."""
         while True:
             size_line = await reader.readline()
             if not size_line:
@@ -301,6 +296,10 @@ class AsyncHTTPClient:
             if size == 0:
                 while (await reader.readline()) not in (b"\r\n", b"\n", b""):
                     pass  # trailers
-                return b"".join(chunks)
-            chunks.append(await reader.readexactly(size))
+                return
+            yield await reader.readexactly(size)
             await reader.readexactly(2)
+
+    @classmethod
+    async def _read_chunked(cls, reader: asyncio.StreamReader) -> bytes:
+        return b"".join([chunk async for chunk in cls._chunked(reader)])
