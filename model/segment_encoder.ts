@@ -10,11 +10,27 @@
  */
 import v8 from "node:v8";
 import vm from "node:vm";
+import { EncodeLane, LONG_ENCODES } from "./encode_lane.ts";
+import { IdCache } from "./id_cache.ts";
 import { chunkText, cutsAreSafe } from "./text_cuts.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 
 /** Segments longer than this are not cached (they rarely repeat and would pin memory). */
 const MAX_CACHED_LENGTH = 64 * 1024;
+
+/**
+ * Bytes of cached segments. What repeats is what every rollout of a harness or task renders
+ * first (system prompt, tools, task: tens of kilobytes each); a turn's own new segments do not
+ * come back, since later turns render only their delta.
+ */
+export const SEGMENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Text at least this long (~16k tokens: a cold first turn, a huge tool output) has its uncached
+ * segments tokenized one after another in the process's lane for long encodes
+ * ({@link LONG_ENCODES}) rather than all at once, so it never takes every core from warm turns.
+ */
+export const LONG_TEXT = 64 * 1024;
 
 /** Characters per piece when a long segment is tokenized piece by piece (`text_cuts.ts`). */
 const PIECE_LENGTH = 16 * 1024;
@@ -37,8 +53,16 @@ const collectGarbage: () => void = (() => {
   }
 })();
 
+export interface SegmentEncoderOptions {
+  /** Bound of the segment cache in bytes (default {@link SEGMENT_CACHE_BYTES}). */
+  cacheBytes?: number;
+  /** Where long texts are tokenized (default the process's {@link LONG_ENCODES}). */
+  longLane?: EncodeLane;
+}
+
 export class SegmentEncoder {
-  readonly #cache = new Map<string, number[]>();
+  readonly #cache: IdCache;
+  readonly #longLane: EncodeLane;
   readonly #splitter: RegExp;
   /** Whether this tokenizer may be cut at the safe places (checked on the first long text). */
   #cutsSafe?: Promise<boolean>;
@@ -50,8 +74,10 @@ export class SegmentEncoder {
      * and `<｜tool▁output▁begin｜>`): segments are cut before each.
      */
     readonly turnStart: string | readonly string[],
-    private readonly maxEntries = 4096,
+    options: SegmentEncoderOptions = {},
   ) {
+    this.#cache = new IdCache(options.cacheBytes ?? SEGMENT_CACHE_BYTES);
+    this.#longLane = options.longLane ?? LONG_ENCODES;
     const starts = typeof turnStart === "string" ? [turnStart] : turnStart;
     const escaped = starts.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     this.#splitter = new RegExp(`(?=${escaped.join("|")})`);
@@ -60,24 +86,24 @@ export class SegmentEncoder {
   /** Ids of `text`, equal to `tokenizer.encode(text)` when cuts before turn starts are safe. */
   async encode(text: string): Promise<number[]> {
     const segments = text.split(this.#splitter).filter((s) => s.length > 0);
-    const parts = await Promise.all(segments.map((s) => this.#encodeSegment(s)));
-    return parts.flat();
+    const parts = segments.map((s) =>
+      s.length > MAX_CACHED_LENGTH ? undefined : this.#cache.get(s)
+    );
+    if (text.length < LONG_TEXT) {
+      return (await Promise.all(segments.map((s, i) => parts[i] ?? this.#encodeSegment(s)))).flat();
+    }
+    if (parts.every((p) => p !== undefined)) return (parts as number[][]).flat();
+    return await this.#longLane.run(async () => {
+      for (let i = 0; i < segments.length; i++) parts[i] ??= await this.#encodeSegment(segments[i]);
+      return (parts as number[][]).flat();
+    });
   }
 
+  /** A segment not in the cache. */
   async #encodeSegment(segment: string): Promise<number[]> {
     if (segment.length > MAX_CACHED_LENGTH) return await this.#encodeLong(segment);
-    const hit = this.#cache.get(segment);
-    if (hit) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.#cache.delete(segment);
-      this.#cache.set(segment, hit);
-      return hit;
-    }
     const ids = await this.tokenizer.encode(segment);
     this.#cache.set(segment, ids);
-    if (this.#cache.size > this.maxEntries) {
-      this.#cache.delete(this.#cache.keys().next().value!);
-    }
     return ids;
   }
 

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { generateConversations, Rng } from "../tests/invariants/conversation_generator.ts";
 import { PolicyModel } from "./policy_model.ts";
-import { SegmentEncoder } from "./segment_encoder.ts";
+import { idCacheEntryBytes } from "./id_cache.ts";
+import { EncodeLane } from "./encode_lane.ts";
+import { LONG_TEXT, SegmentEncoder } from "./segment_encoder.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 
 const model = await PolicyModel.load();
@@ -72,8 +74,12 @@ Deno.test("SegmentEncoder: cache hits skip the tokenizer; results are not shared
 
 Deno.test("SegmentEncoder: eviction keeps results exact and the cache bounded", async () => {
   const inner = counting();
-  const encoder = new SegmentEncoder(inner, "<|im_start|>", 2);
   const seg = (i: number) => `<|im_start|>user\nmessage ${i}<|im_end|>\n`;
+  // Room for two segments' ids, not three.
+  const entry = idCacheEntryBytes(seg(0), await tokenizer.encode(seg(0)));
+  const encoder = new SegmentEncoder(inner, "<|im_start|>", {
+    cacheBytes: 2 * entry + entry / 2,
+  });
   for (let i = 0; i < 5; i++) await encoder.encode(seg(i));
   assert.equal(inner.calls.length, 5);
   await encoder.encode(seg(4)); // most recent: cached
@@ -90,4 +96,41 @@ Deno.test("SegmentEncoder: a turn-start text with regex metacharacters is matche
   const inner = counting();
   await new SegmentEncoder(inner, "[.*]").encode(text);
   assert.deepEqual(inner.calls, ["a", "[.*]b", "[.*]c.*d"]);
+});
+
+Deno.test("SegmentEncoder: long texts take the lane one at a time, short ones pass beside them", async () => {
+  let inFlight = 0, most = 0;
+  const slow: Pick<TextTokenizer, "encode"> = {
+    async encode(text) {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return await tokenizer.encode(text);
+    },
+  };
+  const lane = new EncodeLane(1);
+  const encoder = new SegmentEncoder(slow, "<|im_start|>", { longLane: lane });
+  const message = (i: number, n: number) =>
+    `<|im_start|>user\n${`line ${i} of a long tool output\n`.repeat(n)}<|im_end|>\n`;
+  // Three cold first turns of many segments each, well over LONG_TEXT.
+  const long = [0, 1, 2].map((t) =>
+    Array.from({ length: 40 }, (_, i) => message(100 * t + i, 60)).join("")
+  );
+  assert.ok(long.every((text) => text.length >= LONG_TEXT));
+  const cold = Promise.all(long.map((text) => encoder.encode(text)));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.ok(lane.waiting > 0, "the other long texts wait for the lane");
+  const warm = await encoder.encode(message(999, 3)); // a warm turn's delta: not queued
+  assert.ok(lane.waiting > 0, "the short text was done while long ones still waited");
+  const results = await cold;
+  assert.equal(most, 2, "one long encode at a time (+ the short one beside it)");
+  for (const [i, text] of long.entries()) {
+    assert.deepEqual(results[i], await tokenizer.encode(text));
+  }
+  assert.deepEqual(warm, await tokenizer.encode(message(999, 3)));
+  // Cached now: a long text whose segments are all known does not queue.
+  most = 0;
+  assert.deepEqual(await encoder.encode(long[0]), results[0]);
+  assert.equal(most, 0);
 });

@@ -11,6 +11,7 @@
 import { Tokenizer as RustTokenizer } from "tokenizers";
 import { Tokenizer as JsTokenizer } from "@huggingface/tokenizers";
 import type { ModelFiles } from "./model_files.ts";
+import { NativeMemoryTrim } from "./native_memory.ts";
 
 /** An added token: matched in text before the vocabulary, as one id. */
 export interface AddedToken {
@@ -57,6 +58,7 @@ abstract class ModelTokenizer {
 class RustTextTokenizer extends ModelTokenizer implements TextTokenizer {
   readonly engine = "rust";
   readonly vocabSize: number;
+  readonly #freed = NativeMemoryTrim.shared();
   constructor(private readonly tok: RustTokenizer, files: ModelFiles) {
     super(files);
     this.vocabSize = tok.getVocabSize(true);
@@ -64,7 +66,10 @@ class RustTextTokenizer extends ModelTokenizer implements TextTokenizer {
   async encode(text: string): Promise<number[]> {
     if (text === "") return [];
     const enc = await this.tok.encode(text, null, { addSpecialTokens: false });
-    return enc.getIds();
+    const ids = enc.getIds();
+    const trim = this.#freed.afterEncoding(text.length);
+    if (trim) await trim;
+    return ids;
   }
   decode(ids: number[]): Promise<string> {
     return ids.length === 0 ? Promise.resolve("") : this.tok.decode(ids, false);

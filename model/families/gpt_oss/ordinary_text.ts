@@ -15,14 +15,15 @@
  *
  * @module
  */
+import { IdCache } from "../../id_cache.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
 
-/** Pieces cached (least recently used dropped first). */
-const CACHE_ENTRIES = 4096;
+/** Bytes of cached pieces (least recently used dropped first). */
+const CACHE_BYTES = 16 * 1024 * 1024;
 
 export class OrdinaryTextEncoder {
   readonly #spellings: RegExp | null;
-  readonly #cache = new Map<string, number[]>();
+  readonly #cache = new IdCache(CACHE_BYTES);
 
   /**
    * @param addedTokens the texts of the vocabulary's added tokens (`<|start|>`, …): each must be
@@ -42,14 +43,9 @@ export class OrdinaryTextEncoder {
   async encode(text: string): Promise<number[]> {
     if (text === "") return [];
     const hit = this.#cache.get(text);
-    if (hit) {
-      this.#cache.delete(text);
-      this.#cache.set(text, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const ids = (await Promise.all(this.#pieces(text).map((p) => this.tokenizer.encode(p)))).flat();
     this.#cache.set(text, ids);
-    if (this.#cache.size > CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
     return ids;
   }
 
