@@ -19,6 +19,17 @@
  * `--gateway-flags "--v8-flags=--prof"` profiles the gateway process (V8 tick log in the current
  * directory; `node --prof-process` reads it).
  *
+ * `--cold N` asks whether long first turns stall other rollouts' warm turns: N more rollouts, each
+ * with its own history of about `--cold-tokens` tokens (default 80000; seeds no warm agent uses,
+ * so nothing but the system prompt and task is cached), send their first turn all at once 2 s into
+ * the measured window (or halfway through a shorter one). The cold turns are reported on their own
+ * (latency, prompt tokens, errors) and are not among the measured turns; the warm turns that
+ * arrived while a cold turn was in flight get their own open-loop latency. The gateway CPU per
+ * turn then includes the CPU the cold turns use within the window (still divided by the warm
+ * turns only).
+ *
+ *     deno run -A bench/open_loop.ts --rates 100 --seconds 10 --tokens 8000 --cold 4
+ *
  * @module
  */
 import { agentSteps, pytestOutput, rng, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
@@ -30,6 +41,9 @@ interface Options {
   warmup: number;
   think: number;
   tokens: number;
+  /** Cold first turns fired at once during the measured window. */
+  cold: number;
+  coldTokens: number;
   /** Extra `deno run` flags for the gateway process (e.g. `--v8-flags=--prof` to profile it). */
   gatewayFlags: string[];
 }
@@ -41,6 +55,8 @@ function parseOptions(args: string[]): Options {
     warmup: 2,
     think: 1,
     tokens: 8000,
+    cold: 0,
+    coldTokens: 80000,
     gatewayFlags: [],
   };
   for (let i = 0; i < args.length; i += 2) {
@@ -50,6 +66,8 @@ function parseOptions(args: string[]): Options {
     else if (flag === "--warmup") o.warmup = Number(value);
     else if (flag === "--think") o.think = Number(value);
     else if (flag === "--tokens") o.tokens = Number(value);
+    else if (flag === "--cold") o.cold = Number(value);
+    else if (flag === "--cold-tokens") o.coldTokens = Number(value);
     else if (flag === "--gateway-flags") o.gatewayFlags = value.split(" ").filter(Boolean);
     else throw new Error(`unknown flag ${flag}`);
   }
@@ -77,8 +95,14 @@ function toolResult(callId: string): WireMessage {
   return { role: "tool", tool_call_id: callId, content: OUTPUT.replace("#", String(++runs)) };
 }
 
-/** An agent history of about `chars` characters of tool loops (the agent's own loops). */
-function history(seed: number, chars: number): { messages: WireMessage[]; lastCallId: string } {
+/**
+ * An agent history of at least `chars` characters of tool loops (the agent's own loops); `chars`
+ * in the answer is how many it has (up to one loop more).
+ */
+function history(
+  seed: number,
+  chars: number,
+): { messages: WireMessage[]; lastCallId: string; chars: number } {
   const messages: WireMessage[] = [{ ...SYSTEM_PROMPT }, { ...TASK }];
   let size = 0, n = 0, lastCallId = "";
   for (const step of agentSteps(seed, [10, 70])) {
@@ -95,7 +119,7 @@ function history(seed: number, chars: number): { messages: WireMessage[]; lastCa
     });
     messages.push({ role: "tool", tool_call_id: lastCallId, content: step.output });
     size += step.reasoning.length + args.length + step.output.length;
-    if (size >= chars) return { messages, lastCallId };
+    if (size >= chars) return { messages, lastCallId, chars: size };
   }
   throw new Error("unreachable");
 }
@@ -135,13 +159,38 @@ async function startGateway(flags: string[]) {
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * A new rollout whose agent holds a history of about `chars` characters and a new tool result;
+ * `chars` in the answer is the history's actual size.
+ */
+async function newAgent(
+  url: string,
+  name: string,
+  seed: number,
+  chars: number,
+): Promise<{ agent: Agent; chars: number }> {
+  const res = await fetch(`${url}/api/rollouts`, {
+    method: "POST",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ id: name }),
+    signal: AbortSignal.timeout(60_000),
+  });
+  if (!res.ok) throw new Error(`create rollout: ${res.status} ${await res.text()}`);
+  const { id, token } = await res.json() as { id: string; token: string };
+  const h = history(seed, chars);
+  const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
+  agent.history.push(toolResult(h.lastCallId));
+  agent.body = chatBody(agent.history, false);
+  return { agent, chars: h.chars };
+}
+
 /** One agent turn: POST the prepared body, append the answer and a new tool result. */
-async function turn(url: string, agent: Agent): Promise<number> {
+async function turn(url: string, agent: Agent, timeoutMs = 60_000): Promise<number> {
   const res = await fetch(`${url}/rollout/${agent.rollout}/v1/chat/completions`, {
     method: "POST",
     headers: { ...JSON_HEADERS, authorization: `Bearer ${agent.token}` },
     body: agent.body,
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`turn: ${res.status} ${text.slice(0, 300)}`);
@@ -163,32 +212,60 @@ async function measure(o: Options, rate: number) {
     const turnsToCenter = (o.warmup + o.seconds / 2) / o.think;
     const primeTokens = Math.max(1000, o.tokens - turnsToCenter * 300);
     let charsPerToken = 3.5;
+    const first = { chars: 0, tokens: 0 }; // agent 0's actual history size and prompt tokens
     for (let i = 0; i < count; i++) {
-      const res = await fetch(`${url}/api/rollouts`, {
-        method: "POST",
-        headers: JSON_HEADERS,
-        body: JSON.stringify({ id: `open-loop-${i}` }),
-      });
-      const { id, token } = await res.json() as { id: string; token: string };
-      const h = history(1000 + i, primeTokens * charsPerToken);
-      const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
-      agent.history.push(toolResult(h.lastCallId));
-      agent.body = chatBody(agent.history, false);
-      const chars = agent.body.length;
+      const primed = await newAgent(url, `open-loop-${i}`, 1000 + i, primeTokens * charsPerToken);
+      const { agent } = primed;
+      const bytes = agent.body.length;
       const tokens = await turn(url, agent); // the first turn: a cold full render, unmeasured
-      if (i === 0) charsPerToken *= primeTokens / tokens;
-      if (i === 0) console.log(`  primed agent 0: ${tokens} prompt tokens (${chars} body bytes)`);
+      if (i === 0) {
+        charsPerToken *= primeTokens / tokens;
+        Object.assign(first, { chars: primed.chars, tokens });
+        console.log(`  primed agent 0: ${tokens} prompt tokens (${bytes} body bytes)`);
+      }
       agents.push(agent);
+    }
+    const coldAgents: Agent[] = [];
+    if (o.cold > 0) {
+      // Sized along the slope from agent 0 to a probe twice its size: the fixed part of a prompt
+      // (system prompt, tools, the new tool result) has no history characters, so agent 0's
+      // ratio alone would size a long history short. Seeds after the warm agents' own: nothing
+      // of a cold history is in the segment cache.
+      const seed = 1000 + count;
+      const probe = await newAgent(url, "open-loop-probe", seed, 2 * first.chars);
+      const probeTokens = await turn(url, probe.agent);
+      const slope = (probe.chars - first.chars) / (probeTokens - first.tokens);
+      const chars = first.chars + (o.coldTokens - first.tokens) * slope;
+      for (let i = 0; i < o.cold; i++) {
+        coldAgents.push((await newAgent(url, `open-loop-cold-${i}`, seed + 1 + i, chars)).agent);
+      }
     }
 
     const idle = [...agents];
     const waiting: number[] = []; // scheduled times of arrivals that found no idle agent
     const openLoop: number[] = [], service: number[] = [], prompts: number[] = [];
+    const scheduledAt: number[] = []; // each measured warm turn's arrival, in `openLoop` order
     let errors = 0, inFlight = 0, completed = 0;
     const random = rng(rate);
     const t0 = performance.now();
     const measureFrom = t0 + o.warmup * 1000, end = measureFrom + o.seconds * 1000;
     let cpu0 = 0, driverCpu0 = 0;
+    const coldAt = measureFrom + Math.min(2, o.seconds / 2) * 1000;
+    const cold = { latency: [] as number[], prompts: [] as number[], errors: 0, from: 0, until: 0 };
+    let coldSettled: Promise<unknown> | undefined;
+    const fireCold = () => {
+      cold.from = performance.now();
+      coldSettled = Promise.all(
+        coldAgents.map((agent) =>
+          turn(url, agent, 300_000).then((tokens) => {
+            cold.latency.push(performance.now() - cold.from);
+            cold.prompts.push(tokens);
+          }, (e) => {
+            if (++cold.errors <= 3) console.error(`  cold error: ${e}`);
+          }).finally(() => cold.until = performance.now())
+        ),
+      );
+    };
 
     const start = (agent: Agent, scheduled: number) => {
       inFlight++;
@@ -197,6 +274,7 @@ async function measure(o: Options, rate: number) {
         const done = performance.now();
         if (scheduled >= measureFrom && scheduled < end) {
           openLoop.push(done - scheduled);
+          scheduledAt.push(scheduled);
           service.push(done - sent);
           prompts.push(tokens);
           completed++;
@@ -220,6 +298,7 @@ async function measure(o: Options, rate: number) {
         measuring = true;
         [cpu0, driverCpu0] = [await cpuSeconds(child.pid), await cpuSeconds("self")];
       }
+      if (coldAgents.length && !coldSettled && now >= coldAt) fireCold();
       if (now >= end) break;
       while (next <= now) {
         const agent = idle.shift();
@@ -235,6 +314,11 @@ async function measure(o: Options, rate: number) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const unfinished = inFlight + waiting.length;
+    await coldSettled; // each cold turn ends by its own timeout
+    const duringCold = openLoop.filter((_, i) =>
+      cold.from > 0 && scheduledAt[i] >= cold.from && scheduledAt[i] < cold.until
+    ).sort((a, b) => a - b);
+    for (const xs of [cold.latency, cold.prompts]) xs.sort((a, b) => a - b);
     openLoop.sort((a, b) => a - b);
     service.sort((a, b) => a - b);
     prompts.sort((a, b) => a - b);
@@ -252,6 +336,14 @@ async function measure(o: Options, rate: number) {
       gatewayCpuMsPerTurn: ((cpu1 - cpu0) * 1000) / Math.max(1, completed),
       gatewayCores: (cpu1 - cpu0) / o.seconds,
       driverCores: (driverCpu1 - driverCpu0) / o.seconds,
+      cold: coldAgents.length === 0 ? undefined : {
+        turns: cold.latency.length,
+        errors: cold.errors,
+        prompt: [quantile(cold.prompts, 0), quantile(cold.prompts, 1)],
+        latency: [0, 0.5, 1].map((q) => quantile(cold.latency, q)),
+        warmTurns: duringCold.length,
+        warmOpenLoop: [0.5, 0.99, 1].map((q) => quantile(duringCold, q)),
+      },
     };
   } finally {
     child.kill();
@@ -276,6 +368,19 @@ for (const rate of o.rates) {
         ms(r.service[1])
       } ms\n` +
       `  gateway CPU ${r.gatewayCpuMsPerTurn.toFixed(2)} ms/turn (${r.gatewayCores.toFixed(2)} ` +
-      `cores); driver ${r.driverCores.toFixed(2)} cores`,
+      `cores${r.cold ? ", cold turns' CPU included" : ""}); driver ${
+        r.driverCores.toFixed(2)
+      } cores`,
   );
+  if (r.cold) {
+    const c = r.cold;
+    console.log(
+      `  cold: ${c.turns} first turns, ${c.errors} errors; prompt tokens ${c.prompt.join(" / ")} ` +
+        `(min / max); latency ${c.latency.map(ms).join(" / ")} ms (min / p50 / max)\n` +
+        `  warm turns arriving during cold: ${c.warmTurns}; open-loop latency p50 ` +
+        `${ms(c.warmOpenLoop[0])} ms, p99 ${ms(c.warmOpenLoop[1])} ms, max ${
+          ms(c.warmOpenLoop[2])
+        } ms`,
+    );
+  }
 }
