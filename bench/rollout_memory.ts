@@ -94,8 +94,8 @@ clearInterval(sampler);
 for (const a of agents) a.history = [];
 gc?.();
 const after = Deno.memoryUsage();
-// What glibc keeps of freed native memory (the tokenizer's allocations): returned with
-// malloc_trim(0) to see how much of the RSS it is (a measurement, not something the gateway does).
+// What glibc still keeps of freed native memory (the tokenizer's allocations): the gateway trims
+// every 8 MB of text tokenized (model/native_memory.ts); one more malloc_trim(0) shows what is left.
 let trimmed = "";
 if (Deno.build.os === "linux") {
   try {
