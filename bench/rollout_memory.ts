@@ -102,9 +102,11 @@ if (Deno.build.os === "linux") {
     const libc = Deno.dlopen("libc.so.6", {
       malloc_trim: { parameters: ["usize"], result: "i32" },
     });
+    const t = performance.now();
     libc.symbols.malloc_trim(0n);
+    const ms = performance.now() - t;
     libc.close();
-    trimmed = `; after malloc_trim(0): RSS ${mb(Deno.memoryUsage().rss)}`;
+    trimmed = `; after malloc_trim(0) (${ms.toFixed(1)} ms): RSS ${mb(Deno.memoryUsage().rss)}`;
   } catch (e) {
     trimmed = `; malloc_trim unavailable (${(e as Error).message})`;
   }
