@@ -22,7 +22,7 @@ Deno.test("NativeMemoryTrim: one trim per threshold of text, never two at once",
   assert.equal(trim.trims, 2);
 });
 
-Deno.test("NativeMemoryTrim: the process's glibc malloc_trim runs off the event loop", async () => {
+Deno.test("NativeMemoryTrim: the process's glibc malloc_trim loads and runs", async () => {
   const shared = NativeMemoryTrim.shared();
   if (Deno.build.os !== "linux") return;
   assert.ok(shared.available, "glibc and the FFI permission (-A) are there: trimming must load");
