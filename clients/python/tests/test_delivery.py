@@ -26,12 +26,13 @@ class LongPollRaceTest(unittest.IsolatedAsyncioTestCase):
     """Without acknowledgement, 52 of 300 requests whose long poll was cut off stranded."""
 
     async def asyncSetUp(self) -> None:
-        self.gw = support.start_gateway()  # the gateway's defaults: 10 s ack timeout
+        # Started on a thread: the start blocks, and the test's event loop reports slow callbacks.
+        self.gw = await asyncio.to_thread(support.start_gateway)  # defaults: 10 s ack timeout
         self.client = RollgateClient(self.gw.url)  # the client's defaults
 
     async def asyncTearDown(self) -> None:
         await self.client.close()
-        self.gw.stop()
+        await asyncio.to_thread(self.gw.stop)
 
     async def test_long_poll_race_strands_none_of_1000(self) -> None:
         rollouts = [await self.client.create_rollout(id=f"race-{uuid.uuid4().hex[:6]}-{i}") for i in range(50)]
@@ -103,12 +104,12 @@ class LongPollRaceTest(unittest.IsolatedAsyncioTestCase):
 
 class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
-        self.gw = support.start_gateway(args=["--abandon-grace", "0.3"])
+        self.gw = await asyncio.to_thread(support.start_gateway, args=["--abandon-grace", "0.3"])
         self.client = RollgateClient(self.gw.url)
 
     async def asyncTearDown(self) -> None:
         await self.client.close()
-        self.gw.stop()
+        await asyncio.to_thread(self.gw.stop)
 
     async def test_agent_gone_cancels_the_handler_and_a_late_complete_is_410(self) -> None:
         r = await self.client.create_rollout()
