@@ -15,7 +15,7 @@
  * @module
  */
 import type { Message } from "../canonical/mod.ts";
-import { PolicyModel } from "../model/mod.ts";
+import { PolicyModel, trimNativeMemory } from "../model/mod.ts";
 import { type Rollout, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
 import { agentSteps, sampledText, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
 import { InstantBackend } from "./instant_backend.ts";
@@ -96,21 +96,12 @@ gc?.();
 const after = Deno.memoryUsage();
 // What glibc still keeps of freed native memory (the tokenizer's allocations): the gateway trims
 // every 8 MB of text tokenized (model/native_memory.ts); one more malloc_trim(0) shows what is left.
-let trimmed = "";
-if (Deno.build.os === "linux") {
-  try {
-    const libc = Deno.dlopen("libc.so.6", {
-      malloc_trim: { parameters: ["usize"], result: "i32" },
-    });
-    const t = performance.now();
-    libc.symbols.malloc_trim(0n);
-    const ms = performance.now() - t;
-    libc.close();
-    trimmed = `; after malloc_trim(0) (${ms.toFixed(1)} ms): RSS ${mb(Deno.memoryUsage().rss)}`;
-  } catch (e) {
-    trimmed = `; malloc_trim unavailable (${(e as Error).message})`;
-  }
-}
+const trimStart = performance.now();
+const trimmed = await trimNativeMemory()
+  ? `; after malloc_trim(0) (${(performance.now() - trimStart).toFixed(1)} ms): RSS ${
+    mb(Deno.memoryUsage().rss)
+  }`
+  : "; malloc_trim unavailable (no glibc or no FFI permission)";
 const turns = agents.reduce((n, a) => n + a.rollout.turns.length, 0);
 console.log(
   `${ROLLOUTS} rollouts × ${TURNS} turns (${turns} turns), last prompt ≤ ${lastPrompt} ids: ` +

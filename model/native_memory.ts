@@ -28,6 +28,16 @@ type Trim = () => Promise<number>;
 /** Loaded with the module, before any test case, so no test sees the library opened as its own. */
 const MALLOC_TRIM = loadMallocTrim();
 
+/**
+ * One `malloc_trim(0)` now, off the event loop; false where it cannot run (no glibc, no FFI
+ * permission). The gateway trims through {@link NativeMemoryTrim}; this is for measurements.
+ */
+export async function trimNativeMemory(): Promise<boolean> {
+  if (MALLOC_TRIM === null) return false;
+  await MALLOC_TRIM();
+  return true;
+}
+
 /** `malloc_trim` from glibc, or null where it cannot be called. */
 function loadMallocTrim(): Trim | null {
   if (Deno.build.os !== "linux") return null;
