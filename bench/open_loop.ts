@@ -11,7 +11,8 @@
  *
  * Reported per rate, over the window after a warm-up: latency from the scheduled arrival to the
  * response ("open loop", what a trainer sees) and from the send ("service"), the gateway's CPU per
- * turn (from `/proc/<pid>/stat`) and the driver's own CPU share (it runs on the same machine).
+ * turn (from `/proc/<pid>/stat`; split by thread name from `/proc/<pid>/task`: the event loop's
+ * thread carries the process's name) and the driver's own CPU share (it runs on the same machine).
  * The backend answers at once, so the latency is what rollgate adds.
  *
  *     deno run -A bench/open_loop.ts --rates 100,250,500 --seconds 10 --tokens 8000
@@ -124,11 +125,28 @@ function history(
   throw new Error("unreachable");
 }
 
-/** CPU seconds (user + system) of a process so far. */
-async function cpuSeconds(pid: number | "self"): Promise<number> {
+/** CPU seconds (user + system) of a process (or `pid/task/tid`: one thread) so far. */
+async function cpuSeconds(pid: number | string): Promise<number> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of a process's threads by name (`comm`; the event loop's thread carries the
+ * process's name). A thread that ended before the reading is not counted.
+ */
+async function cpuByThread(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    try {
+      const name = (await Deno.readTextFile(`/proc/${pid}/task/${task.name}/comm`)).trim();
+      byName.set(name, (byName.get(name) ?? 0) + await cpuSeconds(`${pid}/task/${task.name}`));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -249,7 +267,7 @@ async function measure(o: Options, rate: number) {
     const random = rng(rate);
     const t0 = performance.now();
     const measureFrom = t0 + o.warmup * 1000, end = measureFrom + o.seconds * 1000;
-    let cpu0 = 0, driverCpu0 = 0;
+    let cpu0 = 0, driverCpu0 = 0, threads0 = new Map<string, number>();
     const coldAt = measureFrom + Math.min(2, o.seconds / 2) * 1000;
     const cold = { latency: [] as number[], prompts: [] as number[], errors: 0, from: 0, until: 0 };
     let coldSettled: Promise<unknown> | undefined;
@@ -297,6 +315,7 @@ async function measure(o: Options, rate: number) {
       if (!measuring && now >= measureFrom) {
         measuring = true;
         [cpu0, driverCpu0] = [await cpuSeconds(child.pid), await cpuSeconds("self")];
+        threads0 = await cpuByThread(child.pid);
       }
       if (coldAgents.length && !coldSettled && now >= coldAt) fireCold();
       if (now >= end) break;
@@ -309,6 +328,7 @@ async function measure(o: Options, rate: number) {
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(1, next - performance.now()))));
     }
     const [cpu1, driverCpu1] = [await cpuSeconds(child.pid), await cpuSeconds("self")];
+    const threads1 = await cpuByThread(child.pid);
     const drainBy = performance.now() + 60_000;
     while ((inFlight > 0 || waiting.length > 0) && performance.now() < drainBy) {
       await new Promise((r) => setTimeout(r, 10));
@@ -334,6 +354,9 @@ async function measure(o: Options, rate: number) {
       openLoop: [quantile(openLoop, 0.5), quantile(openLoop, 0.99), openLoop[arrived - 1]],
       service: [quantile(service, 0.5), quantile(service, 0.99)],
       gatewayCpuMsPerTurn: ((cpu1 - cpu0) * 1000) / Math.max(1, completed),
+      threadCpuMsPerTurn: [...threads1].map(([name, s]) =>
+        [name, ((s - (threads0.get(name) ?? 0)) * 1000) / Math.max(1, completed)] as const
+      ).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]),
       gatewayCores: (cpu1 - cpu0) / o.seconds,
       driverCores: (driverCpu1 - driverCpu0) / o.seconds,
       cold: coldAgents.length === 0 ? undefined : {
@@ -370,7 +393,10 @@ for (const rate of o.rates) {
       `  gateway CPU ${r.gatewayCpuMsPerTurn.toFixed(2)} ms/turn (${r.gatewayCores.toFixed(2)} ` +
       `cores${r.cold ? ", cold turns' CPU included" : ""}); driver ${
         r.driverCores.toFixed(2)
-      } cores`,
+      } cores\n` +
+      `  gateway CPU by thread, ms/turn: ${
+        r.threadCpuMsPerTurn.map(([name, ms]) => `${name} ${ms.toFixed(2)}`).join(", ")
+      }`,
   );
   if (r.cold) {
     const c = r.cold;

@@ -32,6 +32,7 @@ export {
   serveHttp,
 } from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
+export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
 export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";
 export { openaiChatAdapter } from "./openai_chat/mod.ts";
