@@ -27,7 +27,8 @@ export interface PendingRequest {
   request_id: string;
   rollout_id: string;
   turn_id: string;
-  prompt_ids: number[];
+  /** A view of the chain's ids (written to the trainer with `jsonWithIds` or as base64). */
+  prompt_ids: Int32Array;
   sampling: SamplingRequest;
 }
 
@@ -66,6 +67,8 @@ interface Entry {
   onTokens?: (ids: number[]) => void;
   resolve(c: Completion): void;
   reject(e: Error): void;
+  /** Stops listening to the agent's signal (the listener must not outlive the request). */
+  detach(): void;
 }
 
 interface Waiter {
@@ -174,13 +177,16 @@ export class InterceptionGate implements GenerationBackend {
         onTokens: req.onTokens,
         resolve,
         reject,
+        detach: () => signal?.removeEventListener("abort", gone),
+      };
+      const signal = req.signal;
+      const gone = () => {
+        if (this.#entries.get(req.requestId) !== entry) return;
+        const error = abortError(signal!, AGENT_GONE);
+        this.#end(req.requestId, { kind: "withdrawn", reason: error.message }).reject(error);
       };
       this.#entries.set(req.requestId, entry);
-      req.signal?.addEventListener("abort", () => {
-        if (this.#entries.get(req.requestId) !== entry) return;
-        const error = abortError(req.signal!, AGENT_GONE);
-        this.#end(req.requestId, { kind: "withdrawn", reason: error.message }).reject(error);
-      }, { once: true });
+      signal?.addEventListener("abort", gone, { once: true });
       this.#offer(entry, false);
     });
   }
@@ -380,6 +386,7 @@ export class InterceptionGate implements GenerationBackend {
     const entry = this.#entries.get(requestId)!;
     this.#entries.delete(requestId);
     clearTimeout(entry.deadline);
+    entry.detach();
     if (entry.state === "queued") {
       const q = this.#queue.indexOf(requestId);
       if (q >= 0) this.#queue.splice(q, 1);
