@@ -244,7 +244,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       c.req.raw.signal,
       lease === undefined ? undefined : Number(lease) * 1000,
     );
-    return next ? c.json(pendingBody(next, encoding)) : c.body(null, 204);
+    if (!next) return c.body(null, 204);
+    return c.body(pendingBody(next, encoding), 200, { "content-type": "application/json" });
   });
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {

@@ -16,7 +16,8 @@ export interface GenerationRequest {
   requestId: string;
   rolloutId: string;
   turnId: string;
-  promptIds: number[];
+  /** The prompt: a view of the chain's ids, never to be changed or kept past the generation. */
+  promptIds: Int32Array;
   sampling: SamplingRequest;
   /** Sticky key (the rollout id) so an engine router keeps a rollout's prefix cache warm. */
   routingKey?: string;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { jsonWithIds } from "./ids_json.ts";
 import {
   abortError,
   type FinishReason,
@@ -166,7 +167,7 @@ export class EngineHttp {
         res = await fetch(this.url + path, {
           method: "POST",
           headers: { "content-type": "application/json", ...this.options.headers, ...o.headers },
-          body: JSON.stringify(o.body(attempt)),
+          body: jsonWithIds(o.body(attempt)),
           signal: controller.signal,
         });
       } catch (e) {

@@ -15,7 +15,7 @@ function ask(
     requestId: id,
     rolloutId: rollout,
     turnId: `${id}-turn`,
-    promptIds: [1, 2, 3],
+    promptIds: Int32Array.of(1, 2, 3),
     sampling: { max_tokens: 8, stop_token_ids: [0] },
     signal,
   });

@@ -9,6 +9,7 @@
  * - `gate.ts`: the interception gate and its `PendingRequest`s.
  * - `pause_gate.ts`: pause and drain for weight syncs.
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
+ * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
  * - `vllm.ts` (+ `vllm_stream.ts`), `sglang.ts`: the engines.
  *
  * @example
@@ -20,7 +21,7 @@
  *   requestId: "req_1",
  *   rolloutId: "r1",
  *   turnId: "r1.0",
- *   promptIds: [1, 2, 3],
+ *   promptIds: Int32Array.of(1, 2, 3),
  *   sampling: { max_tokens: 16, stop_token_ids: [0] },
  * });
  * const pending = await gate.next(1000); // what a trainer's long poll gets
@@ -60,5 +61,6 @@ export {
   EngineHttp,
   type EngineHttpOptions,
 } from "./engine_http.ts";
+export { idsJsonBytes, jsonWithIds } from "./ids_json.ts";
 export { VllmBackend, type VllmOptions } from "./vllm.ts";
 export { SglangBackend, type SglangOptions } from "./sglang.ts";

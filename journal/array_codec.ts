@@ -19,9 +19,10 @@
 
 type Width = 1 | 4 | 8;
 
-function widthOf(values: readonly number[]): Width {
+function widthOf(values: ArrayLike<number>): Width {
   let width: Width = 1;
-  for (const v of values) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
     if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) return 8;
     if (v < 0 || v > 255) width = 4;
   }
@@ -31,7 +32,7 @@ function widthOf(values: readonly number[]): Width {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function packArrays(arrays: Readonly<Record<string, readonly number[]>>): Uint8Array {
+export function packArrays(arrays: Readonly<Record<string, ArrayLike<number>>>): Uint8Array {
   const entries = Object.entries(arrays).map(([name, values]) => ({
     name: encoder.encode(name),
     values,

@@ -15,7 +15,6 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type {
-  EventArrays,
   Journal,
   JournaledRollout,
   JournalEvent,
@@ -276,7 +275,7 @@ function splitArrays(
   value: Record<string, unknown>,
 ): { data: Record<string, unknown>; arrays: Uint8Array | null } {
   const data: Record<string, unknown> = {};
-  const arrays: EventArrays = {};
+  const arrays: Record<string, number[]> = {};
   let any = false;
   for (const [k, entry] of Object.entries(value)) {
     // A built sample holds typed arrays (`Int32Array` ids, byte masks): stored as number arrays.

@@ -184,7 +184,7 @@ export function startScriptedPolicy(o: {
       if (!req) continue;
       try {
         o.gate.ack(req.request_id);
-        const ids = await o.script(req.prompt_ids);
+        const ids = await o.script(Array.from(req.prompt_ids));
         o.gate.complete(req.request_id, {
           output_ids: ids,
           logprobs: ids.map((_, i) => scriptedLogprob(i)),

@@ -8,7 +8,7 @@ import type { AssistantMessage, CanonicalRequest, Message, TurnAnswer } from "..
 import { AGENT_TOOL_NAMES, type Chain, classifyChain, demoteToSide } from "./branch_label.ts";
 import { retryFork, rewriteFork } from "./fork_label.ts";
 import type { Rollout } from "./rollout.ts";
-import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
+import { type HistoryEdits, newTurn, noIds, type Turn } from "./turn.ts";
 import { sameForm } from "./same_message.ts";
 import { type MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 
@@ -23,7 +23,7 @@ export function registerTurn(
   result: Promise<TurnAnswer>,
   idSuffix: string,
 ): { turn: Turn; promptNode: MessageNode } {
-  const turn: Turn = {
+  const turn = newTurn({
     id: `${rollout.id}.${rollout.turns.length}.${idSuffix}`,
     index: rollout.turns.length,
     rolloutId: rollout.id,
@@ -39,22 +39,17 @@ export function registerTurn(
     toolSpans: [],
     history: mount.node,
     historyEdits: sharedEdits(mount.edits, mount.base),
-    get messages() {
-      return historyOf(this.history, this.historyEdits);
-    },
     tools: rollout.tree.internTools(TurnTree.rootKey(req), req.tools),
     renderedMessages: 0,
-    bridgeIds: [],
-    deltaIds: [],
+    ids: noIds(),
     promptLength: 0,
     maxTokens: 0,
-    outputIds: [],
     logprobs: null,
     malformedToolCalls: 0,
     status: "pending",
     result,
     timings: { received: Date.now() },
-  };
+  });
   const promptNode = rollout.tree.attach(mount, req.messages, turn);
   turn.history = promptNode;
   assignChain(rollout, turn, mount, req.messages);

@@ -14,7 +14,7 @@ import type { SampleLog } from "./sample_log.ts";
 import type { Sample } from "./samples.ts";
 
 /** Number arrays an event carries in binary: token ids, logprobs, masks. */
-export type EventArrays = Record<string, readonly number[]>;
+export type EventArrays = Readonly<Record<string, ArrayLike<number>>>;
 
 /** One change to one rollout. */
 export interface JournalEvent {

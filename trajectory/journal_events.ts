@@ -122,7 +122,7 @@ export function turnRecorded(turn: Turn): JournalEvent {
     rendered: turn.timings.rendered,
     completed: turn.timings.completed!,
   };
-  const arrays: Record<string, readonly number[]> = { output_ids: turn.outputIds };
+  const arrays: Record<string, ArrayLike<number>> = { output_ids: turn.outputIds };
   if (turn.logprobs) arrays.logprobs = turn.logprobs;
   return { rollout: turn.rolloutId, kind: "turn_recorded", data: { ...data }, arrays };
 }

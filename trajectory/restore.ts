@@ -16,6 +16,7 @@ import type { TurnPlanned, TurnRecorded, TurnRegistered } from "./journal_events
 import { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 import type { TurnRunner } from "./turn_runner.ts";
 import { TurnTree } from "./turn_tree.ts";
+import { placeOutput, placePrompt } from "./turn.ts";
 
 export interface RestoreReport {
   rollouts: number;
@@ -150,12 +151,8 @@ function apply(
     case "turn_planned": {
       const d = data as unknown as TurnPlanned;
       const t = replayed();
-      Object.assign(t.open.turn, d.plan, {
-        bridgeIds: event.arrays?.bridge_ids ?? [],
-        deltaIds: event.arrays?.delta_ids ?? [],
-        maxTokens: d.maxTokens,
-        header: d.header,
-      });
+      Object.assign(t.open.turn, d.plan, { maxTokens: d.maxTokens, header: d.header });
+      placePrompt(t.open.turn, event.arrays?.bridge_ids ?? [], event.arrays?.delta_ids ?? []);
       t.open.turn.timings.rendered = d.rendered;
       t.planned = d;
       return;
@@ -163,9 +160,9 @@ function apply(
     case "turn_recorded": {
       const d = data as unknown as TurnRecorded;
       const { turn } = replayed().open;
+      placeOutput(turn, event.arrays?.output_ids ?? []);
       Object.assign(turn, {
-        outputIds: event.arrays?.output_ids ?? [],
-        logprobs: event.arrays?.logprobs ?? null,
+        logprobs: event.arrays?.logprobs ? Float64Array.from(event.arrays.logprobs) : null,
         finishReason: d.finishReason,
         weightVersion: d.weightVersion,
         malformedToolCalls: d.malformedToolCalls,

@@ -76,6 +76,8 @@ export class Rollout {
     this.status = "finished";
     this.finishedAt = Date.now();
     this.reward = reward;
+    // No turn will extend a line again: each gives back what it reserved to grow.
+    for (const t of this.turns) t.ids.line.trim();
   }
 
   /**

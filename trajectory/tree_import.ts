@@ -16,7 +16,15 @@
 import type { Protocol } from "../canonical/mod.ts";
 import type { BranchLabel } from "./branch_label.ts";
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import { historyOf, type MountKind, type Turn, type TurnStatus } from "./turn.ts";
+import {
+  type MountKind,
+  newTurn,
+  noIds,
+  placeOutput,
+  placePrompt,
+  type Turn,
+  type TurnStatus,
+} from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
 import type { TurnRecord, TurnTreeExport } from "./tree_export.ts";
 
@@ -25,32 +33,23 @@ export class TreeImportError extends Error {
   override name = "TreeImportError";
 }
 
-/** `prompts` holds the full prompts of the turns imported so far (dropped after the import). */
-function importTurn(
-  rec: TurnRecord,
-  parent: Turn | null,
-  rollout: Rollout,
-  prompts: Map<Turn, number[]>,
-): Turn {
+function importTurn(rec: TurnRecord, parent: Turn | null, rollout: Rollout): Turn {
   const protocol = (rec.protocol ?? "chat") as Protocol;
   // Histories hang in the rollout's message tree, shared between turns, as on a live rollout.
   const key = TurnTree.rootKey({ protocol, tools: rec.tools });
   const mount = rollout.tree.mount(rec.messages, key);
   let start = 0;
   if (parent) {
-    const parentIds = parent.promptLength + parent.outputIds.length;
+    const parentIds = parent.ids.outputEnd;
     start = parentIds + rec.bridge_ids.length;
     // Failed turns may hold no prompt at all; anything else must extend its parent verbatim.
     if (rec.prompt_ids.length > 0) {
       if (rec.prompt_ids.length < start) {
         throw new TreeImportError(`turn ${rec.id} is shorter than its parent ${parent.id}`);
       }
-      const previous = prompts.get(parent)!;
+      const previous = parent.ids.line.view(0, parentIds);
       for (let i = 0; i < parentIds; i++) {
-        const want = i < parent.promptLength
-          ? previous[i]
-          : parent.outputIds[i - parent.promptLength];
-        if (rec.prompt_ids[i] !== want) {
+        if (rec.prompt_ids[i] !== previous[i]) {
           throw new TreeImportError(
             `turn ${rec.id} does not extend its parent ${parent.id} (id ${i} differs)`,
           );
@@ -58,8 +57,7 @@ function importTurn(
       }
     }
   }
-  const deltaIds = rec.prompt_ids.slice(Math.min(start, rec.prompt_ids.length));
-  const turn: Turn = {
+  const turn = newTurn({
     id: rec.id,
     index: rec.index,
     rolloutId: rollout.id,
@@ -76,17 +74,12 @@ function importTurn(
     toolSpans: rec.tool_spans,
     history: mount.node,
     historyEdits: mount.edits,
-    get messages() {
-      return historyOf(this.history, this.historyEdits);
-    },
     tools: rollout.tree.internTools(key, rec.tools),
     renderedMessages: rec.rendered_messages,
-    bridgeIds: parent && rec.prompt_ids.length > 0 ? rec.bridge_ids : [],
-    deltaIds,
+    ids: noIds(),
     promptLength: rec.prompt_ids.length,
     maxTokens: 0,
-    outputIds: rec.output_ids,
-    logprobs: rec.logprobs,
+    logprobs: rec.logprobs ? Float64Array.from(rec.logprobs) : null,
     ...(rec.finish_reason ? { finishReason: rec.finish_reason as Turn["finishReason"] } : {}),
     ...(rec.weight_version !== null ? { weightVersion: rec.weight_version } : {}),
     ...(rec.answer ? { message: rec.answer } : {}),
@@ -95,12 +88,15 @@ function importTurn(
     ...(rec.error !== null ? { error: rec.error } : {}),
     result: Promise.reject(new Error("an imported turn has no live answer")),
     timings: rec.timings,
-  };
+  });
   turn.result.catch(() => {});
+  if (rec.prompt_ids.length > 0) {
+    placePrompt(turn, parent ? rec.bridge_ids : [], rec.prompt_ids.slice(start));
+  }
+  placeOutput(turn, rec.output_ids);
   const promptNode = rollout.tree.attach(mount, rec.messages, turn);
   turn.history = promptNode;
   if (turn.status === "done" && turn.message) rollout.tree.recordAnswer(promptNode, turn);
-  prompts.set(turn, rec.prompt_ids);
   return turn;
 }
 
@@ -127,13 +123,12 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
     rollout.finishedAt = (r.finished_at as number | null) ?? undefined;
   }
   const byId = new Map<string, Turn>();
-  const prompts = new Map<Turn, number[]>();
   for (const rec of [...tree.turns].sort((a, b) => a.index - b.index)) {
     const parent = rec.parent === null ? null : byId.get(rec.parent);
     if (parent === undefined) {
       throw new TreeImportError(`turn ${rec.id} names an unknown parent ${rec.parent}`);
     }
-    const turn = importTurn(rec, parent, rollout, prompts);
+    const turn = importTurn(rec, parent, rollout);
     // A chain is a line: its live turn continuing the parent is the parent's `next`.
     if (parent && parent.chain === turn.chain && turn.status !== "failed") parent.next = turn;
     byId.set(turn.id, turn);

@@ -23,7 +23,14 @@ import type {
 } from "../canonical/mod.ts";
 import type { DeltaHistory, PolicyModel, Rendered } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
-import { answerId, promptIds, type Turn } from "./turn.ts";
+import {
+  answerId,
+  type HistoryNode,
+  placeOutput,
+  placePrompt,
+  promptIds,
+  type Turn,
+} from "./turn.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
@@ -43,20 +50,58 @@ function randomId(bytes = 12): string {
 }
 
 /**
- * The tool calls a delta's tool results answer, looked up backwards from the delta's start and
- * no further than the last user message (results follow their calls), so a lookup costs what it
- * reads, not the history.
+ * The tool calls a delta's tool results answer, looked up in the message tree upwards from where
+ * the delta starts and no further than the last user message (results follow their calls), so a
+ * lookup costs what it reads, not the history, and needs nothing of the request's own copy.
  */
-function callsBefore(messages: readonly Message[], end: number): DeltaHistory {
+function callsAbove(node: HistoryNode): DeltaHistory {
   return {
     toolCall(id) {
-      for (let i = end - 1; i >= 0 && messages[i].role !== "user"; i--) {
-        const m = messages[i];
+      for (
+        let n: HistoryNode | null = node;
+        n?.message && n.message.role !== "user";
+        n = n.parent
+      ) {
+        const m = n.message;
         const call = m.role === "assistant" ? m.tool_calls?.find((c) => c.id === id) : undefined;
         if (call) return call;
       }
       return undefined;
     },
+  };
+}
+
+/** The node of `node`'s path at `depth` (an ancestor, or itself). */
+function ancestorAt(node: HistoryNode, depth: number): HistoryNode {
+  let n = node;
+  while (n.depth > depth) n = n.parent!;
+  return n;
+}
+
+/**
+ * What rendering a turn's prompt needs of its request: the new messages alone when it extends a
+ * recorded turn (a delta), the whole history for a new chain. Taken before the render awaits, so
+ * the request's parsed history (most of it already in the tree) can be collected meanwhile.
+ */
+interface PromptWork {
+  base: Turn | null;
+  /** How many messages come before `messages` (the base's history and answer). */
+  baseDepth: number;
+  messages: Message[];
+  tools: CanonicalRequest["tools"];
+  history?: DeltaHistory;
+  splitSpecialTokens: boolean;
+}
+
+function promptWork(mount: Mount, req: CanonicalRequest, splitSpecialTokens: boolean): PromptWork {
+  const { base, baseDepth } = mount;
+  return {
+    base,
+    baseDepth,
+    messages: base ? req.messages.slice(baseDepth) : req.messages,
+    tools: req.tools,
+    history: base ? callsAbove(ancestorAt(mount.node, baseDepth)) : undefined,
+    splitSpecialTokens,
   };
 }
 
@@ -258,9 +303,19 @@ export class TurnRunner {
     const { turn } = open;
     turn.live = new LiveAnswer();
 
+    const work = promptWork(mount, req, rollout.splitSpecialTokens);
+    const { model } = req;
+    const sampling: SamplingRequest = {
+      max_tokens: 0,
+      temperature: req.sampling.temperature ?? rollout.sampling.temperature,
+      top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      stop_token_ids: this.model.stopTokenIds,
+    };
+    const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
+    // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
     let plan: PromptPlan;
     try {
-      plan = await this.#planPrompt(mount, req, rollout.splitSpecialTokens);
+      plan = await this.#planPrompt(work);
     } catch (e) {
       throw refuse(
         open,
@@ -268,7 +323,9 @@ export class TurnRunner {
         `cannot render the conversation: ${(e as Error).message}`,
       );
     }
-    Object.assign(turn, plan);
+    const { bridgeIds, deltaIds, ...planned } = plan;
+    Object.assign(turn, planned);
+    placePrompt(turn, bridgeIds, deltaIds);
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
     if (room <= 0) {
@@ -278,20 +335,15 @@ export class TurnRunner {
         `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`,
       );
     }
-    turn.maxTokens = Math.min(req.sampling.max_tokens ?? rollout.sampling.max_tokens ?? room, room);
+    turn.maxTokens = Math.min(maxTokens ?? room, room);
     turn.header = {
       id: answerId(turn),
-      model: req.model,
+      model,
       created: Math.floor(Date.now() / 1000),
       inputTokens: turn.promptLength,
-      cachedTokens: turn.promptLength - plan.bridgeIds.length - plan.deltaIds.length,
+      cachedTokens: turn.promptLength - bridgeIds.length - deltaIds.length,
     };
-    const sampling: SamplingRequest = {
-      max_tokens: turn.maxTokens,
-      temperature: req.sampling.temperature ?? rollout.sampling.temperature,
-      top_p: req.sampling.top_p ?? rollout.sampling.top_p,
-      stop_token_ids: this.model.stopTokenIds,
-    };
+    sampling.max_tokens = turn.maxTokens;
     const requestId = `req_${randomId()}`;
     this.writer.record(turnPlanned(turn, plan, requestId, sampling));
     this.launch(open, requestId, sampling, toolCallIdPrefix);
@@ -329,6 +381,8 @@ export class TurnRunner {
       .finally(() => {
         clearTimeout(deadline);
         clearTimeout(this.#aborts.get(turn)?.grace);
+        // The controller (and whatever listens to its signal) must not live as long as the turn.
+        this.#aborts.delete(turn);
         turn.result.finally(() => this.#byRequest.delete(requestId)).catch(() => {});
       });
   }
@@ -447,35 +501,29 @@ export class TurnRunner {
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    return (await this.#planPrompt(mount, req, rollout.splitSpecialTokens)).promptLength;
+    return (await this.#planPrompt(promptWork(mount, req, rollout.splitSpecialTokens)))
+      .promptLength;
   }
 
-  async #planPrompt(
-    mount: Mount,
-    req: CanonicalRequest,
-    splitSpecialTokens: boolean,
-  ): Promise<PromptPlan> {
-    const base = mount.base;
-    const options = { splitSpecialTokens };
+  async #planPrompt(work: PromptWork): Promise<PromptPlan> {
+    const { base, messages, tools } = work;
+    const options = { splitSpecialTokens: work.splitSpecialTokens };
     if (!base) {
-      const rendered = await this.model.renderFull(req.messages, req.tools, true, options);
+      const rendered = await this.model.renderFull(messages, tools, true, options);
       return {
         bridgeIds: [],
         deltaIds: rendered.ids,
         promptLength: rendered.ids.length,
-        renderedMessages: req.messages.length,
-        toolSpans: this.#toolSpans(rendered, req.messages, 0),
+        renderedMessages: messages.length,
+        toolSpans: this.#toolSpans(rendered, messages, 0),
         specialText: rendered.specialText,
       };
     }
-    const newMessages = req.messages.slice(mount.baseDepth);
-    const rendered = await this.model.renderDeltaIds(
-      newMessages,
-      req.tools,
-      options,
-      callsBefore(req.messages, mount.baseDepth),
+    const rendered = await this.model.renderDeltaIds(messages, tools, options, work.history);
+    const { bridgeIds, deltaIds } = await this.model.joinTurn(
+      Array.from(base.outputIds),
+      rendered.ids,
     );
-    const { bridgeIds, deltaIds } = await this.model.joinTurn(base.outputIds, rendered.ids);
     // Positions in the whole prompt: after the base's prompt, its output and the bridge, less
     // the leading ids the join shared with the output (GLM's role marker).
     const offset = base.promptLength + base.outputIds.length + bridgeIds.length;
@@ -484,7 +532,7 @@ export class TurnRunner {
       bridgeIds,
       deltaIds,
       promptLength: offset + deltaIds.length,
-      renderedMessages: newMessages.length,
+      renderedMessages: messages.length,
       toolSpans: this.#toolSpans(
         {
           ...rendered,
@@ -494,12 +542,12 @@ export class TurnRunner {
             end: o.end - shared,
           })),
         },
-        newMessages,
+        messages,
         bridgeIds.length,
       ),
       specialText: rendered.specialText.map((hit) => ({
         ...hit,
-        message: hit.message + mount.baseDepth,
+        message: hit.message + work.baseDepth,
         position: hit.position === null ? null : hit.position - shared + offset,
       })),
     };
@@ -571,8 +619,8 @@ export class TurnRunner {
       () => toolCallIdPrefix + randomId(),
       turn.tools,
     );
-    turn.outputIds = completion.output_ids;
-    turn.logprobs = completion.logprobs ?? null;
+    placeOutput(turn, completion.output_ids);
+    turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
     turn.finishReason = completion.finish_reason;
     turn.weightVersion = completion.weight_version;
     turn.malformedToolCalls = parsed.malformedToolCalls;

@@ -57,7 +57,7 @@ Deno.test("TurnRunner: root, extend, retry and rewritten", async () => {
   const t1 = await runner.start(rollout, request([u1]), "call_");
   await t1.result;
   assert.equal(t1.mount, "root");
-  assert.deepEqual(promptIds(t1), (await model.renderFull([u1], tools)).ids);
+  assert.deepEqual(Array.from(promptIds(t1)), (await model.renderFull([u1], tools)).ids);
 
   // Retry: the identical request replays the recorded turn; nothing is generated.
   const again = await runner.start(rollout, request([u1]), "call_");
@@ -79,7 +79,7 @@ Deno.test("TurnRunner: root, extend, retry and rewritten", async () => {
   assert.equal(t2.mount, "extend");
   assert.equal(t2.parent, t1);
   assert.equal(t2.renderedMessages, 1);
-  assert.deepEqual(promptIds(t2), (await model.renderFull(history2, tools)).ids);
+  assert.deepEqual(Array.from(promptIds(t2)), (await model.renderFull(history2, tools)).ids);
 
   // Rewritten: the client changed the answer it got (e.g. compaction); a new chain, full render.
   const edited: Message[] = [u1, { ...t1.message!, content: "Listing." }, result];
@@ -88,7 +88,7 @@ Deno.test("TurnRunner: root, extend, retry and rewritten", async () => {
   await t3.result;
   assert.equal(t3.mount, "rewritten");
   assert.equal(t3.parent, null);
-  assert.deepEqual(promptIds(t3), (await model.renderFull(edited, tools)).ids);
+  assert.deepEqual(Array.from(promptIds(t3)), (await model.renderFull(edited, tools)).ids);
 
   // Another tool set never extends a prompt rendered with the old one.
   await script(answer);
@@ -132,8 +132,8 @@ Deno.test("TurnRunner: an output without <|im_end|> is bridged untrained, and is
   const history = [u1, t1.message!, result];
   const t2 = await runner.start(rollout, request(history), "call_");
   await t2.result;
-  assert.deepEqual(t2.bridgeIds, [model.endOfTurnId]);
-  assert.deepEqual(promptIds(t2), (await model.renderFull(history, tools)).ids);
+  assert.deepEqual(Array.from(t2.bridgeIds), [model.endOfTurnId]);
+  assert.deepEqual(Array.from(promptIds(t2)), (await model.renderFull(history, tools)).ids);
   const [sample] = rollout.samples();
   const bridgeAt = t1.promptLength + output.length;
   assert.equal(sample.input_ids[bridgeAt], model.endOfTurnId);
@@ -232,7 +232,7 @@ Deno.test("TurnRunner: black-box turns are registered, recorded and failed by th
   assert.deepEqual(t1.message, call);
   assert.equal(t1.promptLength, 120);
   assert.deepEqual(a1.usage, { ...usage, reasoning_tokens: 0, cached_tokens: 0 });
-  assert.deepEqual(t1.outputIds, [], "no token ids are claimed");
+  assert.deepEqual(Array.from(t1.outputIds), [], "no token ids are claimed");
 
   // The next request extends the recorded answer: same chain, parent linked.
   const history = [u1, call, { role: "tool", content: "a.py", tool_call_id: "x" } as const];
@@ -311,7 +311,7 @@ Deno.test("TurnRunner: abandon fails what is still in flight; a late completion 
   );
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(t1.status, "failed", "not revived by the trainer's late answer");
-  assert.deepEqual(t1.outputIds, []);
+  assert.deepEqual(Array.from(t1.outputIds), []);
   assert.equal(ended.length, 1, "ended once");
 });
 

@@ -18,7 +18,7 @@ function request(): GenerationRequest {
     requestId: "req_0123",
     rolloutId: "r1",
     turnId: "r1.0",
-    promptIds: [1, 2, 3],
+    promptIds: Int32Array.of(1, 2, 3),
     sampling: { max_tokens: 16, stop_token_ids: [STOP, 151643] },
     routingKey: "r1",
   };

@@ -195,7 +195,7 @@ export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<Famil
           assert.deepEqual(t.message, c.messages[d.generated.index], where(c, k));
           assert.equal(t.drift, null, `${where(c, k)}: ${JSON.stringify(t.drift)}`);
           // The recorded ids are the policy's, verbatim.
-          assert.deepEqual(t.outputIds, d.outputIds, where(c, k));
+          assert.deepEqual(Array.from(t.outputIds), d.outputIds, where(c, k));
           turns++;
           calls += t.message?.tool_calls?.length ?? 0;
         }

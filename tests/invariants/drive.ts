@@ -116,8 +116,8 @@ export async function driveConversation(
       sampledIds,
       outputIds,
       logprobs,
-      promptIds: promptIds(turn),
-      backendPromptIds: backend.requests.at(-1)!.promptIds,
+      promptIds: Array.from(promptIds(turn)),
+      backendPromptIds: Array.from(backend.requests.at(-1)!.promptIds),
     });
   }
   return {

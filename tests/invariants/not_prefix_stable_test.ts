@@ -81,7 +81,7 @@ Deno.test("not prefix-stable: reasoning dropped after a new user turn stays in t
   assert.equal(t2.mount, "extend");
   assert.equal(t2.parent, t1);
   assert.equal(t2.drift, null);
-  const p1 = promptIds(t1), p2 = promptIds(t2);
+  const p1 = Array.from(promptIds(t1)), p2 = Array.from(promptIds(t2));
   assert.deepEqual(p1, (await model.renderFull([user1], [])).ids);
   assert.deepEqual(p2.slice(0, p1.length + t1.outputIds.length), [...p1, ...t1.outputIds]);
   // The sampled `<think>` ids are in turn 2's prompt.
@@ -143,7 +143,7 @@ Deno.test("not prefix-stable: a new user turn after a tool loop drops every reas
   const t2 = await runner.start(rollout, ask(history2), "call_");
   await t2.result;
   // Inside the loop the gateway's prompt equals the full render.
-  assert.deepEqual(promptIds(t2), (await model.renderFull(history2, tools)).ids);
+  assert.deepEqual(Array.from(promptIds(t2)), (await model.renderFull(history2, tools)).ids);
 
   backend.enqueue({
     output_ids: await model.tokenizer.encode(qwen3SampledText(answer2)),
@@ -154,7 +154,7 @@ Deno.test("not prefix-stable: a new user turn after a tool loop drops every reas
   await t3.result;
   assert.equal(t3.mount, "extend");
   assert.equal(t3.parent, t2);
-  const p3 = promptIds(t3);
+  const p3 = Array.from(promptIds(t3));
   const full = await model.renderFull(history3, tools);
   assert.equal(firstDifference(p3, full.ids), t1.promptLength);
   assert.deepEqual(without(p3, [thinkSpan(t1), thinkSpan(t2)]), full.ids);

@@ -179,7 +179,7 @@ Deno.test({
             firstDifference(cur.promptIds, expected)
           }`,
         );
-        assert.deepEqual(cur.turn.bridgeIds, bridged, where(c, k));
+        assert.deepEqual(Array.from(cur.turn.bridgeIds), bridged, where(c, k));
         // The sampled ids are the double's ids, not a re-tokenization of anything.
         assert.deepEqual(
           cur.promptIds.slice(prev.promptIds.length, prev.promptIds.length + prev.outputIds.length),

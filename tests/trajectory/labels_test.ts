@@ -715,7 +715,7 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
       assert.equal(node.context[1], node.output[0]);
       cursor = node.output[1];
       assert.deepEqual(sp.tokens.slice(...node.output), turn.output_ids);
-      assert.deepEqual(sp.logprobs.slice(...node.output), turn.logprobs);
+      assert.deepEqual(sp.logprobs.slice(...node.output), Array.from(turn.logprobs!));
       assert.ok(sp.sampled.slice(...node.output).every((s) => s === 1));
       assert.ok(sp.sampled.slice(...node.context).every((s) => s === 0));
       const parentIds = node.parent === null ? [] : (() => {

@@ -695,9 +695,9 @@ async function checkRollout(
   );
   backend.requests.forEach((r, k) => {
     const turn = rollout.turns.find((t) => t.id === r.turnId)!;
-    assert.deepEqual(r.promptIds, promptIds(turn));
-    assert.deepEqual(turn.outputIds, queued[k].output_ids);
-    assert.deepEqual(turn.logprobs, queued[k].logprobs ?? null);
+    assert.deepEqual(Array.from(r.promptIds), Array.from(promptIds(turn)));
+    assert.deepEqual(Array.from(turn.outputIds), queued[k].output_ids);
+    assert.deepEqual(turn.logprobs && Array.from(turn.logprobs), queued[k].logprobs ?? null);
   });
 
   // No two live turns for one request (of one client session: another session's identical
@@ -716,21 +716,21 @@ async function checkRollout(
 
   // Prompts: the parent's exact ids (sampled ids verbatim), the bridge, the delta.
   for (const t of done) {
-    const ids = promptIds(t);
+    const ids = Array.from(promptIds(t));
     assert.equal(ids.length, t.promptLength);
     if (t.parent) {
       const p = t.parent;
       const head = [...promptIds(p), ...p.outputIds];
       assert.deepEqual(ids.slice(0, head.length), head);
-      assert.deepEqual(t.bridgeIds, p.outputIds.at(-1) === EOT ? [] : [EOT]);
+      assert.deepEqual(Array.from(t.bridgeIds), p.outputIds.at(-1) === EOT ? [] : [EOT]);
     } else {
-      assert.deepEqual(t.bridgeIds, []);
+      assert.deepEqual(Array.from(t.bridgeIds), []);
     }
   }
 
   // Special text: plain text in the split mode; else at a control id of the prompt.
   for (const t of done) {
-    const ids = promptIds(t);
+    const ids = Array.from(promptIds(t));
     for (const h of t.specialText) {
       if (rollout.splitSpecialTokens) assert.equal(h.position, null);
       else if (h.position !== null) assert.equal(ids[h.position], model.idOf(h.token));
@@ -754,10 +754,13 @@ async function checkRollout(
       assert.equal(owner[i], null, "a sampled position owned twice");
       owner[i] = t.id;
     }
-    assert.deepEqual(sp.tokens.slice(...n.output), t.outputIds);
-    assert.deepEqual(sp.logprobs.slice(...n.output), t.logprobs ?? t.outputIds.map(() => 0));
+    assert.deepEqual(sp.tokens.slice(...n.output), Array.from(t.outputIds));
+    assert.deepEqual(
+      sp.logprobs.slice(...n.output),
+      t.logprobs ? Array.from(t.logprobs) : Array.from(t.outputIds, () => 0),
+    );
     const parent = t.parent ? [...promptIds(t.parent), ...t.parent.outputIds] : [];
-    assert.deepEqual([...parent, ...sp.tokens.slice(...n.context)], promptIds(t));
+    assert.deepEqual([...parent, ...sp.tokens.slice(...n.context)], Array.from(promptIds(t)));
   });
   assert.equal(cursor, sp.tokens.length);
   for (let i = 0; i < sp.tokens.length; i++) {
@@ -809,7 +812,7 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
       const mine = t.chain === leaf.chain;
       if (mine) owners.set(t, (owners.get(t) ?? 0) + 1);
       const a = t.promptLength, b = a + t.outputIds.length;
-      assert.deepEqual(Array.from(s.input_ids.slice(a, b)), t.outputIds);
+      assert.deepEqual(Array.from(s.input_ids.slice(a, b)), Array.from(t.outputIds));
       const learn = mine && policy[label] === "train" && !(t.drift && policy.drift !== "train");
       if (learn && b > a) trainedIn.set(t, (trainedIn.get(t) ?? 0) + 1);
       for (let i = a; i < b; i++) {
