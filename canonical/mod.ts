@@ -37,7 +37,7 @@ export type {
   ToolSpec,
   UserMessage,
 } from "./messages.ts";
-export type { CanonicalRequest, Protocol, SamplingParams } from "./request.ts";
+export type { AnswerOptions, CanonicalRequest, Protocol, SamplingParams } from "./request.ts";
 export {
   type AnswerHeader,
   answerHeader,

@@ -31,3 +31,9 @@ export interface CanonicalRequest {
    */
   session?: string;
 }
+
+/**
+ * What answering a request needs of it: not its history, so a turn waiting for its answer keeps
+ * nothing of the request body it came in.
+ */
+export type AnswerOptions = Pick<CanonicalRequest, "stream" | "includeUsage">;

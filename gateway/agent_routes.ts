@@ -13,7 +13,8 @@ import { httpStatus } from "./http_errors.ts";
 import { readJsonBody } from "./read_body.ts";
 import { sseResponse } from "./sse_response.ts";
 import { resolveAgentRollout } from "./auth.ts";
-import type { RolloutStore, TurnRunner } from "../trajectory/mod.ts";
+import type { AnswerOptions } from "../canonical/mod.ts";
+import type { Rollout, RolloutStore, Turn, TurnRunner } from "../trajectory/mod.ts";
 import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
@@ -48,24 +49,41 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
   const rolloutOf = (c: Context) =>
     resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
 
+  /**
+   * Reads, converts and starts a turn (or answers a black-box one). Its own function so that the
+   * request body and its parsed history are garbage once the turn is mounted and planned: the
+   * caller then waits for the answer, possibly for minutes, holding only the turn.
+   */
+  const startTurn = async (
+    c: Context,
+    adapter: ProtocolAdapter,
+    rollout: Rollout,
+  ): Promise<Response | { turn: Turn; answer: AnswerOptions }> => {
+    const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+    const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
+    if (upstream) {
+      return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
+    }
+    const req = {
+      ...adapter.parseRequest(body),
+      session: clientSession(c.req.raw.headers, body),
+    };
+    const answer = { stream: req.stream, includeUsage: req.includeUsage };
+    // Nothing after this await reads `body` or `req`: they are garbage while the prompt renders.
+    return { turn: await o.runner.start(rollout, req, adapter.toolCallIdPrefix), answer };
+  };
+
   const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
     try {
       const rollout = rolloutOf(c);
-      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
-      const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
-      if (upstream) {
-        return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
-      }
-      const req = {
-        ...adapter.parseRequest(body),
-        session: clientSession(c.req.raw.headers, body),
-      };
-      const t = await o.runner.start(rollout, req, adapter.toolCallIdPrefix);
+      const started = await startTurn(c, adapter, rollout);
+      if (started instanceof Response) return started;
+      const { turn: t, answer } = started;
       o.runner.watch(t, c.req.raw.signal);
-      if (!req.stream) return c.json(adapter.toResponseBody(await t.result, req) as object);
+      if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
-        produce: () => Promise.resolve(answerEvents(adapter, t, req)),
+        produce: () => Promise.resolve(answerEvents(adapter, t, answer)),
         onError: (e) => {
           const { status, message } = errorStatus(e);
           return adapter.streamErrorEvents(status, message);

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import type { CanonicalRequest } from "../canonical/mod.ts";
+import type { AnswerOptions } from "../canonical/mod.ts";
 import type { Turn } from "../trajectory/mod.ts";
 import type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 
 export async function* answerEvents(
   adapter: ProtocolAdapter,
   turn: Turn,
-  req: CanonicalRequest,
+  req: AnswerOptions,
 ): AsyncIterable<SseEvent> {
   const pieces = turn.live?.[Symbol.asyncIterator]();
   let piece = pieces ? await pieces.next() : { done: true as const, value: undefined };

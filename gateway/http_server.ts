@@ -187,9 +187,11 @@ function toRequest(
   bodyIdleMs: number,
   signal: AbortSignal,
 ): Request {
-  const headers = new Headers();
+  // Pairs, not a `Headers`: the Request converts a `Headers` through its sorting iterator, which
+  // cost ~12 kB of garbage and 10 µs a request (issue 20's allocation profile).
+  const headers: [string, string][] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
   const method = req.method ?? "GET";

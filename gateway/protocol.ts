@@ -4,7 +4,13 @@
  *
  * @module
  */
-import type { AnswerHeader, CanonicalRequest, Protocol, TurnAnswer } from "../canonical/mod.ts";
+import type {
+  AnswerHeader,
+  AnswerOptions,
+  CanonicalRequest,
+  Protocol,
+  TurnAnswer,
+} from "../canonical/mod.ts";
 
 /** One server-sent event; `event` is omitted for protocols that send only `data:` lines. */
 export interface SseEvent {
@@ -40,11 +46,11 @@ export interface ProtocolAdapter {
   /** Validates (zod) and converts a request body; throws `InvalidRequestError`. */
   parseRequest(body: unknown): CanonicalRequest;
   /** The non-streaming JSON response. */
-  toResponseBody(answer: TurnAnswer, request: CanonicalRequest): unknown;
+  toResponseBody(answer: TurnAnswer, request: AnswerOptions): unknown;
   /** The complete SSE event sequence for the answer, in order, terminal event last. */
-  toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[];
+  toStreamEvents(answer: TurnAnswer, request: AnswerOptions): SseEvent[];
   /** An encoder for an answer streamed as it is generated. */
-  streamEncoder(header: AnswerHeader, request: CanonicalRequest): AnswerStreamEncoder;
+  streamEncoder(header: AnswerHeader, request: AnswerOptions): AnswerStreamEncoder;
   /** A protocol-shaped error body for an HTTP error status. */
   errorBody(status: number, message: string): unknown;
   /** Events that report an error inside an already-started stream. */

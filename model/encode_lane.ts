@@ -1,5 +1,6 @@
 /**
- * A bound on how many long texts are tokenized at once.
+ * Bounds on how many texts are tokenized at once: every native encode goes through a lane as
+ * wide as the cores ({@link NATIVE_ENCODES}), and long texts through a narrower one first.
  *
  * The native tokenizer encodes on a pool of threads that grows with demand, so 200 cold first
  * turns of 80k tokens each start 200 encodes at once: they take every core, and the event loop
@@ -52,4 +53,13 @@ export class EncodeLane {
 /** The process's lane for long encodes: every core but one (at least one). */
 export const LONG_ENCODES: EncodeLane = new EncodeLane(
   Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1),
+);
+
+/**
+ * The process's lane for every native encode, short or long: as wide as the cores. More at once
+ * buys no speed, and each encode in flight holds its text and its encoding in native memory:
+ * 1,000 first turns started at once took the native heap to gigabytes (issue 20).
+ */
+export const NATIVE_ENCODES: EncodeLane = new EncodeLane(
+  Math.max(1, navigator.hardwareConcurrency ?? 2),
 );

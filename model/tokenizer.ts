@@ -11,6 +11,7 @@
 import { Tokenizer as RustTokenizer } from "tokenizers";
 import { Tokenizer as JsTokenizer } from "@huggingface/tokenizers";
 import type { ModelFiles } from "./model_files.ts";
+import { NATIVE_ENCODES } from "./encode_lane.ts";
 import { NativeMemoryTrim } from "./native_memory.ts";
 
 /** An added token: matched in text before the vocabulary, as one id. */
@@ -65,8 +66,10 @@ class RustTextTokenizer extends ModelTokenizer implements TextTokenizer {
   }
   async encode(text: string): Promise<number[]> {
     if (text === "") return [];
-    const enc = await this.tok.encode(text, null, { addSpecialTokens: false });
-    const ids = enc.getIds();
+    const ids = await NATIVE_ENCODES.run(async () => {
+      const enc = await this.tok.encode(text, null, { addSpecialTokens: false });
+      return enc.getIds();
+    });
     const trim = this.#freed.afterEncoding(text.length);
     if (trim) await trim;
     return ids;

@@ -39,21 +39,56 @@ function sameArguments(a: string, b: string): boolean {
 
 function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): boolean {
   const x = a ?? [], y = b ?? [];
-  return x.length === y.length &&
-    x.every((c, i) =>
-      c.id === y[i].id && c.name === y[i].name && sameArguments(c.arguments, y[i].arguments)
-    );
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    const c = x[i], d = y[i];
+    if (c.id !== d.id || c.name !== d.name || !sameArguments(c.arguments, d.arguments)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The `i`th own key of `o` in iteration order (JSON objects: insertion order). */
+function keyAt(o: object, i: number): string | undefined {
+  let j = 0;
+  for (const k in o) if (j++ === i) return k;
+  return undefined;
+}
+
+/**
+ * The same keys in the same order, and `same` for every value but `skip`'s. Every message of
+ * every request's history passes here on the turn's path, so it allocates nothing (no key
+ * arrays): objects hold a handful of keys, and looking one up by position costs less than an
+ * array would.
+ */
+function sameKeys(
+  a: Record<string, unknown>,
+  b: Record<string, unknown>,
+  same: (x: unknown, y: unknown) => boolean,
+  skip?: string,
+): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (keyAt(b, n++) !== k) return false;
+    if (k !== skip && !same(a[k], b[k])) return false;
+  }
+  return keyAt(b, n) === undefined;
 }
 
 /** Strict equality of JSON values, key order included: the same JSON text, without writing it. */
 export function identicalJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a), kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  const ra = a as Record<string, unknown>, rb = b as Record<string, unknown>;
-  return ka.every((k, i) => k === kb[i] && identicalJson(ra[k], rb[k]));
+  const array = Array.isArray(a);
+  if (array !== Array.isArray(b)) return false;
+  if (array) {
+    const x = a as unknown[], y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!identicalJson(x[i], y[i])) return false;
+    return true;
+  }
+  return sameKeys(a as Record<string, unknown>, b as Record<string, unknown>, identicalJson);
 }
 
 /**
@@ -62,10 +97,8 @@ export function identicalJson(a: unknown, b: unknown): boolean {
  */
 export function sameForm(a: Message, b: Message): boolean {
   if (a === b) return true;
-  const ka = Object.keys(a), kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
   const ra = a as unknown as Record<string, unknown>, rb = b as unknown as Record<string, unknown>;
-  return ka.every((k, i) => k === kb[i] && (k === "content" || identicalJson(ra[k], rb[k])));
+  return sameKeys(ra, rb, identicalJson, "content");
 }
 
 /**

@@ -13,28 +13,57 @@ import type { Message, ToolSpec } from "../canonical/mod.ts";
 import { identicalJson, sameForm, sameMessage } from "./same_message.ts";
 import { type HistoryEdits, historyOf, type Turn } from "./turn.ts";
 
+/** What an empty list of a node reads as (never written: nodes add with their methods). */
+const NONE: never[] = Object.freeze([]) as never[];
+
 export class MessageNode {
   /**
    * Its number in the tree, in order of creation from 1 (a root is 0). Nodes are created only
    * when a turn is registered or recorded, so replaying a rollout's journal numbers them the same.
    */
   id = 0;
-  readonly children: MessageNode[] = [];
-  /** Turns whose request history ends at this node. */
-  readonly promptOf: Turn[] = [];
-  /**
-   * The turns that sampled this (assistant) message, first first: the base of later requests
-   * (of their own client session when one sampled it, else the first).
-   */
-  readonly sampledBy: Turn[] = [];
+  // Made on first use, one element long: most nodes have one child and one turn or none, and a
+  // tree holds a node per message of every rollout (an empty `[]` that grows costs ~150 bytes).
+  #children?: MessageNode[];
+  #promptOf?: Turn[];
+  #sampledBy?: Turn[];
   constructor(
     readonly message: Message | null,
     readonly parent: MessageNode | null,
     readonly depth: number,
   ) {}
 
+  get children(): MessageNode[] {
+    return this.#children ?? NONE;
+  }
+  /** Turns whose request history ends at this node. */
+  get promptOf(): readonly Turn[] {
+    return this.#promptOf ?? NONE;
+  }
+  /**
+   * The turns that sampled this (assistant) message, first first: the base of later requests
+   * (of their own client session when one sampled it, else the first).
+   */
+  get sampledBy(): readonly Turn[] {
+    return this.#sampledBy ?? NONE;
+  }
+
+  addChild(node: MessageNode): void {
+    if (this.#children) this.#children.push(node);
+    else this.#children = [node];
+  }
+  addPromptOf(turn: Turn): void {
+    if (this.#promptOf) this.#promptOf.push(turn);
+    else this.#promptOf = [turn];
+  }
+  addSampledBy(turn: Turn): void {
+    if (this.#sampledBy) this.#sampledBy.push(turn);
+    else this.#sampledBy = [turn];
+  }
+
   child(m: Message): MessageNode | undefined {
-    return this.children.find((c) => sameMessage(c.message!, m));
+    for (const c of this.children) if (sameMessage(c.message!, m)) return c;
+    return undefined;
   }
 }
 
@@ -129,10 +158,10 @@ export class TurnTree {
     let node = mount.node;
     for (let i = mount.matched; i < messages.length; i++) {
       const created = this.#number(new MessageNode(messages[i], node, node.depth + 1));
-      node.children.push(created);
+      node.addChild(created);
       node = created;
     }
-    node.promptOf.push(turn);
+    node.addPromptOf(turn);
     return node;
   }
 
@@ -157,9 +186,9 @@ export class TurnTree {
     const existing = promptNode.child(turn.message!);
     const node = existing ??
       this.#number(new MessageNode(turn.message!, promptNode, promptNode.depth + 1));
-    if (!existing) promptNode.children.push(node);
+    if (!existing) promptNode.addChild(node);
     // A later identical answer does not replace the first (histories already mount there); it is
     // the base of its own session's requests.
-    node.sampledBy.push(turn);
+    node.addSampledBy(turn);
   }
 }

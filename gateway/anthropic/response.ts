@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, StopReason, TurnAnswer } from "../../canonical/mod.ts";
+import type { AnswerOptions, StopReason, TurnAnswer } from "../../canonical/mod.ts";
 
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "tool_use";
 
@@ -119,7 +119,7 @@ function toolInput(args: string): Record<string, unknown> {
 /** The non-streaming response body. `request` is unused: everything comes from the answer. */
 export function toMessageResponse(
   answer: TurnAnswer,
-  _request?: CanonicalRequest,
+  _request?: AnswerOptions,
 ): MessageResponse {
   return {
     id: messageId(answer),

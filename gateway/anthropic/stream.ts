@@ -15,7 +15,7 @@
 import {
   type AnswerHeader,
   answerHeader,
-  type CanonicalRequest,
+  type AnswerOptions,
   type TurnAnswer,
 } from "../../canonical/mod.ts";
 import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
@@ -33,7 +33,7 @@ import {
 } from "./response.ts";
 
 /** The complete event sequence for an answer, `message_stop` last. */
-export function toStreamEvents(answer: TurnAnswer, request?: CanonicalRequest): SseEvent[] {
+export function toStreamEvents(answer: TurnAnswer, request?: AnswerOptions): SseEvent[] {
   return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 
@@ -58,7 +58,7 @@ interface OpenBlock {
  */
 export function streamEncoder(
   header: AnswerHeader,
-  _request?: CanonicalRequest,
+  _request?: AnswerOptions,
 ): AnswerStreamEncoder {
   const signature = thinkingSignature(header);
   let nextIndex = 0;

@@ -5,7 +5,7 @@
  * @module
  */
 import type {
-  CanonicalRequest,
+  AnswerOptions,
   StopReason,
   ToolCall,
   TurnAnswer,
@@ -96,7 +96,7 @@ export function toChatToolCall(call: ToolCall): ChatToolCall {
 /** The `chat.completion` body for a non-streaming request. */
 export function toChatCompletion(
   answer: TurnAnswer,
-  _request?: CanonicalRequest,
+  _request?: AnswerOptions,
 ): ChatCompletionBody {
   const { content, reasoning_content: reasoning, tool_calls: calls } = answer.message;
   const hasCalls = calls !== undefined && calls.length > 0;

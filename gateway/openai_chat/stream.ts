@@ -16,7 +16,7 @@
 import {
   type AnswerHeader,
   answerHeader,
-  type CanonicalRequest,
+  type AnswerOptions,
   type ToolCall,
   type TurnAnswer,
 } from "../../canonical/mod.ts";
@@ -58,7 +58,7 @@ function toolCallDeltas(call: ToolCall, index: number): Record<string, unknown>[
  */
 export function streamEncoder(
   header: AnswerHeader,
-  request: CanonicalRequest,
+  request: AnswerOptions,
 ): AnswerStreamEncoder {
   const envelope = {
     id: completionId(header),
@@ -111,7 +111,7 @@ export function streamEncoder(
 }
 
 /** The complete event sequence for a streamed answer, `[DONE]` last: the encoder run in one go. */
-export function toStreamEvents(answer: TurnAnswer, request: CanonicalRequest): SseEvent[] {
+export function toStreamEvents(answer: TurnAnswer, request: AnswerOptions): SseEvent[] {
   return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 

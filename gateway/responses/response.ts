@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, ToolCall, TurnAnswer, Usage } from "../../canonical/mod.ts";
+import type { AnswerOptions, ToolCall, TurnAnswer, Usage } from "../../canonical/mod.ts";
 
 export interface ReasoningOutputItem {
   type: "reasoning";
@@ -179,7 +179,7 @@ export function inProgressResponse(id: string, created: number, model: string): 
  * The complete (non-streaming) response object; also the payload of the stream's terminal event.
  * A `length` stop becomes status `incomplete` with reason `max_output_tokens`, as OpenAI reports it.
  */
-export function toResponseObject(answer: TurnAnswer, _request?: CanonicalRequest): ResponseObject {
+export function toResponseObject(answer: TurnAnswer, _request?: AnswerOptions): ResponseObject {
   const truncated = answer.stopReason === "length";
   return {
     ...inProgressResponse(answer.id, answer.created, answer.model),

@@ -13,7 +13,7 @@
 import {
   type AnswerHeader,
   answerHeader,
-  type CanonicalRequest,
+  type AnswerOptions,
   type TurnAnswer,
 } from "../../canonical/mod.ts";
 import type { AnswerStreamEncoder, SseEvent } from "../protocol.ts";
@@ -96,14 +96,14 @@ interface TextItemState {
  */
 export class ResponsesStreamEncoder implements AnswerStreamEncoder {
   #header: AnswerHeader;
-  #request: CanonicalRequest | undefined;
+  #request: AnswerOptions | undefined;
   #sequence = 0;
   #nextIndex = 0;
   #reasoning: TextItemState = { phase: "none", output_index: -1, streamed: "" };
   #message: TextItemState = { phase: "none", output_index: -1, streamed: "" };
   #finished = false;
 
-  constructor(header: AnswerHeader, request?: CanonicalRequest) {
+  constructor(header: AnswerHeader, request?: AnswerOptions) {
     this.#header = header;
     this.#request = request;
   }
@@ -240,7 +240,7 @@ export class ResponsesStreamEncoder implements AnswerStreamEncoder {
 /** An encoder for a Responses answer streamed as generated; see {@link ResponsesStreamEncoder}. */
 export function streamEncoder(
   header: AnswerHeader,
-  request?: CanonicalRequest,
+  request?: AnswerOptions,
 ): ResponsesStreamEncoder {
   return new ResponsesStreamEncoder(header, request);
 }
@@ -249,7 +249,7 @@ export function streamEncoder(
  * Every SSE event of a complete answer, in order, `sequence_number` counting from 0, terminal
  * event last: the answer fed whole through {@link streamEncoder}.
  */
-export function toStreamEvents(answer: TurnAnswer, request?: CanonicalRequest): SseEvent[] {
+export function toStreamEvents(answer: TurnAnswer, request?: AnswerOptions): SseEvent[] {
   return wholeAnswerEvents(streamEncoder(answerHeader(answer), request), answer);
 }
 
