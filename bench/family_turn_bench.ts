@@ -118,7 +118,7 @@ for (const family of families) {
     );
     await probe.result;
     primed.reset();
-    const delta = promptIds(probe);
+    const delta = Array.from(promptIds(probe));
     const full = await model.renderFull(probe.messages, TOOLS);
     const fresh = await model.tokenizer.encode(full.text);
     const drifted = primed.rollout.turns.filter((t) => t.drift).length;

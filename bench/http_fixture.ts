@@ -9,18 +9,13 @@ import { createGateway } from "../gateway/mod.ts";
 import { toCanonicalRequest } from "../gateway/openai_chat/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import { TurnTree } from "../trajectory/mod.ts";
-import { agentSteps, sampledText, SYSTEM_PROMPT, TASK, TOOLS } from "./agent_history.ts";
+import { agentSteps, sampledText, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
+import { chatBody, type WireMessage } from "./chat_agent.ts";
+
+export { chatBody };
 import { newToolResult, resetter, SizeGoal } from "./turn_fixture.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
-
-/** A Chat wire message (what the agent sends). */
-type WireMessage = object;
-
-const WIRE_TOOLS = TOOLS.map((t) => ({
-  type: "function",
-  function: { name: t.name, description: t.description, parameters: t.parameters },
-}));
 
 export interface HttpGateway {
   url: string;
@@ -40,10 +35,6 @@ export interface PrimedHttpRollout {
   lastCallId: string;
   promptTokens: number;
   reset(): void;
-}
-
-export function chatBody(messages: WireMessage[], stream: boolean): string {
-  return JSON.stringify({ model: "rollgate-policy", messages, tools: WIRE_TOOLS, stream });
 }
 
 export async function startHttpGateway(model: PolicyModel): Promise<HttpGateway> {

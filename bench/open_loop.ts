@@ -1,24 +1,34 @@
 /**
  * Open-loop load on the gateway: agents with think time, a fixed offered rate, real HTTP.
  *
- * For each offered rate a fresh gateway process (`bench/open_loop_gateway.ts`: the real gateway on
- * a loopback port, generation by the instant backend double) serves `rate × think` agents, each
- * in its own rollout with a coding-agent history of about `--tokens` tokens (primed by one
- * unmeasured first turn). Turns arrive as a Poisson process at the offered rate, whatever the
- * gateway's speed (open loop); each arrival goes to the agent idle longest, which POSTs its whole
- * history plus a new, never-seen tool result to the Chat endpoint, and appends the answer.
- * If no agent is idle the arrival waits, and that wait counts.
+ * For each offered rate a fresh gateway process serves `rate × think` agents, each in its own
+ * rollout with its own coding-agent history of about `--tokens` tokens (primed by one unmeasured
+ * first turn). By default the gateway is the one users run (`main.ts serve`, as `npm start` starts
+ * it, journal on in a fresh data directory) and every turn goes through the interception gate:
+ * `--trainers` trainer loops (default 4) take each request over `/api` (`next` with
+ * `?ids=base64` as the Python client asks, `ack`, `complete`) and answer with the ids of one
+ * scripted tool call (the policy is the TEST DOUBLE: real ids, no model). `--backend instant` runs
+ * the easier case instead: `bench/open_loop_gateway.ts`, `createGateway` in process with the
+ * instant backend double, no trainer round trip, no journal.
+ *
+ * Turns arrive as a Poisson process at the offered rate, whatever the gateway's speed (open
+ * loop); each arrival goes to the agent idle longest, which POSTs its whole history plus a new,
+ * never-seen tool result to the Chat endpoint (streamed, as the agents ask; `--no-stream` for
+ * JSON), and appends the answer. If no agent is idle the arrival waits, and that wait counts.
  *
  * Reported per rate, over the window after a warm-up: latency from the scheduled arrival to the
  * response ("open loop", what a trainer sees) and from the send ("service"), the gateway's CPU per
  * turn (from `/proc/<pid>/stat`; split by thread name from `/proc/<pid>/task`: the event loop's
- * thread carries the process's name) and the driver's own CPU share (it runs on the same machine).
- * The backend answers at once, so the latency is what rollgate adds.
+ * thread carries the process's name), its peak RSS, and the driver's own CPU share (it runs on the
+ * same machine, trainer loops included).
  *
  *     deno run -A bench/open_loop.ts --rates 100,250,500 --seconds 10 --tokens 8000
  *
  * `--gateway-flags "--v8-flags=--prof"` profiles the gateway process (V8 tick log in the current
- * directory; `node --prof-process` reads it).
+ * directory; `node --prof-process` reads it). `--checkout DIR` runs another checkout's `main.ts`
+ * (an earlier release, side by side; before the journal add `--old`: no `--data-dir`, ready on
+ * `/health`, no `ack`). `--no-ack` has the trainers complete without acknowledging (the calls an
+ * old release takes). `--serve-flags "--no-journal"` passes flags to `serve`.
  *
  * `--cold N` asks whether long first turns stall other rollouts' warm turns: N more rollouts, each
  * with its own history of about `--cold-tokens` tokens (default 80000; seeds no warm agent uses,
@@ -33,8 +43,17 @@
  *
  * @module
  */
+import { PolicyModel } from "../model/mod.ts";
 import { agentSteps, pytestOutput, rng, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
-import { chatBody } from "./http_fixture.ts";
+import { chatBody, chatCall, createRollout } from "./chat_agent.ts";
+import {
+  type GatewayProcess,
+  procCpuSeconds,
+  procStats,
+  startGatewayProcess,
+} from "./gateway_process.ts";
+import { startTrainerLoops, type TrainerLoops } from "./scripted_trainer.ts";
+import { MEASURED_OUTPUT } from "./turn_fixture.ts";
 
 interface Options {
   rates: number[];
@@ -47,6 +66,20 @@ interface Options {
   coldTokens: number;
   /** Extra `deno run` flags for the gateway process (e.g. `--v8-flags=--prof` to profile it). */
   gatewayFlags: string[];
+  /** `gate`: `main.ts serve` with trainer loops over `/api`; `instant`: the in-process double. */
+  backend: "gate" | "instant";
+  trainers: number;
+  stream: boolean;
+  /** Flags for `serve` (gate mode). */
+  serveFlags: string[];
+  /** Another checkout's `main.ts` (gate mode). */
+  checkout?: string;
+  /** The checkout predates the journal, `/ready` and `ack`. */
+  old: boolean;
+  /** Trainers acknowledge each request (default; `--no-ack` skips it, as `--old` must). */
+  ack: boolean;
+  /** The id transport the trainers ask for (default base64, as the Python client). */
+  ids: "base64" | "json";
 }
 
 function parseOptions(args: string[]): Options {
@@ -59,9 +92,23 @@ function parseOptions(args: string[]): Options {
     cold: 0,
     coldTokens: 80000,
     gatewayFlags: [],
+    backend: "gate",
+    trainers: 4,
+    stream: true,
+    serveFlags: [],
+    old: false,
+    ack: true,
+    ids: "base64",
   };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
+    if (flag === "--no-stream" || flag === "--old" || flag === "--no-ack") {
+      if (flag === "--no-stream") o.stream = false;
+      else if (flag === "--no-ack") o.ack = false;
+      else [o.old, o.ack] = [true, false];
+      i--;
+      continue;
+    }
     if (flag === "--rates") o.rates = value.split(",").map(Number);
     else if (flag === "--seconds") o.seconds = Number(value);
     else if (flag === "--warmup") o.warmup = Number(value);
@@ -70,13 +117,15 @@ function parseOptions(args: string[]): Options {
     else if (flag === "--cold") o.cold = Number(value);
     else if (flag === "--cold-tokens") o.coldTokens = Number(value);
     else if (flag === "--gateway-flags") o.gatewayFlags = value.split(" ").filter(Boolean);
+    else if (flag === "--serve-flags") o.serveFlags = value.split(" ").filter(Boolean);
+    else if (flag === "--backend") o.backend = value as Options["backend"];
+    else if (flag === "--trainers") o.trainers = Number(value);
+    else if (flag === "--ids") o.ids = value as Options["ids"];
+    else if (flag === "--checkout") o.checkout = value;
     else throw new Error(`unknown flag ${flag}`);
   }
   return o;
 }
-
-const JSON_HEADERS = { "content-type": "application/json" };
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** A wire message as the agent sends it. */
 type WireMessage = Record<string, unknown>;
@@ -125,37 +174,14 @@ function history(
   throw new Error("unreachable");
 }
 
-/** CPU seconds (user + system) of a process (or `pid/task/tid`: one thread) so far. */
-async function cpuSeconds(pid: number | string): Promise<number> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
-
-/**
- * CPU seconds of a process's threads by name (`comm`; the event loop's thread carries the
- * process's name). A thread that ended before the reading is not counted.
- */
-async function cpuByThread(pid: number): Promise<Map<string, number>> {
-  const byName = new Map<string, number>();
-  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
-    try {
-      const name = (await Deno.readTextFile(`/proc/${pid}/task/${task.name}/comm`)).trim();
-      byName.set(name, (byName.get(name) ?? 0) + await cpuSeconds(`${pid}/task/${task.name}`));
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return byName;
-}
-
 function quantile(sorted: number[], q: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
 }
 
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").trim();
 
-async function startGateway(flags: string[]) {
+/** The in-process gateway with the instant backend double (`--backend instant`). */
+async function startInstantGateway(flags: string[]): Promise<GatewayProcess> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", ...flags, new URL("./open_loop_gateway.ts", import.meta.url).pathname],
     stdout: "piped",
@@ -174,8 +200,41 @@ async function startGateway(flags: string[]) {
   reader.releaseLock();
   child.stdout.cancel().catch(() => {});
   const { port } = JSON.parse(line.split("\n")[0]) as { port: number };
-  return { child, url: `http://127.0.0.1:${port}` };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    ...procStats(child.pid),
+    async stop() {
+      child.kill();
+      await child.status;
+    },
+  };
 }
+
+/** The gateway of this run and, in gate mode, its trainers. */
+async function startGateway(o: Options): Promise<{ gw: GatewayProcess; trainers?: TrainerLoops }> {
+  if (o.backend === "instant") return { gw: await startInstantGateway(o.gatewayFlags) };
+  const gw = await startGatewayProcess({
+    serveFlags: o.serveFlags,
+    denoFlags: o.gatewayFlags,
+    checkout: o.checkout,
+    ...(o.old ? { journal: false, readyPath: "/health" } : {}),
+  });
+  const output_ids = await (await model()).tokenizer.encode(MEASURED_OUTPUT);
+  const logprobs = output_ids.map((_, i) => -((i % 7) + 1) / 100);
+  const trainers = startTrainerLoops(gw.url, o.trainers, () => ({ output_ids, logprobs }), {
+    ack: o.ack,
+    ids: o.ids,
+  });
+  return { gw, trainers };
+}
+
+let loaded: Promise<PolicyModel> | undefined;
+/** The policy's tokenizer, for the trainers' scripted output (loaded once). */
+const model = () => loaded ??= PolicyModel.load();
+
+/** Whether agents stream (set from the options once). */
+let STREAM = true;
 
 /**
  * A new rollout whose agent holds a history of about `chars` characters and a new tool result;
@@ -187,42 +246,36 @@ async function newAgent(
   seed: number,
   chars: number,
 ): Promise<{ agent: Agent; chars: number }> {
-  const res = await fetch(`${url}/api/rollouts`, {
-    method: "POST",
-    headers: JSON_HEADERS,
-    body: JSON.stringify({ id: name }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  if (!res.ok) throw new Error(`create rollout: ${res.status} ${await res.text()}`);
-  const { id, token } = await res.json() as { id: string; token: string };
+  const { id, token } = await createRollout(url, name);
   const h = history(seed, chars);
   const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
   agent.history.push(toolResult(h.lastCallId));
-  agent.body = chatBody(agent.history, false);
+  agent.body = chatBody(agent.history, STREAM);
   return { agent, chars: h.chars };
 }
 
 /** One agent turn: POST the prepared body, append the answer and a new tool result. */
 async function turn(url: string, agent: Agent, timeoutMs = 60_000): Promise<number> {
-  const res = await fetch(`${url}/rollout/${agent.rollout}/v1/chat/completions`, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, authorization: `Bearer ${agent.token}` },
-    body: agent.body,
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`turn: ${res.status} ${text.slice(0, 300)}`);
-  const body = JSON.parse(text);
-  const message = body.choices[0].message;
-  const call = message.tool_calls?.[0];
-  if (!call) throw new Error(`the answer has no tool call: ${text.slice(0, 300)}`);
+  const { message, promptTokens } = await chatCall(
+    url,
+    agent.rollout,
+    agent.token,
+    agent.body,
+    STREAM,
+    timeoutMs,
+  );
+  const call = (message.tool_calls as { id: string }[] | undefined)?.[0];
+  if (!call) throw new Error(`the answer has no tool call: ${JSON.stringify(message)}`);
   agent.history.push(message, toolResult(call.id));
-  agent.body = chatBody(agent.history, false);
-  return body.usage.prompt_tokens;
+  agent.body = chatBody(agent.history, STREAM);
+  return promptTokens;
 }
 
 async function measure(o: Options, rate: number) {
-  const { child, url } = await startGateway(o.gatewayFlags);
+  const { gw, trainers } = await startGateway(o);
+  const url = gw.url;
+  let peakRss = 0;
+  const rssSampler = setInterval(() => peakRss = Math.max(peakRss, gw.rss()), 50);
   try {
     const agents: Agent[] = [];
     const count = Math.max(1, Math.round(rate * o.think));
@@ -314,8 +367,8 @@ async function measure(o: Options, rate: number) {
       const now = performance.now();
       if (!measuring && now >= measureFrom) {
         measuring = true;
-        [cpu0, driverCpu0] = [await cpuSeconds(child.pid), await cpuSeconds("self")];
-        threads0 = await cpuByThread(child.pid);
+        [cpu0, driverCpu0] = [gw.cpuSeconds(), procCpuSeconds("self")];
+        threads0 = gw.cpuByThread();
       }
       if (coldAgents.length && !coldSettled && now >= coldAt) fireCold();
       if (now >= end) break;
@@ -327,8 +380,8 @@ async function measure(o: Options, rate: number) {
       }
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(1, next - performance.now()))));
     }
-    const [cpu1, driverCpu1] = [await cpuSeconds(child.pid), await cpuSeconds("self")];
-    const threads1 = await cpuByThread(child.pid);
+    const [cpu1, driverCpu1] = [gw.cpuSeconds(), procCpuSeconds("self")];
+    const threads1 = gw.cpuByThread();
     const drainBy = performance.now() + 60_000;
     while ((inFlight > 0 || waiting.length > 0) && performance.now() < drainBy) {
       await new Promise((r) => setTimeout(r, 10));
@@ -359,6 +412,7 @@ async function measure(o: Options, rate: number) {
       ).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]),
       gatewayCores: (cpu1 - cpu0) / o.seconds,
       driverCores: (driverCpu1 - driverCpu0) / o.seconds,
+      peakRss,
       cold: coldAgents.length === 0 ? undefined : {
         turns: cold.latency.length,
         errors: cold.errors,
@@ -369,12 +423,15 @@ async function measure(o: Options, rate: number) {
       },
     };
   } finally {
-    child.kill();
-    await child.status;
+    clearInterval(rssSampler);
+    const trained = await trainers?.stop();
+    if (trained && trained.errors > 0) console.error(`  trainer errors: ${trained.errors}`);
+    await gw.stop();
   }
 }
 
 const o = parseOptions(Deno.args);
+STREAM = o.stream;
 console.log(`options: ${JSON.stringify(o)}`);
 const ms = (x: number) => x.toFixed(1);
 for (const rate of o.rates) {
@@ -390,7 +447,8 @@ for (const rate of o.rates) {
       `max ${ms(r.openLoop[2])} ms; service p50 ${ms(r.service[0])} ms, p99 ${
         ms(r.service[1])
       } ms\n` +
-      `  gateway CPU ${r.gatewayCpuMsPerTurn.toFixed(2)} ms/turn (${r.gatewayCores.toFixed(2)} ` +
+      `  gateway peak RSS ${(r.peakRss / 2 ** 20).toFixed(0)} MB; ` +
+      `gateway CPU ${r.gatewayCpuMsPerTurn.toFixed(2)} ms/turn (${r.gatewayCores.toFixed(2)} ` +
       `cores${r.cold ? ", cold turns' CPU included" : ""}); driver ${
         r.driverCores.toFixed(2)
       } cores\n` +

@@ -82,7 +82,7 @@ for (const size of SIZES) {
 
   // Sanity: the measured turn extends the history, and its prompt is what a full render gives.
   const probe = await deltaTurn(primed, 0);
-  const bridged = promptIds(probe);
+  const bridged = Array.from(promptIds(probe));
   const full = await fullRender(probe.messages);
   const same = bridged.length === full.length && bridged.every((id, i) => id === full[i]);
   primed.reset();

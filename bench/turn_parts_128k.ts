@@ -5,8 +5,8 @@
  *   mount, delta render, tokenize, prompt ids for the backend, parse, record;
  * - the agent's request body (an OpenAI Chat history of the same size, ~450 kB): UTF-8 decode,
  *   `JSON.parse`, and schema check + conversion to the canonical request;
- * - assembling the prompt ids (`promptIds`, a JS array pushed id by id) against the same ids
- *   bulk-copied into one `Int32Array`;
+ * - the prompt ids a backend gets (`promptIds`: a view of the chain's line of ids, issue 20),
+ *   against what it cost before (a JS array pushed id by id, assembled here from the turns);
  * - reading that body over a real loopback socket with `readJsonBody`: its length declared (one
  *   read) or the same stream without a declared length (read chunk by chunk under the cap).
  *
@@ -91,22 +91,20 @@ const convert = await rounds(100, () => toCanonicalRequest(JSON.parse(body)));
 report("schema check + canonical request", convert.map((c, k) => c - parse[k]));
 
 const last: Turn = primed.rollout.turns.at(-1)!;
-report("promptIds (JS array)", await rounds(200, () => promptIds(last)));
+report("promptIds (a view of the chain's ids)", await rounds(200, () => promptIds(last)));
 report(
-  "the same ids bulk-copied into an Int32Array",
+  "the same ids as a JS array pushed id by id (before issue 20)",
   await rounds(200, () => {
     const chain: Turn[] = [];
     for (let t: Turn | null = last; t; t = t.parent) chain.push(t);
-    const ids = new Int32Array(last.promptLength);
-    let at = 0;
+    const ids: number[] = [];
     for (const t of chain.reverse()) {
       for (
         const part of t === last
           ? [t.bridgeIds, t.deltaIds]
           : [t.bridgeIds, t.deltaIds, t.outputIds]
       ) {
-        ids.set(part, at);
-        at += part.length;
+        for (let k = 0; k < part.length; k++) ids.push(part[k]);
       }
     }
     return ids;

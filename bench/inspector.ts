@@ -1,0 +1,248 @@
+/**
+ * The V8 inspector of a gateway process started with `--inspect=127.0.0.1:PORT`, for load
+ * drivers: a full garbage collection, the heap's size, and a heap snapshot summarized by what
+ * holds the bytes (self size per node type and constructor), so a memory bench can say what its
+ * peak is made of without a browser.
+ *
+ * @module
+ */
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+}
+
+export class Inspector {
+  #next = 1;
+  readonly #pending = new Map<number, Pending>();
+  readonly #chunks: string[] = [];
+
+  private constructor(readonly socket: WebSocket) {
+    socket.onmessage = (e) => {
+      const msg = JSON.parse(e.data as string);
+      if (msg.method === "HeapProfiler.addHeapSnapshotChunk") {
+        this.#chunks.push(msg.params.chunk);
+        return;
+      }
+      const p = msg.id !== undefined ? this.#pending.get(msg.id) : undefined;
+      if (!p) return;
+      this.#pending.delete(msg.id);
+      if (msg.error) p.reject(new Error(JSON.stringify(msg.error)));
+      else p.resolve(msg.result);
+    };
+  }
+
+  /** Connects to the first target of the inspector at `127.0.0.1:port`. */
+  static async connect(port: number): Promise<Inspector> {
+    const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+    const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = () => reject(new Error("cannot reach the inspector"));
+    });
+    return new Inspector(socket);
+  }
+
+  call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.#next++;
+    this.socket.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  /** A full collection, then the heap's used and total bytes. */
+  async collect(): Promise<{ usedSize: number; totalSize: number }> {
+    await this.call("HeapProfiler.collectGarbage");
+    return await this.call("Runtime.getHeapUsage") as { usedSize: number; totalSize: number };
+  }
+
+  /**
+   * glibc's `malloc_trim(0)` in the inspected process (what its allocator keeps of freed native
+   * memory goes back to the system); false where it cannot run.
+   */
+  async mallocTrim(): Promise<boolean> {
+    const { result } = await this.call("Runtime.evaluate", {
+      expression: `(() => { try { return Deno.dlopen("libc.so.6", { malloc_trim: ` +
+        `{ parameters: ["usize"], result: "i32" } }).symbols.malloc_trim(0n) >= 0; } ` +
+        `catch { return false; } })()`,
+      returnByValue: true,
+    }) as { result: { value: boolean } };
+    return result.value;
+  }
+
+  /** glibc's `malloc_stats()` in the inspected process (printed on its stderr). */
+  async mallocStats(): Promise<void> {
+    await this.call("Runtime.evaluate", {
+      expression: `(() => { try { Deno.dlopen("libc.so.6", { malloc_stats: ` +
+        `{ parameters: [], result: "void" } }).symbols.malloc_stats(); } catch { } })()`,
+    });
+  }
+
+  /** A heap snapshot (after a full collection), summarized: the largest holders of self size. */
+  async snapshotSummary(top = 25): Promise<HeapSummary> {
+    this.#chunks.length = 0;
+    await this.call("HeapProfiler.enable");
+    await this.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+    const snapshot = JSON.parse(this.#chunks.join(""));
+    this.#chunks.length = 0;
+    return summarize(snapshot, top);
+  }
+
+  /**
+   * Starts sampling allocations (every `intervalBytes` on average): all of them, or (`live`) only
+   * those still alive when sampling stops.
+   */
+  async startAllocationSampling(intervalBytes = 64 * 1024, live = false): Promise<void> {
+    await this.call("HeapProfiler.enable");
+    await this.call("HeapProfiler.startSampling", {
+      samplingInterval: intervalBytes,
+      includeObjectsCollectedByMajorGC: !live,
+      includeObjectsCollectedByMinorGC: !live,
+    });
+  }
+
+  /**
+   * Stops sampling: bytes allocated per function (self, not callees) and its `depth - 1` callers,
+   * most first.
+   */
+  async stopAllocationSampling(
+    top = 30,
+    depth = 2,
+  ): Promise<{ where: string; bytes: number }[]> {
+    const { profile } = await this.call("HeapProfiler.stopSampling") as {
+      profile: { head: SamplingNode };
+    };
+    const byWhere = new Map<string, number>();
+    const walk = (node: SamplingNode, stack: string[]) => {
+      const f = node.callFrame;
+      const file = f.url.slice(f.url.lastIndexOf("/") + 1);
+      const here = [`${f.functionName || "(anonymous)"} ${file}:${f.lineNumber + 1}`, ...stack];
+      if (node.selfSize > 0) {
+        const key = here.slice(0, depth).join(" ← ");
+        byWhere.set(key, (byWhere.get(key) ?? 0) + node.selfSize);
+      }
+      for (const child of node.children) walk(child, here);
+    };
+    walk(profile.head, []);
+    return [...byWhere].map(([where, bytes]) => ({ where, bytes }))
+      .sort((a, b) => b.bytes - a.bytes).slice(0, top);
+  }
+
+  /** Starts the sampling CPU profiler (a sample every `intervalUs`). */
+  async startCpuProfile(intervalUs = 200): Promise<void> {
+    await this.call("Profiler.enable");
+    await this.call("Profiler.setSamplingInterval", { interval: intervalUs });
+    await this.call("Profiler.start");
+  }
+
+  /**
+   * Stops the CPU profiler: milliseconds of self time per function (with `depth - 1` callers),
+   * most first, and the profile's whole span.
+   */
+  async stopCpuProfile(
+    top = 30,
+    depth = 1,
+  ): Promise<{ totalMs: number; functions: { where: string; ms: number }[] }> {
+    const { profile } = await this.call("Profiler.stop") as { profile: CpuProfile };
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const name = (id: number) => {
+      const f = byId.get(id)!.callFrame;
+      const file = f.url.slice(f.url.lastIndexOf("/") + 1);
+      return `${f.functionName || "(anonymous)"} ${file}:${f.lineNumber + 1}`;
+    };
+    const ms = new Map<string, number>();
+    for (let i = 0; i < profile.samples.length; i++) {
+      const frames: string[] = [];
+      for (
+        let id: number | undefined = profile.samples[i];
+        id !== undefined && frames.length < depth;
+        id = parent.get(id)
+      ) {
+        frames.push(name(id));
+      }
+      const key = frames.join(" ← ");
+      ms.set(key, (ms.get(key) ?? 0) + profile.timeDeltas[i] / 1000);
+    }
+    const functions = [...ms].map(([where, t]) => ({ where, ms: t }))
+      .sort((a, b) => b.ms - a.ms).slice(0, top);
+    return { totalMs: (profile.endTime - profile.startTime) / 1000, functions };
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
+interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+export interface HeapSummary {
+  totalBytes: number;
+  /** `type:name` (e.g. `array:(object elements)`, `object:Turn`) → self bytes and count. */
+  holders: { what: string; bytes: number; count: number }[];
+}
+
+interface Snapshot {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+  nodes: number[];
+  strings: string[];
+}
+
+function summarize(s: Snapshot, top: number): HeapSummary {
+  const fields = s.snapshot.meta.node_fields;
+  const width = fields.length;
+  const typeAt = fields.indexOf("type"), nameAt = fields.indexOf("name");
+  const sizeAt = fields.indexOf("self_size");
+  const types = s.snapshot.meta.node_types[0];
+  const byWhat = new Map<string, { bytes: number; count: number }>();
+  let totalBytes = 0;
+  for (let i = 0; i < s.nodes.length; i += width) {
+    const type = types[s.nodes[i + typeAt]];
+    const size = s.nodes[i + sizeAt];
+    totalBytes += size;
+    // Strings and code are grouped by type alone: their names are their contents.
+    const name = type === "object" || type === "native" || type === "array" || type === "closure"
+      ? s.strings[s.nodes[i + nameAt]]
+      : "";
+    const what = `${type}:${name}`;
+    const entry = byWhat.get(what) ?? { bytes: 0, count: 0 };
+    entry.bytes += size;
+    entry.count++;
+    byWhat.set(what, entry);
+  }
+  const holders = [...byWhat].map(([what, v]) => ({ what, ...v }))
+    .sort((a, b) => b.bytes - a.bytes).slice(0, top);
+  if (Deno.env.get("ROLLGATE_BENCH_STRINGS")) {
+    // Which strings: grouped by their first 40 characters.
+    const byStart = new Map<string, { bytes: number; count: number }>();
+    for (let i = 0; i < s.nodes.length; i += width) {
+      if (types[s.nodes[i + typeAt]] !== "string") continue;
+      const start = s.strings[s.nodes[i + nameAt]].slice(0, 40);
+      const e = byStart.get(start) ?? { bytes: 0, count: 0 };
+      e.bytes += s.nodes[i + sizeAt];
+      e.count++;
+      byStart.set(start, e);
+    }
+    const topStrings = [...byStart].sort((a, b) => b[1].count - a[1].count).slice(0, 40);
+    for (const [start, e] of topStrings) {
+      console.log(`  string ${JSON.stringify(start)}: ${e.count} × (${e.bytes} bytes)`);
+    }
+  }
+  return { totalBytes, holders };
+}
