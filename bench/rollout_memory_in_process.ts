@@ -1,5 +1,6 @@
 /**
- * Load driver: memory of many long rollouts held at once. `--rollouts` agents (default 1,000)
+ * Load driver, the easier case of `bench/rollout_memory.ts` (no HTTP, no gate, no journal, no
+ * trainer round trips): memory of many long rollouts held at once. `--rollouts` agents (default 1,000)
  * each play `--turns` tool-call loops (default 10) through one real `TurnRunner` (the generation
  * backend is the instant TEST DOUBLE), with tool outputs sized so the last prompt is about
  * `--tokens` ids (default 32,768). Every request's messages are a fresh `JSON.parse` of the whole
@@ -9,8 +10,10 @@
  * Reports the peak RSS sampled during the run, then RSS and the V8 heap after a full GC, then
  * RSS once glibc returned its freed memory (`malloc_trim`, Linux).
  *
- *     deno run -A --v8-flags=--expose-gc bench/rollout_memory.ts [--rollouts 1000] [--turns 10] \
- *       [--tokens 32768] [--concurrency 32]
+ *     deno run -A --v8-flags=--expose-gc bench/rollout_memory_in_process.ts [--rollouts 1000] \
+ *       [--turns 10] [--tokens 32768] [--concurrency 32] [--seeds 64]
+ *
+ * `--seeds N`: distinct histories (rollouts beyond N reuse a seed's history, as fresh strings).
  *
  * @module
  */
@@ -30,7 +33,7 @@ const TURNS = flag("turns", 10);
 const TOKENS = flag("tokens", 32768);
 const CONCURRENCY = flag("concurrency", 32);
 /** Distinct histories: rollouts beyond this reuse a seed (fresh strings all the same). */
-const SEEDS = 64;
+const SEEDS = flag("seeds", 64);
 
 const model = await PolicyModel.load();
 const backend = new InstantBackend();
