@@ -44,7 +44,7 @@ export const USAGE = `usage: main.ts serve [options]
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)
 
-  limits (counts, bytes) and timeouts (seconds; README "Limits and timeouts"):
+  limits (counts, bytes) and timeouts (seconds; docs/operations.md "Limits and timeouts"):
   --max-trainer-body-bytes N (16 MiB)   --max-tool-body-bytes N (4 MiB)
   --max-tool-bytes-per-rollout N (32 MiB)   --max-history-messages N (20000)
   --max-pending-per-rollout N (64)   --max-pending N (4096)

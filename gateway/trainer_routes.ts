@@ -1,6 +1,6 @@
 /**
  * The trainer API under `/api`: rollouts, the long poll for pending requests, completions,
- * samples. Shapes are documented in README.md ("Trainer API").
+ * samples. Shapes are documented in docs/api.md ("Trainer side").
  *
  * @module
  */

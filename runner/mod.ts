@@ -1,7 +1,7 @@
 /**
  * The rollout loop: agent CLIs (harness plugins) on SWE tasks inside sandboxes, against an
  * in-process gateway, graded in fresh sandboxes, one JSON record per rollout
- * (`main.ts rollout`, parsed in `cli/rollout.ts`; see README "Running agents on tasks").
+ * (`main.ts rollout`, parsed in `cli/rollout.ts`; see docs/operations.md "Running agents on tasks").
  *
  * - `options.ts`: {@link RolloutRunOptions}, policies, defaults, {@link RunnerError}.
  * - `run.ts`: setup checks, gateway, concurrency, resume, summary.

@@ -1,4 +1,4 @@
-"""The trainer API's shapes as dataclasses (README.md, "Trainer side (/api)").
+"""The trainer API's shapes as dataclasses (docs/api.md, "Trainer side (/api)").
 
 Every ``from_json`` keeps fields it does not know in ``extra``, so a newer gateway never breaks an
 older client.
