@@ -35,7 +35,11 @@ export interface GatewayProcessOptions {
   journal?: boolean;
   /** What answers 200 once the gateway serves (default `/ready`). */
   readyPath?: string;
-  /** `deno run` flags before the script (e.g. `--v8-flags=--expose-gc`, `--inspect=…`). */
+  /**
+   * `deno run` flags before the script (e.g. `--inspect=…`), after the V8 flags that the
+   * checkout's `npm start` passes (read from its `package.json`, so a bench runs what users run; a
+   * later `--v8-flags` here overrides them).
+   */
   denoFlags?: string[];
   env?: Record<string, string>;
   /** Longest wait for `/ready`. */
@@ -60,6 +64,13 @@ export function procCpuSeconds(path: string | number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** The `--v8-flags=…` that a checkout's `npm start` script passes to Deno (none before issue 20). */
+export async function startV8Flags(checkout: string): Promise<string[]> {
+  const pkg = JSON.parse(await Deno.readTextFile(`${checkout}/package.json`));
+  const start: string = pkg.scripts?.start ?? "";
+  return start.split(/\s+/).filter((word) => word.startsWith("--v8-flags="));
+}
+
 /** Starts `main.ts serve` and waits until it is ready. */
 export async function startGatewayProcess(
   options: GatewayProcessOptions = {},
@@ -73,6 +84,7 @@ export async function startGatewayProcess(
     args: [
       "run",
       "-A",
+      ...await startV8Flags(checkout),
       ...(options.denoFlags ?? []),
       `${checkout}/main.ts`,
       "serve",
