@@ -165,7 +165,7 @@ export async function serve(args: string[]): Promise<void> {
   );
   const server = await serveHttp(
     (req, info) => (gw?.app ?? startingApp).fetch(req, info),
-    { hostname, port, timeouts: bounds.http },
+    { hostname, port, timeouts: bounds.http, connections: bounds.connections },
   );
   console.log(
     `rollgate listening on http://${hostname}:${server.addr.port}; loading the model files`,
