@@ -30,6 +30,8 @@ export interface SampleLog {
   after(cursor: number, limit: number): Promise<LoggedSample[]>;
   /** The cursor of the oldest sample still kept, or the next cursor when none is kept. */
   oldest(): Promise<number>;
+  /** The cursor of the newest sample logged; 0 before the first. */
+  newest(): Promise<number>;
 }
 
 export const DEFAULT_SAMPLES_KEPT_IN_MEMORY = 1000;
@@ -61,5 +63,9 @@ export class MemorySampleLog implements SampleLog {
 
   oldest(): Promise<number> {
     return Promise.resolve(this.#entries[0]?.cursor ?? this.#next);
+  }
+
+  newest(): Promise<number> {
+    return Promise.resolve(this.#next - 1);
   }
 }

@@ -263,3 +263,52 @@ Deno.test("hostile connections: past the per-address cap a new connection gets a
     assert.match(json.error.message, /request head is larger/);
   });
 });
+
+Deno.test("hostile bodies: a deeply nested tool schema is a 400 naming the depth limit, every time, on every route", async () => {
+  await withServe(["--max-body-bytes", String(4 * 1024 * 1024)], async (gw) => {
+    const token = await createRollout(gw, "deep");
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const schema = (depth: number) => {
+      let s: Record<string, unknown> = { type: "string" };
+      for (let i = 0; i < depth; i++) s = { type: "object", properties: { x: s } };
+      return s;
+    };
+    const anthropic = (depth: number) => ({
+      model: "m",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ name: "deep", description: "d", input_schema: schema(depth) }],
+    });
+    const chat = {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ type: "function", function: { name: "deep", parameters: schema(20_000) } }],
+    };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${gw.url}/rollout/deep/v1/${path}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() };
+    };
+    for (let i = 0; i < 3; i++) {
+      for (
+        const [path, body] of [
+          ["messages", anthropic(20_000)],
+          ["messages/count_tokens", anthropic(20_000)],
+          ["chat/completions", chat],
+        ] as const
+      ) {
+        const r = await post(path, body);
+        assert.equal(r.status, 400, `${path} #${i}: ${JSON.stringify(r.json).slice(0, 300)}`);
+        assert.match(r.json.error.message, /nests deeper than 128 levels/, path);
+      }
+    }
+    // Under the limit, an identical retry gets the same answer as the first request.
+    const first = await post("messages/count_tokens", anthropic(60));
+    const again = await post("messages/count_tokens", anthropic(60));
+    assert.equal(first.status, 200, JSON.stringify(first.json).slice(0, 300));
+    assert.deepEqual(again, first);
+  });
+});

@@ -83,6 +83,20 @@ Deno.test("sample stream: reconnecting with the last cursor misses nothing and r
     const bad = await fetch(`${gw.url}/api/samples/stream?after=x`);
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
+
+    // Without `after` the stream starts with the next sample, as documented: nothing kept is
+    // replayed (a trainer that follows the docs trains nothing twice), and the header says where.
+    const open = await fetch(`${gw.url}/api/samples/stream`, {
+      signal: AbortSignal.timeout(30_000),
+    });
+    assert.equal(open.headers.get("x-rollgate-cursor"), "60", "starts after the newest sample");
+    await finishOne(gw, 60);
+    const reader = open.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n")) text += (await reader.read()).value ?? "";
+    await reader.cancel();
+    const line: Line = JSON.parse(text.slice(0, text.indexOf("\n")));
+    assert.deepEqual([line.cursor, line.rollout_id], [61, "s60"]);
   } finally {
     await gw.close();
   }
