@@ -35,11 +35,15 @@ function cause(e: unknown): string {
   const err = e as { errcode?: number; code?: string; message?: string };
   const primary = (err.errcode ?? -1) & 0xff;
   const said = err.message ?? String(e);
-  if (primary === 13 || err.code === "ENOSPC") return `the disk is full (${said})`;
-  if (primary === 8 || err.code === "EROFS" || err.code === "EACCES") {
+  if (primary === 13 || err.code === "ENOSPC" || /disk is full/.test(said)) {
+    return `the disk is full (${said})`;
+  }
+  if (primary === 8 || err.code === "EROFS" || err.code === "EACCES" || /readonly/.test(said)) {
     return `the file system is read-only or the file is not writable (${said})`;
   }
-  if (primary === 10 || err.code === "EIO") return `an I/O error (${said})`;
+  if (primary === 10 || err.code === "EIO" || /I\/O error/.test(said)) {
+    return `an I/O error (${said})`;
+  }
   return said;
 }
 
