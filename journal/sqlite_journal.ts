@@ -22,6 +22,7 @@ import type {
   Sample,
 } from "../trajectory/mod.ts";
 import { packArrays, unpackArrays } from "./array_codec.ts";
+import { joinArrays, splitArrays } from "./sample_row.ts";
 import { AckMark, type JournalExtent } from "./ack_mark.ts";
 import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
 
@@ -381,34 +382,4 @@ export class SqliteJournal implements Journal {
       throw this.#broken;
     }
   }
-}
-
-/** A sample's number arrays apart (stored in binary); `null` holds their place in the JSON. */
-function splitArrays(
-  value: Record<string, unknown>,
-): { data: Record<string, unknown>; arrays: Uint8Array | null } {
-  const data: Record<string, unknown> = {};
-  const arrays: Record<string, number[]> = {};
-  let any = false;
-  for (const [k, entry] of Object.entries(value)) {
-    // A built sample holds typed arrays (`Int32Array` ids, byte masks): stored as number arrays.
-    const v = ArrayBuffer.isView(entry) ? Array.from(entry as unknown as ArrayLike<number>) : entry;
-    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) {
-      arrays[k] = v;
-      data[k] = null;
-      any = true;
-    } else {
-      data[k] = v;
-    }
-  }
-  return { data, arrays: any ? packArrays(arrays) : null };
-}
-
-function joinArrays(
-  data: Record<string, unknown>,
-  blob: Uint8Array | null,
-): Record<string, unknown> {
-  if (!blob) return data;
-  for (const [k, v] of Object.entries(unpackArrays(blob))) data[k] = v;
-  return data;
 }
