@@ -135,6 +135,7 @@ export function requestBody(
   return {
     stream,
     answered() {
+      done(); // the body's clocks end with the handler: the connection's own take over
       if (req.complete) return;
       if (open) {
         detach();

@@ -72,7 +72,6 @@ export interface ServeInfo {
 type FetchHandler = (request: Request, info: ServeInfo) => Response | Promise<Response>;
 
 interface Connection {
-  address: string;
   /** Requests whose response has not ended. */
   active: number;
   /** Closes the connection unless a request head arrives first. */
@@ -137,11 +136,11 @@ export async function serveHttp(
           `too many open connections: ${which} are open; retry later`,
         ),
       );
-      setTimeout(() => socket.destroy(), 1_000).unref?.();
+      setTimeout(() => socket.destroy(), 1_000);
       return;
     }
     socket.setNoDelay(true);
-    connections.set(socket, { address, active: 0 });
+    connections.set(socket, { active: 0 });
     perAddress.set(address, fromAddress + 1);
     expectRequest(socket, timeouts.headerMs);
     socket.on("close", () => {
