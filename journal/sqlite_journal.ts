@@ -97,11 +97,7 @@ export class SqliteJournal implements Journal {
     this.path = join(dir, "journal.sqlite");
     this.#mark = new AckMark(`${this.path}-acked`);
     const acked = this.#mark.read();
-    try {
-      this.#db = new DatabaseSync(this.path);
-    } catch (e) {
-      throw new JournalDamagedError(this.path, `it cannot be opened: ${(e as Error).message}`);
-    }
+    this.#db = new DatabaseSync(this.path);
     const db = this.#db;
     try {
       // One gateway per data directory: the first write takes a lock held until the process
