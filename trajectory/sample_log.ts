@@ -32,6 +32,8 @@ export interface SampleLog {
   oldest(): Promise<number>;
   /** The cursor of the newest sample logged; 0 before the first. */
   newest(): Promise<number>;
+  /** Rows found damaged on disk and skipped so far (a log kept on disk); reported in `/metrics`. */
+  readonly damagedSamples?: number;
 }
 
 export const DEFAULT_SAMPLES_KEPT_IN_MEMORY = 1000;
