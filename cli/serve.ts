@@ -28,7 +28,7 @@ import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
-import { JournalLockedError, SqliteJournal } from "../journal/mod.ts";
+import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -44,7 +44,9 @@ function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJ
   try {
     return new SqliteJournal(dir ?? DEFAULT_DATA_DIR);
   } catch (e) {
-    if (e instanceof JournalLockedError) throw new UsageError(e.message);
+    if (e instanceof JournalLockedError || e instanceof JournalDamagedError) {
+      throw new UsageError(e.message);
+    }
     throw new UsageError(
       `cannot open the journal in ${dir ?? DEFAULT_DATA_DIR}: ${
         (e as Error).message
@@ -165,7 +167,7 @@ export async function serve(args: string[]): Promise<void> {
   );
   const server = await serveHttp(
     (req, info) => (gw?.app ?? startingApp).fetch(req, info),
-    { hostname, port, timeouts: bounds.http },
+    { hostname, port, timeouts: bounds.http, connections: bounds.connections },
   );
   console.log(
     `rollgate listening on http://${hostname}:${server.addr.port}; loading the model files`,
@@ -203,7 +205,16 @@ export async function serve(args: string[]): Promise<void> {
     readiness,
   });
   starting = "restoring the journal";
-  const restored = await created.restore();
+  const restored = await created.restore().catch(async (e) => {
+    await server.shutdown();
+    journal?.close();
+    throw new UsageError(
+      `the journal ${journal?.path} cannot be restored: ${
+        (e as Error).message
+      }. rollgate does not start on part of it. ` +
+        `Keep a copy of its directory; then start empty with another --data-dir (samples the trainer already read are not affected)`,
+    );
+  });
   if (restored) {
     console.log(
       `rollgate: journal ${

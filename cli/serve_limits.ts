@@ -5,7 +5,12 @@
  *
  * @module
  */
-import type { GatewayLimits, GatewayTimeouts, HttpTimeouts } from "../gateway/mod.ts";
+import type {
+  ConnectionLimits,
+  GatewayLimits,
+  GatewayTimeouts,
+  HttpTimeouts,
+} from "../gateway/mod.ts";
 import type { GateOptions } from "../generation/mod.ts";
 import { integerFlag, POSITIVE, secondsFlag } from "./flags.ts";
 
@@ -28,6 +33,9 @@ export const LIMIT_FLAGS = Object.fromEntries(
     "header-timeout",
     "body-timeout",
     "idle-timeout",
+    "body-deadline",
+    "max-connections",
+    "max-connections-per-address",
   ].map((name) => [name, { type: "string" as const }]),
 );
 
@@ -36,6 +44,7 @@ export interface ServeLimits {
   timeouts: GatewayTimeouts;
   delivery: GateOptions;
   http: Partial<HttpTimeouts>;
+  connections: Partial<ConnectionLimits>;
 }
 
 /** Reads the flags (and `ROLLGATE_MAX_BODY_BYTES`); absent ones stay undefined. */
@@ -73,6 +82,11 @@ export function serveLimits(
       headerMs: ms("header-timeout"),
       bodyIdleMs: ms("body-timeout"),
       idleMs: ms("idle-timeout"),
+      bodyMs: ms("body-deadline"),
+    }),
+    connections: drop({
+      maxConnections: int("max-connections"),
+      maxConnectionsPerAddress: int("max-connections-per-address"),
     }),
   };
 }

@@ -50,7 +50,8 @@ export const USAGE = `usage: main.ts serve [options]
   --max-pending-per-rollout N (64)   --max-pending N (4096)
   --turn-timeout S (600)   --abandon-grace S (10)   --rollout-idle-timeout S (3600)
   --ack-timeout S (10)   --lease S (60)   --max-lease S (3600)
-  --header-timeout S (30)   --body-timeout S (30)   --idle-timeout S (120)
+  --header-timeout S (30)   --body-timeout S (30)   --body-deadline S (120)   --idle-timeout S (120)
+  --max-connections N (8192)   --max-connections-per-address N (2048)
 
   --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)

@@ -132,12 +132,28 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     }
   };
 
+  /** Any other method on an agent path: a 405 in that path's protocol, naming the one it takes. */
+  const wrongMethod = (adapter: ProtocolAdapter, allowed: string) => (c: Context) => {
+    const path = new URL(c.req.url).pathname;
+    c.header("allow", allowed);
+    return c.json(
+      adapter.errorBody(405, `${path} takes ${allowed}, not ${c.req.method}`) as object,
+      405,
+    );
+  };
+
   for (const prefix of ["/rollout/:id/v1", "/v1"]) {
-    app.post(`${prefix}/messages`, turn(anthropicAdapter));
-    app.post(`${prefix}/messages/count_tokens`, countTokens);
-    app.post(`${prefix}/chat/completions`, turn(openaiChatAdapter));
-    app.post(`${prefix}/responses`, turn(responsesAdapter));
-    app.get(`${prefix}/models`, models);
+    const routes: [string, "POST" | "GET", ProtocolAdapter, (c: Context) => unknown][] = [
+      ["messages", "POST", anthropicAdapter, turn(anthropicAdapter)],
+      ["messages/count_tokens", "POST", anthropicAdapter, countTokens],
+      ["chat/completions", "POST", openaiChatAdapter, turn(openaiChatAdapter)],
+      ["responses", "POST", responsesAdapter, turn(responsesAdapter)],
+      ["models", "GET", openaiChatAdapter, models],
+    ];
+    for (const [path, method, adapter, handler] of routes) {
+      app.on(method, `${prefix}/${path}`, handler as (c: Context) => Response);
+      app.all(`${prefix}/${path}`, wrongMethod(adapter, method));
+    }
   }
   return app;
 }

@@ -177,6 +177,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   metrics.watch({
     pendingRequests: () => gate.pendingCount(),
     activeRollouts: () => store.list().filter((r) => r.status === "active").length,
+    damagedSamples: () => store.sampleLog.damagedSamples ?? 0,
   });
   const app = new Hono();
   if (options.accessLog) app.use("*", accessLog(options.accessLog));

@@ -1,8 +1,10 @@
 /**
  * The gateway's HTTP/1.1 server, with an end to every wait a client can impose: the request head
- * must arrive within the header timeout, a request body may not stall longer than the body
- * timeout, and a kept-alive connection without a request is closed after the idle timeout. (A
- * slow or silent client would otherwise hold a socket and memory forever.) `Deno.serve` has no such
+ * must arrive within the header timeout, a request body may not stall longer than the body idle
+ * timeout nor take longer than the body deadline (`body_stream.ts`), a kept-alive connection
+ * without a request is closed after the idle timeout, and the open connections are capped in
+ * all and per remote address. (A slow, silent or numerous client would otherwise hold sockets
+ * and memory forever.) A head node cannot parse gets a JSON 400 or 431. `Deno.serve` has no such
  * timeouts (denoland/deno#3515), so this serves through `node:http`, whose sockets give the
  * connection events the timeouts need, and hands each request to a fetch handler (the Hono app)
  * as a standard `Request` whose signal aborts when the client goes away.
@@ -20,13 +22,11 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
-import { GatewayError } from "./gateway_error.ts";
+import { type BodyTimeouts, type RequestBody, requestBody } from "./body_stream.ts";
 
-export interface HttpTimeouts {
+export interface HttpTimeouts extends BodyTimeouts {
   /** From a connection's start to its first complete request head. */
   headerMs: number;
-  /** Longest gap between two pieces of a request body (then 408 and the connection closes). */
-  bodyIdleMs: number;
   /** A kept-alive connection with no request is closed after this long. */
   idleMs: number;
 }
@@ -34,7 +34,20 @@ export interface HttpTimeouts {
 export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = {
   headerMs: 30_000,
   bodyIdleMs: 30_000,
+  bodyMs: 120_000,
   idleMs: 120_000,
+};
+
+/** How many connections may be open at once; past either cap a new one gets a 503 and closes. */
+export interface ConnectionLimits {
+  maxConnections: number;
+  /** From one remote address (agents behind one bridge or proxy share it: keep it generous). */
+  maxConnectionsPerAddress: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
+  maxConnections: 8192,
+  maxConnectionsPerAddress: 2048,
 };
 
 export interface HttpServerOptions {
@@ -42,6 +55,7 @@ export interface HttpServerOptions {
   /** 0 picks a free port. */
   port: number;
   timeouts?: Partial<HttpTimeouts>;
+  connections?: Partial<ConnectionLimits>;
 }
 
 export interface HttpServer {
@@ -64,13 +78,28 @@ interface Connection {
   timer?: ReturnType<typeof setTimeout>;
 }
 
+/**
+ * An answer written straight to a socket, before or instead of a parsed request (a refused
+ * connection, a malformed or oversized head): JSON in the shape every agent protocol reads
+ * (`error.message`; Anthropic's `type: "error"`).
+ */
+function rawAnswer(status: number, reason: string, type: string, message: string): string {
+  const body = JSON.stringify({ type: "error", error: { type, message } });
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
+    `content-length: ${
+      new TextEncoder().encode(body).byteLength
+    }\r\nconnection: close\r\n\r\n${body}`;
+}
+
 /** Serves `handler` until `shutdown`. */
 export async function serveHttp(
   handler: FetchHandler,
   options: HttpServerOptions,
 ): Promise<HttpServer> {
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
+  const caps = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
   const connections = new Map<Socket, Connection>();
+  const perAddress = new Map<string, number>();
   const expectRequest = (socket: Socket, ms: number) => {
     const conn = connections.get(socket);
     if (!conn) return;
@@ -80,28 +109,68 @@ export async function serveHttp(
 
   const server = http.createServer((req, res) => {
     const conn = connections.get(req.socket);
-    if (conn) {
-      clearTimeout(conn.timer);
-      conn.active++;
-    }
+    if (!conn) return; // a refused connection: its 503 is written, the socket closing
+    clearTimeout(conn.timer);
+    conn.active++;
     res.on("close", () => {
-      if (!conn) return;
       conn.active--;
       if (conn.active === 0) expectRequest(req.socket, timeouts.idleMs);
     });
-    void respond(handler, req, res, options.hostname, timeouts.bodyIdleMs);
+    void respond(handler, req, res, options.hostname, timeouts);
   });
   // The timers below replace node's own (which Deno does not all implement).
   server.keepAliveTimeout = 0;
   server.requestTimeout = 0;
   server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "";
+    const fromAddress = perAddress.get(address) ?? 0;
+    if (connections.size >= caps.maxConnections || fromAddress >= caps.maxConnectionsPerAddress) {
+      const which = connections.size >= caps.maxConnections
+        ? `the gateway's ${caps.maxConnections} connections`
+        : `${caps.maxConnectionsPerAddress} connections from ${address}`;
+      socket.end(
+        rawAnswer(
+          503,
+          "Service Unavailable",
+          "overloaded_error",
+          `too many open connections: ${which} are open; retry later`,
+        ),
+      );
+      setTimeout(() => socket.destroy(), 1_000);
+      return;
+    }
     socket.setNoDelay(true);
     connections.set(socket, { active: 0 });
+    perAddress.set(address, fromAddress + 1);
     expectRequest(socket, timeouts.headerMs);
     socket.on("close", () => {
       clearTimeout(connections.get(socket)?.timer);
       connections.delete(socket);
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
     });
+  });
+  // A head node cannot parse (too large, malformed): an answer the client can read, not silence.
+  server.on("clientError", (e: Error & { code?: string }, socket: Socket) => {
+    if (socket.writable && !socket.writableEnded) {
+      socket.end(
+        e.code === "HPE_HEADER_OVERFLOW"
+          ? rawAnswer(
+            431,
+            "Request Header Fields Too Large",
+            "invalid_request_error",
+            "the request head is larger than the gateway accepts (16 KiB of headers)",
+          )
+          : rawAnswer(
+            400,
+            "Bad Request",
+            "invalid_request_error",
+            `malformed HTTP request: ${e.message}`,
+          ),
+      );
+    }
+    setTimeout(() => socket.destroy(), 1_000);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -125,12 +194,14 @@ async function respond(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   hostname: string,
-  bodyIdleMs: number,
+  timeouts: BodyTimeouts,
 ): Promise<void> {
   const gone = new AbortController();
   res.on("close", () => {
     if (!res.writableFinished) gone.abort();
   });
+  const method = req.method ?? "GET";
+  const body = method === "GET" || method === "HEAD" ? null : requestBody(req, res, timeouts);
   let response: Response;
   try {
     const remoteAddr: Deno.NetAddr = {
@@ -138,7 +209,7 @@ async function respond(
       hostname: req.socket.remoteAddress ?? "",
       port: req.socket.remotePort ?? 0,
     };
-    response = await handler(toRequest(req, res, hostname, bodyIdleMs, gone.signal), {
+    response = await handler(toRequest(req, hostname, body, gone.signal), {
       remoteAddr,
     });
   } catch (e) {
@@ -147,6 +218,7 @@ async function respond(
       status: 500,
     });
   }
+  body?.answered();
   if (gone.signal.aborted) {
     await response.body?.cancel();
     return;
@@ -182,9 +254,8 @@ async function respond(
 
 function toRequest(
   req: http.IncomingMessage,
-  res: http.ServerResponse,
   hostname: string,
-  bodyIdleMs: number,
+  body: RequestBody | null,
   signal: AbortSignal,
 ): Request {
   // Pairs, not a `Headers`: the Request converts a `Headers` through its sorting iterator, which
@@ -194,73 +265,12 @@ function toRequest(
     headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
-  const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
   return new Request(url, {
-    method,
+    method: req.method ?? "GET",
     headers,
     signal,
-    body: hasBody ? bodyStream(req, res, bodyIdleMs) : null,
+    body: body?.stream ?? null,
     // @ts-ignore: `duplex` is required for a streamed request body and missing from the types.
     duplex: "half",
   });
-}
-
-/** The request body as a stream that errors with a 408 when the client stalls. */
-function bodyStream(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  idleMs: number,
-): ReadableStream<Uint8Array> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stalled = () => {};
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(stalled, idleMs);
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      stalled = () => {
-        // What is left of the body will never be read: the connection cannot be reused.
-        res.shouldKeepAlive = false;
-        req.pause();
-        controller.error(
-          new GatewayError(
-            408,
-            `the request body stalled: nothing arrived for ${idleMs / 1000} s`,
-          ),
-        );
-      };
-      arm();
-      req.on("data", (chunk: Uint8Array) => {
-        controller.enqueue(chunk);
-        if ((controller.desiredSize ?? 1) > 0) return arm();
-        // The reader is behind, not the client: no clock until it asks for more.
-        clearTimeout(timer);
-        req.pause();
-      });
-      req.on("end", () => {
-        clearTimeout(timer);
-        try {
-          controller.close();
-        } catch { /* already errored */ }
-      });
-      req.on("error", (e) => {
-        clearTimeout(timer);
-        try {
-          controller.error(e);
-        } catch { /* already errored */ }
-      });
-      req.on("close", () => clearTimeout(timer));
-    },
-    pull() {
-      if (!req.isPaused()) return;
-      arm();
-      req.resume();
-    },
-    cancel() {
-      clearTimeout(timer);
-      req.resume(); // drain what remains so the connection can carry the response
-    },
-  }, { highWaterMark: 4 });
 }

@@ -137,3 +137,29 @@ Deno.test("http server: request bodies and headers reach the handler unchanged",
     assert.equal(new URL(json.url).pathname + new URL(json.url).search, "/a/b?c=1");
   });
 });
+
+Deno.test("http server: a body the handler never read does not cut the kept-alive connection later", async () => {
+  const server = await serveHttp(() => new Response("ok"), {
+    hostname: "127.0.0.1",
+    port: 0,
+    timeouts: { headerMs: 2_000, bodyIdleMs: 200, bodyMs: 300, idleMs: 2_000 },
+  });
+  try {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+    const buf = new Uint8Array(4096);
+    const ask = async (raw: string) => {
+      await conn.write(new TextEncoder().encode(raw));
+      const n = await conn.read(buf);
+      return n === null ? null : new TextDecoder().decode(buf.subarray(0, n));
+    };
+    assert.match(
+      (await ask("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"))!,
+      /^HTTP\/1.1 200/,
+    );
+    await new Promise((r) => setTimeout(r, 600)); // past both body clocks
+    assert.match((await ask("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))!, /^HTTP\/1.1 200/);
+    conn.close();
+  } finally {
+    await server.shutdown();
+  }
+});

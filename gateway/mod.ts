@@ -25,6 +25,8 @@ export {
   sampleBody,
 } from "./id_transport.ts";
 export {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
   DEFAULT_HTTP_TIMEOUTS,
   type HttpServer,
   type HttpServerOptions,

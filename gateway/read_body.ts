@@ -9,6 +9,13 @@ import { GatewayError } from "./gateway_error.ts";
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
+/**
+ * How deep a request's JSON may nest. Real tool schemas nest a dozen levels; past this a 400
+ * says so, before anything that walks the value (templates, comparisons, the journal's
+ * `JSON.stringify`) could run out of stack.
+ */
+export const MAX_JSON_DEPTH = 128;
+
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
@@ -19,11 +26,38 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     ? await request.text()
     : await readCapped(request.body, maxBytes);
   if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new GatewayError(400, `malformed JSON body: ${(e as Error).message}`);
   }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw new GatewayError(
+      400,
+      `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; the gateway accepts at most ${MAX_JSON_DEPTH}`,
+    );
+  }
+  return value;
+}
+
+/** Whether `value` has arrays or objects more than `limit` levels deep (walked without recursion). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    const depth = depths.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) {
+        stack.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
 }
 
 /** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */

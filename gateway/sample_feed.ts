@@ -35,7 +35,7 @@ export class SampleFeed {
         `samples after cursor ${after} are no longer kept: the oldest kept is ${oldest} (without the journal the gateway keeps only the latest samples)`,
       );
     }
-    let cursor = after ?? oldest - 1;
+    let cursor = after ?? await this.log.newest();
     const encoder = new TextEncoder();
     let closed = false;
     let wake: (() => void) | undefined;

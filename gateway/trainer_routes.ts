@@ -278,9 +278,23 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     o.gate.append(c.req.param("rid"), output_ids);
     return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
   });
+  const stopIds = new Set(o.model.stopTokenIds);
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     checkVocab(completion.output_ids, "completion");
+    // Generation ends at a stop id: ids after one were never the policy's turn.
+    const ids = completion.output_ids;
+    const stop = ids.findIndex((id) => stopIds.has(id));
+    if (stop >= 0 && stop < ids.length - 1) {
+      throw new GatewayError(
+        400,
+        `invalid completion: output_ids go on for ${
+          ids.length - 1 - stop
+        } id(s) after the stop id ${
+          ids[stop]
+        } at position ${stop}; a completion ends at its stop id`,
+      );
+    }
     const rid = c.req.param("rid");
     const turn = o.runner.turnOfRequest(rid);
     o.gate.complete(rid, completion);

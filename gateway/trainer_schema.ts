@@ -19,6 +19,8 @@ export const CreateRolloutSchema = z.object({
     /^[A-Za-z0-9_.:-]{1,128}$/,
     "id may hold letters, digits and _ . : - (1-128)",
   )
+    // A URL path segment `.` or `..` is resolved away: such a rollout could not be reached.
+    .refine((id) => id !== "." && id !== "..", "id may not be . or .. (not a URL path segment)")
     .optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   sampling: SamplingSchema.optional(),
@@ -34,7 +36,7 @@ export const CreateRolloutSchema = z.object({
 
 export const CompleteSchema = z.object({
   output_ids: z.array(z.number().int().nonnegative()),
-  logprobs: z.array(z.number()).optional(),
+  logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")).optional(),
   finish_reason: z.enum(["stop", "length"]),
   weight_version: z.union([z.string(), z.number()]).optional(),
 }).refine((b) => !b.logprobs || b.logprobs.length === b.output_ids.length, {

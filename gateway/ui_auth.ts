@@ -1,8 +1,10 @@
 /**
  * The admin token in front of the viewer (`/ui`), for a browser that cannot send a header: open
- * any viewer URL once with `?token=<admin token>` and a cookie (holding a digest of the token,
- * never the token) keeps the session; `Authorization: Bearer` works as on `/api`. Without an
- * admin token configured the viewer is open, like `/api`.
+ * any viewer URL once with `?token=<admin token>` and a cookie keeps the session for
+ * {@link SESSION_S}: a random salt, the expiry and an HMAC-SHA256 of both keyed by the token, so
+ * it never holds the token nor a digest of it alone, differs at every sign-in, and stops opening
+ * the viewer when it expires (or the token changes). `Authorization: Bearer` works as on `/api`.
+ * Without an admin token configured the viewer is open, like `/api`.
  *
  * @module
  */
@@ -13,10 +15,45 @@ import { sameToken } from "./security/mod.ts";
 
 const COOKIE = "rollgate_ui";
 
-async function digest(token: string): Promise<string> {
-  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+/** How long a viewer sign-in lasts. */
+export const SESSION_S = 12 * 3600;
+
+const hex = (bytes: ArrayBuffer | Uint8Array) =>
+  Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+
+function macKey(token: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(token),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
 }
+
+async function mac(key: CryptoKey, salt: string, expires: number): Promise<string> {
+  return hex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${salt}.${expires}`)));
+}
+
+/** A new session cookie's value: `salt.expires.mac`. */
+async function issue(key: CryptoKey, now: number): Promise<string> {
+  const salt = hex(crypto.getRandomValues(new Uint8Array(16)));
+  const expires = Math.floor(now / 1000) + SESSION_S;
+  return `${salt}.${expires}.${await mac(key, salt, expires)}`;
+}
+
+/** Whether a cookie value was issued with this token and has not expired. */
+async function valid(key: CryptoKey, value: string | undefined, now: number): Promise<boolean> {
+  const [salt, expiresText, given, extra] = (value ?? "").split(".");
+  const expires = Number(expiresText);
+  if (extra !== undefined || !salt || !given || !Number.isInteger(expires)) return false;
+  if (expires * 1000 <= now) return false;
+  return sameToken(given, await mac(key, salt, expires));
+}
+
+/** Viewer pages load nothing from elsewhere; the sign-in page has no script at all. */
+const LOGIN_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function loginPage(c: Context, message: string): Response {
   return c.html(
@@ -25,25 +62,35 @@ function loginPage(c: Context, message: string): Response {
       `<p>${message}</p><form method="get"><input type="password" name="token" ` +
       `placeholder="ROLLGATE_ADMIN_TOKEN" autofocus> <button>open</button></form></body></html>`,
     401,
+    { "content-security-policy": LOGIN_CSP },
   );
 }
 
-export function uiAuth(adminToken: string | undefined, path: string): MiddlewareHandler {
+export function uiAuth(
+  adminToken: string | undefined,
+  path: string,
+  now: () => number = Date.now,
+): MiddlewareHandler {
   if (!adminToken) return async (_c, next) => await next();
   const secret = adminToken;
-  const expected = digest(secret);
+  const key = macKey(secret);
   return async (c, next) => {
     const url = new URL(c.req.url);
     const offered = url.searchParams.get("token");
     if (offered !== null) {
       if (!sameToken(offered, secret)) return loginPage(c, "That is not the admin token.");
-      setCookie(c, COOKIE, await expected, { httpOnly: true, sameSite: "Strict", path });
+      setCookie(c, COOKIE, await issue(await key, now()), {
+        httpOnly: true,
+        sameSite: "Strict",
+        path,
+        maxAge: SESSION_S,
+      });
       url.searchParams.delete("token");
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
     if (
       sameToken(presentedToken(c.req.raw.headers), secret) ||
-      sameToken(getCookie(c, COOKIE), await expected)
+      await valid(await key, getCookie(c, COOKIE), now())
     ) {
       return await next();
     }

@@ -6,6 +6,10 @@
  *
  * - `sqlite_journal.ts`: the store.
  * - `array_codec.ts`: token ids, logprobs and masks in binary.
+ * - `sample_row.ts`: a sample as a row (its number arrays apart, in binary).
+ * - `ack_mark.ts`: how far the journal got, beside it, so a journal that lost acknowledged
+ *   changes (a deleted or cut write-ahead log, a truncated file) is refused, not restored short.
+ * - `journal_errors.ts`: a locked, damaged or unwritable journal, each saying what to do.
  *
  * @example
  * ```ts
@@ -20,5 +24,6 @@
  *
  * @module
  */
-export { JournalLockedError, SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
+export { SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
+export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export { packArrays, unpackArrays } from "./array_codec.ts";

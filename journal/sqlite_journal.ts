@@ -22,15 +22,13 @@ import type {
   Sample,
 } from "../trajectory/mod.ts";
 import { packArrays, unpackArrays } from "./array_codec.ts";
+import { joinArrays, splitArrays } from "./sample_row.ts";
+import { AckMark, type JournalExtent } from "./ack_mark.ts";
+import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
   sync?: "normal" | "full";
-}
-
-/** The data directory is in use by another running gateway. */
-export class JournalLockedError extends Error {
-  override name = "JournalLockedError";
 }
 
 const SCHEMA = `
@@ -58,6 +56,13 @@ const SCHEMA = `
   );
 `;
 
+interface Row {
+  cursor: number;
+  rollout: string;
+  data: string;
+  arrays: Uint8Array | null;
+}
+
 interface EventRow {
   rollout: string;
   kind: string;
@@ -74,11 +79,24 @@ export class SqliteJournal implements Journal {
   readonly #insertSample: StatementSync;
   /** Hashes known to be in `shared`, so a repeated value costs a lookup, not a write. */
   readonly #sharedKnown = new Set<string>();
+  readonly #mark: AckMark;
+  /** What is committed: the mark follows it after every commit. */
+  readonly #extent: JournalExtent;
+  /** The first write that failed: from then on nothing more is written (no holes on replay). */
+  #broken: Error | null = null;
+  /** Cursors of damaged sample rows already reported. */
+  readonly #damaged = new Set<number>();
 
-  /** Opens (or creates) `journal.sqlite` in `dir`; refuses a directory another gateway holds. */
+  /**
+   * Opens (or creates) `journal.sqlite` in `dir`. Refuses a directory another gateway holds
+   * ({@link JournalLockedError}), and a journal that fails SQLite's `quick_check` or holds less
+   * than it acknowledged ({@link JournalDamagedError}, saying what the operator can do).
+   */
   constructor(dir: string, options: SqliteJournalOptions = {}) {
     mkdirSync(dir, { recursive: true });
     this.path = join(dir, "journal.sqlite");
+    this.#mark = new AckMark(`${this.path}-acked`);
+    const acked = this.#mark.read();
     this.#db = new DatabaseSync(this.path);
     const db = this.#db;
     try {
@@ -97,8 +115,29 @@ export class SqliteJournal implements Journal {
           `the journal ${this.path} is in use by another gateway (one gateway per --data-dir)`,
         );
       }
+      if (/malformed|not a database|corrupt/i.test((e as Error).message)) {
+        throw new JournalDamagedError(this.path, (e as Error).message);
+      }
       throw e;
     }
+    const check = db.prepare("PRAGMA quick_check(5)").all() as { quick_check: string }[];
+    if (check.length !== 1 || check[0].quick_check !== "ok") {
+      db.close();
+      throw new JournalDamagedError(
+        this.path,
+        `quick_check: ${check.map((r) => r.quick_check).join("; ")}`,
+      );
+    }
+    this.#extent = this.#held();
+    if (acked && (this.#extent.events < acked.events || this.#extent.samples < acked.samples)) {
+      db.close();
+      throw new JournalDamagedError(
+        this.path,
+        `it holds events up to ${this.#extent.events} and samples up to ${this.#extent.samples}, but events up to ${acked.events} and samples up to ${acked.samples} were acknowledged (${this.#mark.path}): its write-ahead log ${this.path}-wal was deleted or cut, or the file was truncated or replaced`,
+        this.#mark.path,
+      );
+    }
+    this.#mark.write(this.#extent);
     this.#insertEvent = db.prepare(
       "INSERT INTO events (rollout, kind, at, data, arrays, shared) VALUES (?, ?, ?, ?, ?, ?)",
     );
@@ -132,16 +171,26 @@ export class SqliteJournal implements Journal {
   }
 
   forget(rollout: string): Promise<void> {
-    this.#transaction(() => {
-      this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
-      this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
-    });
-    return Promise.resolve();
+    try {
+      this.#transaction(() => {
+        this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
+        this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
+      });
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   expire(rollout: string): Promise<void> {
-    this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout);
-    return Promise.resolve();
+    try {
+      this.#transaction(() =>
+        this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout)
+      );
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   rollouts(): Promise<JournaledRollout[]> {
@@ -190,14 +239,43 @@ export class SqliteJournal implements Journal {
     }
   }
 
+  /**
+   * A sample row that cannot be read back (damaged on disk) is skipped with a loud error, counted
+   * once ({@link damagedSamples}): the stream goes on with the next sample, never stuck on it.
+   */
   after(cursor: number, limit: number): Promise<LoggedSample[]> {
-    const rows = this.#db.prepare(
-      "SELECT cursor, data, arrays FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
-    ).all(cursor, limit) as unknown as { cursor: number; data: string; arrays: Uint8Array }[];
-    return Promise.resolve(rows.map((r) => ({
-      cursor: r.cursor,
-      sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
-    })));
+    const page = this.#db.prepare(
+      "SELECT cursor, rollout, data, arrays FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
+    );
+    const out: LoggedSample[] = [];
+    for (let from = cursor;;) {
+      const rows = page.all(from, limit) as unknown as Row[];
+      for (const r of rows) {
+        try {
+          out.push({
+            cursor: r.cursor,
+            sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+          });
+        } catch (e) {
+          if (!this.#damaged.has(r.cursor)) {
+            this.#damaged.add(r.cursor);
+            console.error(
+              `rollgate: journal ${this.path}: sample ${r.cursor} (rollout ${r.rollout}) is damaged and skipped (${
+                (e as Error).message
+              }); ${this.#damaged.size} damaged sample(s) so far`,
+            );
+          }
+        }
+      }
+      // A page of nothing but damaged rows is passed over, so the cursor moves on.
+      if (out.length > 0 || rows.length < limit) return Promise.resolve(out);
+      from = rows.at(-1)!.cursor;
+    }
+  }
+
+  /** Sample rows found damaged and skipped so far. */
+  get damagedSamples(): number {
+    return this.#damaged.size;
   }
 
   oldest(): Promise<number> {
@@ -210,15 +288,31 @@ export class SqliteJournal implements Journal {
     return Promise.resolve((seq?.seq ?? 0) + 1);
   }
 
+  newest(): Promise<number> {
+    return Promise.resolve(this.#extent.samples);
+  }
+
   close(): void {
+    this.#mark.close();
     if (this.#db.isOpen) this.#db.close();
+  }
+
+  /** The highest event seq and sample cursor the database holds. */
+  #held(): JournalExtent {
+    const rows = this.#db.prepare("SELECT name, seq FROM sqlite_sequence").all() as {
+      name: string;
+      seq: number;
+    }[];
+    const seq = (name: string) => Number(rows.find((r) => r.name === name)?.seq ?? 0);
+    return { events: seq("events"), samples: seq("samples") };
   }
 
   #insertSamples(samples: readonly Sample[]): number[] {
     return samples.map((s) => {
       const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
       const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
-      return Number(row.lastInsertRowid);
+      this.#extent.samples = Number(row.lastInsertRowid);
+      return this.#extent.samples;
     });
   }
 
@@ -245,6 +339,7 @@ export class SqliteJournal implements Journal {
       event.arrays ? packArrays(event.arrays) : null,
       shared,
     );
+    this.#extent.events = Number(row.lastInsertRowid);
     if (event.kind === "rollout_created") {
       // A new rollout under the id of an expired one starts afresh.
       this.#db.prepare("DELETE FROM events WHERE rollout = ? AND seq < ?").run(
@@ -257,45 +352,30 @@ export class SqliteJournal implements Journal {
     }
   }
 
+  /**
+   * One write, all or nothing. The first that fails (disk full, read-only, I/O error) breaks the
+   * journal for good: every later write is refused unwritten, so the file stays a prefix of what
+   * happened (replayable) and everything acknowledged before the failure is in it.
+   */
   #transaction<T>(fn: () => T): T {
-    this.#db.exec("BEGIN");
+    if (this.#broken) throw this.#broken;
+    const before = { ...this.#extent };
     try {
+      this.#db.exec("BEGIN");
       const out = fn();
       this.#db.exec("COMMIT");
+      this.#mark.write(this.#extent);
       return out;
     } catch (e) {
-      this.#db.exec("ROLLBACK");
-      throw e;
+      // SQLite may have rolled back already (SQLITE_FULL at commit): only roll back what is open.
+      if (this.#db.isTransaction) {
+        try {
+          this.#db.exec("ROLLBACK");
+        } catch { /* the failure below says what went wrong */ }
+      }
+      Object.assign(this.#extent, before);
+      this.#broken = writeFailure(this.path, e);
+      throw this.#broken;
     }
   }
-}
-
-/** A sample's number arrays apart (stored in binary); `null` holds their place in the JSON. */
-function splitArrays(
-  value: Record<string, unknown>,
-): { data: Record<string, unknown>; arrays: Uint8Array | null } {
-  const data: Record<string, unknown> = {};
-  const arrays: Record<string, number[]> = {};
-  let any = false;
-  for (const [k, entry] of Object.entries(value)) {
-    // A built sample holds typed arrays (`Int32Array` ids, byte masks): stored as number arrays.
-    const v = ArrayBuffer.isView(entry) ? Array.from(entry as unknown as ArrayLike<number>) : entry;
-    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) {
-      arrays[k] = v;
-      data[k] = null;
-      any = true;
-    } else {
-      data[k] = v;
-    }
-  }
-  return { data, arrays: any ? packArrays(arrays) : null };
-}
-
-function joinArrays(
-  data: Record<string, unknown>,
-  blob: Uint8Array | null,
-): Record<string, unknown> {
-  if (!blob) return data;
-  for (const [k, v] of Object.entries(unpackArrays(blob))) data[k] = v;
-  return data;
 }

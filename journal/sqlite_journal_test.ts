@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { Sample } from "../trajectory/mod.ts";
 import { JournalLockedError, SqliteJournal } from "./mod.ts";
 import { packArrays, unpackArrays } from "./array_codec.ts";
+import { DatabaseSync } from "node:sqlite";
 
 async function events(j: SqliteJournal, rollout: string) {
   const out = [];
@@ -125,6 +126,61 @@ Deno.test("journal: the cursor of an empty sample log continues after the last o
     assert.equal(await j.oldest(), 1);
   } finally {
     j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("journal: a damaged sample row is skipped loudly and counted once; the stream moves past it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    let j = new SqliteJournal(dir);
+    await j.append([1, 2, 3, 4, 5].map((n) => sample("r", n)));
+    j.close();
+    const db = new DatabaseSync(`${dir}/journal.sqlite`);
+    db.exec("UPDATE samples SET data = '{damaged' WHERE cursor IN (2, 3)");
+    db.exec("UPDATE samples SET arrays = x'0102' WHERE cursor = 5");
+    db.close();
+    j = new SqliteJournal(dir);
+    const said: string[] = [];
+    const error = console.error;
+    console.error = (m: string) => said.push(m);
+    try {
+      assert.deepEqual((await j.after(0, 10)).map((e) => e.cursor), [1, 4]);
+      // A page of nothing but damaged rows is passed over, not returned empty.
+      assert.deepEqual((await j.after(1, 2)).map((e) => e.cursor), [4]);
+      assert.deepEqual((await j.after(4, 10)).map((e) => e.cursor), []);
+    } finally {
+      console.error = error;
+    }
+    assert.equal(j.damagedSamples, 3);
+    assert.equal(said.length, 3, "each damaged row is reported once");
+    assert.match(said[0], /sample 2 \(rollout r\) is damaged and skipped/);
+    assert.equal(await j.newest(), 5);
+    j.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("journal: after a failed write nothing more is written, and the error says why and what to do", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const j = new SqliteJournal(dir);
+    await j.record({ rollout: "r1", kind: "rollout_created", data: {} });
+    // A write that cannot be kept (a value JSON cannot hold) breaks the journal for good.
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await assert.rejects(
+      j.record({ rollout: "r1", kind: "x", data: cyclic }),
+      /journal\.sqlite cannot be written: [^]*Nothing more is written/,
+    );
+    await assert.rejects(j.record({ rollout: "r1", kind: "y", data: {} }), /cannot be written/);
+    await assert.rejects(j.append([sample("r1", 1)]), /cannot be written/);
+    j.close();
+    const reopened = new SqliteJournal(dir);
+    assert.deepEqual((await events(reopened, "r1")).map((e) => e.kind), ["rollout_created"]);
+    reopened.close();
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

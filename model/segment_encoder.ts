@@ -29,6 +29,10 @@ export const SEGMENT_CACHE_BYTES = 32 * 1024 * 1024;
  * Text at least this long (~16k tokens: a cold first turn, a huge tool output) has its uncached
  * segments tokenized one after another in the process's lane for long encodes
  * ({@link LONG_ENCODES}) rather than all at once, so it never takes every core from warm turns.
+ * The lane is taken one slice of about {@link PIECE_LENGTH} characters at a time (a run of
+ * segments, or a piece of a long one) and queued for again after each: long texts share it in
+ * turn, so a 32 MB `count_tokens` holds another rollout's cold turn up by one slice per slice of
+ * its own, not by its whole length.
  */
 export const LONG_TEXT = 64 * 1024;
 
@@ -92,11 +96,27 @@ export class SegmentEncoder {
     if (text.length < LONG_TEXT) {
       return (await Promise.all(segments.map((s, i) => parts[i] ?? this.#encodeSegment(s)))).flat();
     }
-    if (parts.every((p) => p !== undefined)) return (parts as number[][]).flat();
-    return await this.#longLane.run(async () => {
-      for (let i = 0; i < segments.length; i++) parts[i] ??= await this.#encodeSegment(segments[i]);
-      return (parts as number[][]).flat();
-    });
+    // Slices of about one piece each: runs of short uncached segments, or a long segment's pieces.
+    const lane = this.#longLane;
+    for (let i = 0; i < segments.length;) {
+      if (parts[i] !== undefined) {
+        i++;
+      } else if (segments[i].length > MAX_CACHED_LENGTH) {
+        parts[i] = await this.#encodeLong(segments[i], lane);
+        i++;
+      } else {
+        const from = i;
+        let chars = 0;
+        while (
+          i < segments.length && parts[i] === undefined && chars < PIECE_LENGTH &&
+          segments[i].length <= MAX_CACHED_LENGTH
+        ) chars += segments[i++].length;
+        await lane.run(async () => {
+          for (let k = from; k < i; k++) parts[k] = await this.#encodeSegment(segments[k]);
+        });
+      }
+    }
+    return (parts as number[][]).flat();
   }
 
   /** A segment not in the cache. */
@@ -107,14 +127,19 @@ export class SegmentEncoder {
     return ids;
   }
 
-  /** A long segment, piece by piece when allowed, so only one piece's encoding is alive at once. */
-  async #encodeLong(segment: string): Promise<number[]> {
+  /**
+   * A long segment, piece by piece when allowed, so only one piece's encoding is alive at once
+   * and other long texts get the lane between two pieces.
+   */
+  async #encodeLong(segment: string, lane?: EncodeLane): Promise<number[]> {
+    const encode = (text: string) =>
+      lane ? lane.run(() => this.tokenizer.encode(text)) : this.tokenizer.encode(text);
     this.#cutsSafe ??= cutsAreSafe((text) => this.tokenizer.encode(text));
-    if (!await this.#cutsSafe) return await this.tokenizer.encode(segment);
+    if (!await this.#cutsSafe) return await encode(segment);
     const ids: number[] = [];
     let sinceCollection = 0;
     for (const piece of chunkText(segment, PIECE_LENGTH)) {
-      const part = await this.tokenizer.encode(piece);
+      const part = await encode(piece);
       for (let i = 0; i < part.length; i++) ids.push(part[i]);
       sinceCollection += piece.length;
       if (sinceCollection >= COLLECT_EVERY) {

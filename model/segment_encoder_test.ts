@@ -137,3 +137,37 @@ Deno.test("SegmentEncoder: long texts take the lane one at a time, short ones pa
   assert.deepEqual(await encoder.encode(long[0]), results[0]);
   assert.equal(most, 0);
 });
+
+Deno.test("SegmentEncoder: long texts share the lane slice by slice: a huge one holds another up by one slice at a time", async () => {
+  const log: string[] = [];
+  const tagged: Pick<TextTokenizer, "encode"> = {
+    async encode(text) {
+      await new Promise((r) => setTimeout(r, 1));
+      const ids = await tokenizer.encode(text);
+      log.push(text.startsWith("HUGE") || text.includes("huge line") ? "huge" : "other");
+      return ids;
+    },
+  };
+  const lane = new EncodeLane(1);
+  const encoder = new SegmentEncoder(tagged, "<|im_start|>", { longLane: lane });
+  // One segment of ~800 kB (a 32 MB count_tokens, scaled down): ~50 pieces.
+  const huge = `HUGE<|im_start|>user\n${"a huge line of a pasted log file\n".repeat(25_000)}`;
+  const other = Array.from(
+    { length: 12 },
+    (_, i) => `<|im_start|>user\n${`line ${i} of another rollout's first turn\n`.repeat(150)}`,
+  ).join("");
+  assert.ok(other.length >= LONG_TEXT);
+  const hugeDone = encoder.encode(huge);
+  while (log.filter((t) => t === "huge").length < 5) await new Promise((r) => setTimeout(r, 1));
+  const hugeBefore = log.filter((t) => t === "huge").length;
+  const otherIds = await encoder.encode(other);
+  const hugeDuring = log.filter((t) => t === "huge").length - hugeBefore;
+  const otherSlices = log.filter((t) => t === "other").length;
+  assert.ok(
+    hugeDuring <= otherSlices + 1,
+    `the huge text took ${hugeDuring} slices while the other took its ${otherSlices}`,
+  );
+  assert.ok(hugeDuring < 40, "the other did not wait for the huge one to end");
+  assert.deepEqual(otherIds, await tokenizer.encode(other));
+  assert.deepEqual(await hugeDone, await tokenizer.encode(huge));
+});

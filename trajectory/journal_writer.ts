@@ -50,20 +50,28 @@ export class JournalWriter {
     }
   }
 
-  /** Records a change now; `durable()` waits for it. */
+  /**
+   * Records a change now; `durable()` waits for it. After a failed write nothing more is written:
+   * the journal stays a replayable prefix of what happened, holding all that was acknowledged.
+   */
   record(event: JournalEvent): void {
-    if (!this.journal || this.#replaying) return;
+    if (!this.journal || this.#replaying || this.#failure) return;
     this.#track(this.journal.record(event));
   }
 
   /** Forgets a deleted rollout's events. */
   forget(rollout: string): void {
-    if (this.journal) this.#track(this.journal.forget(rollout));
+    if (this.journal && !this.#failure) this.#track(this.journal.forget(rollout));
   }
 
   /** Marks a rollout expired (kept, not restored). */
   expire(rollout: string): void {
-    if (this.journal) this.#track(this.journal.expire(rollout));
+    if (this.journal && !this.#failure) this.#track(this.journal.expire(rollout));
+  }
+
+  /** Refuses new work once the journal failed: it could not be kept. */
+  refuseIfFailed(): void {
+    if (this.#failure) throw this.#failure;
   }
 
   /** Records a finishing rollout and its samples at once; resolves with their cursors. */

@@ -11,18 +11,62 @@
  */
 import type { Message, ToolCall } from "../canonical/mod.ts";
 
+/**
+ * Pairs of JSON values still to compare, shared by every comparison (one runs at a time): the
+ * walks below keep their own stack, so a value nested thousands of levels deep (a tool's
+ * arguments are whatever the policy wrote) compares like any other, never overflowing the call
+ * stack, and a shallow one allocates nothing.
+ */
+const pairs: unknown[] = [];
+
+/**
+ * Compares `a` and `b` pair by pair; `children` checks one pair of objects (both non-null, both
+ * arrays or both not) and pushes the pairs of their members, or says they differ.
+ */
+function walkEqual(
+  a: unknown,
+  b: unknown,
+  objects: (x: Record<string, unknown>, y: Record<string, unknown>) => boolean,
+): boolean {
+  const base = pairs.length;
+  pairs.push(a, b);
+  try {
+    while (pairs.length > base) {
+      const y = pairs.pop(), x = pairs.pop();
+      if (x === y) continue;
+      if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
+      const array = Array.isArray(x);
+      if (array !== Array.isArray(y)) return false;
+      if (array) {
+        const xs = x as unknown[], ys = y as unknown[];
+        if (xs.length !== ys.length) return false;
+        for (let i = 0; i < xs.length; i++) pairs.push(xs[i], ys[i]);
+      } else if (!objects(x as Record<string, unknown>, y as Record<string, unknown>)) {
+        return false;
+      }
+    }
+    return true;
+  } finally {
+    pairs.length = base;
+  }
+}
+
+/** Members of two objects, any key order, `null` members absent. */
+function looseMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (a[k] === null) continue;
+    if (!(k in b)) return false;
+    n++;
+    pairs.push(a[k], b[k]);
+  }
+  for (const k in b) if (b[k] !== null) n--;
+  return n === 0;
+}
+
 /** Deep equality of JSON values; object key order and `null` members do not matter. */
 export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => sameJson(x, b[i]));
-  }
-  const ra = a as Record<string, unknown>, rb = b as Record<string, unknown>;
-  const ka = Object.keys(ra).filter((k) => ra[k] !== null);
-  const kb = Object.keys(rb).filter((k) => rb[k] !== null);
-  return ka.length === kb.length && ka.every((k) => k in rb && sameJson(ra[k], rb[k]));
+  return a === b || walkEqual(a, b, looseMembers);
 }
 
 function parseOr(text: string): unknown {
@@ -57,38 +101,27 @@ function keyAt(o: object, i: number): string | undefined {
 }
 
 /**
- * The same keys in the same order, and `same` for every value but `skip`'s. Every message of
- * every request's history passes here on the turn's path, so it allocates nothing (no key
- * arrays): objects hold a handful of keys, and looking one up by position costs less than an
- * array would.
+ * The same keys in the same order; their values are pushed to be compared (all but `skip`'s).
+ * Every message of every request's history passes here on the turn's path, so it allocates
+ * nothing (no key arrays): objects hold a handful of keys, and looking one up by position costs
+ * less than an array would.
  */
-function sameKeys(
+function orderedMembers(
   a: Record<string, unknown>,
   b: Record<string, unknown>,
-  same: (x: unknown, y: unknown) => boolean,
   skip?: string,
 ): boolean {
   let n = 0;
   for (const k in a) {
     if (keyAt(b, n++) !== k) return false;
-    if (k !== skip && !same(a[k], b[k])) return false;
+    if (k !== skip) pairs.push(a[k], b[k]);
   }
   return keyAt(b, n) === undefined;
 }
 
 /** Strict equality of JSON values, key order included: the same JSON text, without writing it. */
 export function identicalJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  const array = Array.isArray(a);
-  if (array !== Array.isArray(b)) return false;
-  if (array) {
-    const x = a as unknown[], y = b as unknown[];
-    if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) if (!identicalJson(x[i], y[i])) return false;
-    return true;
-  }
-  return sameKeys(a as Record<string, unknown>, b as Record<string, unknown>, identicalJson);
+  return a === b || walkEqual(a, b, orderedMembers);
 }
 
 /**
@@ -98,7 +131,11 @@ export function identicalJson(a: unknown, b: unknown): boolean {
 export function sameForm(a: Message, b: Message): boolean {
   if (a === b) return true;
   const ra = a as unknown as Record<string, unknown>, rb = b as unknown as Record<string, unknown>;
-  return sameKeys(ra, rb, identicalJson, "content");
+  return walkEqual(
+    ra,
+    rb,
+    (x, y) => x === ra ? orderedMembers(x, y, "content") : orderedMembers(x, y),
+  );
 }
 
 /**

@@ -99,3 +99,19 @@ Deno.test("sameForm: what sameMessage tolerates, in the client's exact form or n
   assert.ok(!identicalJson({ a: 1, b: 2 }, { b: 2, a: 1 }));
   assert.ok(!identicalJson([1], { 0: 1 }));
 });
+
+Deno.test("JSON comparisons walk nesting of any depth without running out of stack", () => {
+  const nest = (depth: number, leaf: unknown) => {
+    let v: unknown = leaf;
+    for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { k: v, n: null };
+    return v;
+  };
+  const deep = nest(200_000, 1);
+  assert.ok(identicalJson(deep, nest(200_000, 1)));
+  assert.ok(!identicalJson(deep, nest(200_000, 2)));
+  assert.ok(sameJson(deep, nest(200_000, 1)));
+  assert.ok(!sameJson(deep, nest(199_999, 1)));
+  const text = JSON.stringify({ a: 1 });
+  assert.ok(sameJson(JSON.parse(text), { a: 1, b: null }), "null members are absent");
+  assert.ok(!sameJson({ a: 1, b: null }, { a: 1, b: 2 }));
+});

@@ -30,6 +30,10 @@ export interface SampleLog {
   after(cursor: number, limit: number): Promise<LoggedSample[]>;
   /** The cursor of the oldest sample still kept, or the next cursor when none is kept. */
   oldest(): Promise<number>;
+  /** The cursor of the newest sample logged; 0 before the first. */
+  newest(): Promise<number>;
+  /** Rows found damaged on disk and skipped so far (a log kept on disk); reported in `/metrics`. */
+  readonly damagedSamples?: number;
 }
 
 export const DEFAULT_SAMPLES_KEPT_IN_MEMORY = 1000;
@@ -61,5 +65,9 @@ export class MemorySampleLog implements SampleLog {
 
   oldest(): Promise<number> {
     return Promise.resolve(this.#entries[0]?.cursor ?? this.#next);
+  }
+
+  newest(): Promise<number> {
+    return Promise.resolve(this.#next - 1);
   }
 }

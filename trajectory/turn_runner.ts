@@ -297,6 +297,7 @@ export class TurnRunner {
       this.writer.record(turnRetried(mount.retryOf));
       return mount.retryOf;
     }
+    this.writer.refuseIfFailed();
     this.#admit(rollout);
     const open = this.#open(rollout, req, mount, { idSuffix: randomId(4), toolCallIdPrefix });
     this.#refuseWhenClosed(open);
@@ -468,6 +469,7 @@ export class TurnRunner {
     requireActive(rollout);
     this.#requireHistoryLimit(req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    this.writer.refuseIfFailed();
     this.#admit(rollout);
     const open = this.#open(rollout, req, mount, {
       idSuffix: "bb",

@@ -23,6 +23,7 @@ import {
   servedLinks,
   TokensPage,
   TurnPage,
+  VIEWER_CSP,
 } from "./pages/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -61,6 +62,10 @@ export function viewerRoutes(o: ViewerOptions): Hono {
   const text = new TokenText(o.decode);
   const defaultSize = o.pageSize ?? DEFAULT_PAGE_SIZE;
   const app = new Hono();
+  app.use("*", async (c, next) => {
+    await next();
+    c.header("content-security-policy", VIEWER_CSP);
+  });
 
   const notFound = (c: Context, what: string) =>
     page(

@@ -18,7 +18,10 @@ import { upstreamAnswer } from "./upstream_answer.ts";
 /** An upstream SDK error (`APIError` carries `status`) as a gateway error. */
 export function upstreamError(e: unknown, upstream: Upstream): GatewayError {
   const status = (e as { status?: unknown })?.status;
-  const message = `upstream ${upstream.name}: ${(e as Error)?.message ?? String(e)}`;
+  // The SDKs say only "Connection error." for a failed fetch: its cause says what happened.
+  const cause = (e as { cause?: unknown })?.cause;
+  const why = cause instanceof Error ? ` (${cause.message})` : "";
+  const message = `upstream ${upstream.name}: ${(e as Error)?.message ?? String(e)}${why}`;
   return new GatewayError(typeof status === "number" && status >= 400 ? status : 502, message);
 }
 

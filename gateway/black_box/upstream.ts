@@ -10,6 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { Protocol } from "../../canonical/mod.ts";
 import type { SseEvent } from "../protocol.ts";
+import { sameOriginFetch } from "./same_origin_fetch.ts";
 
 export interface UpstreamCall {
   /** Streaming: the events to relay, in order (ends after the terminal event). */
@@ -62,6 +63,7 @@ export class AnthropicUpstream implements Upstream {
       authToken: null,
       timeout: config.timeoutMs,
       maxRetries: 0,
+      fetch: sameOriginFetch,
     });
   }
 
@@ -95,6 +97,7 @@ export class OpenAIUpstream implements Upstream {
       apiKey: config.apiKey ?? Deno.env.get("OPENAI_API_KEY") ?? "missing",
       timeout: config.timeoutMs,
       maxRetries: 0,
+      fetch: sameOriginFetch,
     });
   }
 

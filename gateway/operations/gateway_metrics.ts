@@ -40,6 +40,8 @@ export interface MetricSources {
   pendingRequests(): number;
   /** Rollouts that still take turns. */
   activeRollouts(): number;
+  /** Sample rows the journal found damaged and skipped. */
+  damagedSamples(): number;
 }
 
 const startedAt = Date.now() / 1000;
@@ -102,6 +104,13 @@ export class GatewayMetrics implements TurnObserver {
         "rollgate_active_rollouts",
         "Rollouts that still take turns.",
         () => one(this.#sources?.activeRollouts() ?? 0),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_journal_damaged_samples",
+        "Sample rows the journal could not read back (damaged on disk), skipped by the sample stream.",
+        () => one(this.#sources?.damagedSamples() ?? 0),
       ),
     );
     this.registry.add(

@@ -50,7 +50,7 @@ Deno.test("Prometheus text: HELP/TYPE, labels escaped, cumulative histogram buck
 
 Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend", () => {
   const m = new GatewayMetrics();
-  m.watch({ pendingRequests: () => 4, activeRollouts: () => 2 });
+  m.watch({ pendingRequests: () => 4, activeRollouts: () => 2, damagedSamples: () => 0 });
   m.turnStarted("gate");
   m.turnStarted("gate");
   m.turnStarted("vllm");

@@ -17,6 +17,7 @@ import {
   plainAnswer,
   type RolloutHandle,
   startGateway,
+  take,
   type TestGateway,
 } from "./harness.ts";
 
@@ -671,14 +672,13 @@ Deno.test("trainer fail: the agent gets a protocol-shaped error, as a body or in
   });
 });
 
+// (A known agent path with another method is a 405 in its protocol: the issue 21 test below.)
 Deno.test("unknown routes are 404 JSON", async () => {
   await withControl({}, async ({ gw, control, check }) => {
     const routes: [string, string][] = [
       ["GET", "/nope"],
       ["GET", "/v1/nope"],
       ["POST", "/v2/messages"],
-      ["GET", "/v1/messages"],
-      ["GET", `/rollout/${control.id}/v1/chat/completions`],
       ["POST", `/rollout/${control.id}/v1/embeddings`],
       ["PUT", "/api/rollouts"],
       ["GET", "/api/nope"],
@@ -744,4 +744,59 @@ Deno.test("adminToken: the trainer API and agents need their tokens", async () =
     // `check` itself drives the control rollout with its token under the admin-token gateway.
     await check("agent with token");
   });
+});
+
+Deno.test("bad input (issue 21): rollout ids . and .., positive logprobs, ids after a stop id, wrong methods", async () => {
+  const gw = await startGateway();
+  try {
+    for (const id of [".", ".."]) {
+      const r = await gw.api("POST", "/rollouts", { id });
+      assert.equal(r.status, 400, id);
+      assert.match(r.json.error.message, /may not be \. or \.\./);
+    }
+
+    const r = await gw.rollout();
+    const waiting = agentCall(gw, r, "chat/completions", {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const pending = await take(gw, r.id);
+    const rid = pending.request_id;
+    const complete = (body: unknown) => gw.api("POST", `/requests/${rid}/complete`, body);
+    const positive = await complete({
+      output_ids: [9707, 151645],
+      logprobs: [-0.5, 0.25],
+      finish_reason: "stop",
+    });
+    assert.equal(positive.status, 400);
+    assert.match(positive.json.error.message, /logprobs.*at most 0/);
+    const afterStop = await complete({ output_ids: [9707, 151645, 9707], finish_reason: "stop" });
+    assert.equal(afterStop.status, 400);
+    assert.match(afterStop.json.error.message, /1 id\(s\) after the stop id 151645 at position 1/);
+    // Refused completions changed nothing: the right one still lands, once.
+    const ok = await complete({ output_ids: [9707, 151645], finish_reason: "stop" });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal((await waiting).status, 200);
+
+    const wrong: [string, string, Shape][] = [
+      ["GET", `/rollout/${r.id}/v1/messages`, "anthropic"],
+      ["PUT", "/v1/messages", "anthropic"],
+      ["GET", `/rollout/${r.id}/v1/messages/count_tokens`, "anthropic"],
+      ["DELETE", "/v1/chat/completions", "openai"],
+      ["GET", `/rollout/${r.id}/v1/responses`, "openai"],
+      ["POST", "/v1/models", "openai"],
+    ];
+    for (const [method, path, shape] of wrong) {
+      const res = await call(gw.url + path, { method });
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.match(res.json.error.message, new RegExp(`takes (POST|GET), not ${method}`));
+      if (shape === "anthropic") {
+        assert.equal(res.json.type, "error");
+        assert.equal(res.json.error.type, "invalid_request_error");
+      }
+      assert.ok(res.headers.get("allow"), "Allow names the method");
+    }
+  } finally {
+    await gw.close();
+  }
 });

@@ -6,6 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { SqliteJournal } from "../../journal/mod.ts";
 import { agentCall, plainAnswer, startGateway, type TestGateway } from "./harness.ts";
 
 interface Line {
@@ -83,6 +85,20 @@ Deno.test("sample stream: reconnecting with the last cursor misses nothing and r
     const bad = await fetch(`${gw.url}/api/samples/stream?after=x`);
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
+
+    // Without `after` the stream starts with the next sample, as documented: nothing kept is
+    // replayed (a trainer that follows the docs trains nothing twice), and the header says where.
+    const open = await fetch(`${gw.url}/api/samples/stream`, {
+      signal: AbortSignal.timeout(30_000),
+    });
+    assert.equal(open.headers.get("x-rollgate-cursor"), "60", "starts after the newest sample");
+    await finishOne(gw, 60);
+    const reader = open.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n")) text += (await reader.read()).value ?? "";
+    await reader.cancel();
+    const line: Line = JSON.parse(text.slice(0, text.indexOf("\n")));
+    assert.deepEqual([line.cursor, line.rollout_id], [61, "s60"]);
   } finally {
     await gw.close();
   }
@@ -101,5 +117,44 @@ Deno.test("sample stream: without the journal only the latest samples are kept; 
     assert.match((await old.json()).error.message, /no longer kept: the oldest kept is 3/);
   } finally {
     await gw.close();
+  }
+});
+
+Deno.test("sample stream: a damaged sample row in the journal is skipped, logged once and counted in /metrics", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rollgate-damaged-sample-" });
+  try {
+    let journal = new SqliteJournal(dir);
+    let gw = await startGateway({ journal });
+    gw.policy(plainAnswer);
+    for (let i = 0; i < 3; i++) await finishOne(gw, i);
+    await gw.close();
+    journal.close();
+    const db = new DatabaseSync(`${dir}/journal.sqlite`);
+    db.exec("UPDATE samples SET data = '{torn' WHERE cursor = 2");
+    db.close();
+
+    journal = new SqliteJournal(dir);
+    gw = await startGateway({ journal });
+    const said: string[] = [];
+    const error = console.error;
+    console.error = (m: string) => said.push(String(m));
+    try {
+      const read = await readSome(gw, 0, 2);
+      assert.deepEqual(read.lines.map((l) => [l.cursor, l.rollout_id]), [[1, "s0"], [3, "s2"]]);
+      const again = await readSome(gw, 1, 1);
+      assert.deepEqual(again.lines.map((l) => l.cursor), [3], "a reconnect moves past it too");
+    } finally {
+      console.error = error;
+    }
+    assert.equal(
+      said.filter((m) => /sample 2 \(rollout s1\) is damaged and skipped/.test(m)).length,
+      1,
+    );
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(metrics, /^rollgate_journal_damaged_samples 1$/m);
+    await gw.close();
+    journal.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

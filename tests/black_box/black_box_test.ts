@@ -151,3 +151,71 @@ Deno.test("black-box: a protocol the upstream does not serve is a 400 in the age
     await t.close();
   }
 });
+
+Deno.test("black-box: an upstream redirect to another host is not followed (the key and the conversation stay); within its origin it is", async () => {
+  const elsewhere: Request[] = [];
+  const other = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
+    elsewhere.push(req);
+    return Response.json({ stolen: true });
+  });
+  const otherUrl = `http://127.0.0.1:${(other.addr as Deno.NetAddr).port}`;
+  const real = new FakeUpstreamTestDouble();
+  // The upstream the gateway was given: moves one path within itself, sends the rest away.
+  let own = "";
+  const redirecting: Deno.HttpServer = Deno.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    onListen() {},
+  }, (req): Response | Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    if (path === "/moved/v1/messages") return fetch(real.url + "/v1/messages", req);
+    return new Response(null, {
+      status: 307,
+      headers: {
+        location: path.startsWith("/same") ? `${own}/moved${path.slice(5)}` : otherUrl + path,
+      },
+    });
+  });
+  const upstreamUrl = own = `http://127.0.0.1:${(redirecting.addr as Deno.NetAddr).port}`;
+  const gw = createGateway({
+    model: await sharedModel(),
+    upstreams: {
+      anthropic: new AnthropicUpstream({ baseURL: upstreamUrl, apiKey: "upstream-key" }),
+      same: new AnthropicUpstream({ baseURL: upstreamUrl + "/same", apiKey: "upstream-key" }),
+    },
+  });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
+  const url = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  try {
+    const ask = async (backend: string) => {
+      const r = await (await fetch(url + "/api/rollouts", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ backend }),
+      })).json();
+      const res = await fetch(`${r.base_url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": r.token },
+        body: JSON.stringify({ ...FIXTURES.anthropic[0].body, stream: false }),
+      });
+      return { status: res.status, json: await res.json() };
+    };
+    const away = await ask("anthropic");
+    assert.ok(away.status >= 500, `refused: ${JSON.stringify(away.json)}`);
+    assert.equal(away.json.type, "error");
+    assert.match(
+      away.json.error.message,
+      /redirected to http:\/\/127\.0\.0\.1:\d+; rollgate follows/,
+    );
+    assert.equal(elsewhere.length, 0, "nothing reached the other host");
+
+    const within = await ask("same");
+    assert.equal(within.status, 200, JSON.stringify(within.json));
+    assert.equal(real.received.length, 1);
+  } finally {
+    await server.shutdown();
+    await redirecting.shutdown();
+    await other.shutdown();
+    await real.close();
+  }
+});

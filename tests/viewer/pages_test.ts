@@ -5,6 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { createGateway } from "../../gateway/mod.ts";
 import { sampleTokens, TokenText } from "../../viewer/mod.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
@@ -130,7 +131,7 @@ Deno.test("with an admin token the viewer asks for it, once per browser session"
     const cookie = signIn.headers.get("set-cookie")!;
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Strict/);
-    assert.ok(!cookie.includes("s3cret"), "the cookie holds a digest, not the token");
+    assert.ok(!cookie.includes("s3cret"), "the cookie holds a MAC, not the token");
     const session = cookie.split(";")[0];
     assert.equal((await html(page, { headers: { cookie: session } })).status, 200);
     assert.equal((await html(`${url}/ui`, { headers: { cookie: session } })).status, 200);
@@ -140,4 +141,24 @@ Deno.test("with an admin token the viewer asks for it, once per browser session"
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("viewer pages carry a Content-Security-Policy that allows their own inline script and style only", async () => {
+  await withGateway(async (t) => {
+    const r = await driftRollout(t);
+    for (const path of ["/ui", `/ui/rollouts/${r.id}`, "/ui/nowhere"]) {
+      const page = await html(`${t.url}${path}`);
+      const csp = page.headers.get("content-security-policy") ?? "";
+      assert.match(csp, /default-src 'none'/, path);
+      assert.match(csp, /frame-ancestors 'none'/, path);
+      const hash = (text: string) =>
+        `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+      const scripts = [...page.text.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1]);
+      const styles = [...page.text.matchAll(/<style>([^]*?)<\/style>/g)].map((m) => m[1]);
+      assert.ok(scripts.length > 0 && styles.length > 0, `${path} has its inline script and style`);
+      for (const s of scripts) assert.ok(csp.includes(`script-src ${hash(s)}`), `${path}: script`);
+      for (const s of styles) assert.ok(csp.includes(`style-src ${hash(s)}`), `${path}: style`);
+      assert.doesNotMatch(page.text, /\son[a-z]+=/, `${path}: no inline event handler`);
+    }
+  });
 });

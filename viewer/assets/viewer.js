@@ -180,6 +180,11 @@
   addEventListener("hashchange", openTarget);
   openTarget();
 
+  // A filter applies as soon as it is chosen (no inline handler: the page's CSP allows none).
+  document.addEventListener("change", (e) => {
+    if (e.target.matches && e.target.matches("select[data-submit]")) e.target.form.submit();
+  });
+
   document.querySelectorAll("[data-refresh]").forEach(refresh);
   document.querySelectorAll("[data-tokens]").forEach(tokenView);
 })();

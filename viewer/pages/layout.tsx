@@ -4,10 +4,29 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import type { Child, FC } from "hono/jsx";
 
 const CSS = Deno.readTextFileSync(new URL("../assets/viewer.css", import.meta.url));
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/viewer.js", import.meta.url));
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+/**
+ * The `Content-Security-Policy` of every served page: the page's own inline style and script
+ * (by hash) and requests to its own origin, nothing else (no other script, frame, form target
+ * or base), so text from a rollout shown on a page can never run as code.
+ */
+export const VIEWER_CSP = [
+  "default-src 'none'",
+  `script-src ${sha256(SCRIPT)}`,
+  `style-src ${sha256(CSS)}`,
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join("; ");
 
 /** Where the pages link to: the served routes, or anchors inside one exported file. */
 export interface Links {

@@ -12,6 +12,7 @@ export {
   Layout,
   type Links,
   servedLinks,
+  VIEWER_CSP,
 } from "./layout.tsx";
 export { DEFAULT_ROW_LIMIT, RunsPage, RunsTables } from "./runs_page.tsx";
 export {

@@ -147,7 +147,7 @@ export const RunsTables: FC<{ rows: RunRow[]; groups: TaskGroup[]; q: RunQuery; 
 const Select: FC<{ name: keyof RunQuery; q: RunQuery; options: string[]; all: string }> = (
   { name, q, options, all },
 ) => (
-  <select name={name} onchange="this.form.submit()">
+  <select name={name} data-submit>
     <option value="">{all}</option>
     {options.map((o) => <option value={o} selected={q[name] === o}>{o}</option>)}
   </select>

@@ -41,6 +41,8 @@ MAX_WAIT_S = 300.0
 
 #: The lease ``serve_requests`` asks for; it renews at a third of it while the handler works.
 DEFAULT_LEASE_S = 60.0
+#: Tries of an ``ack`` whose answer did not arrive before the request is handled regardless.
+ACK_ATTEMPTS = 3
 
 
 def _seg(value: str) -> str:
@@ -416,22 +418,29 @@ class RollgateClient:
         self, handler: Handler, pending: PendingRequest, lease: float, stats: ServeStats
     ) -> None:
         rid = pending.request_id
-        try:
-            await self.ack(rid, lease)
-        except RollgateError as e:
-            # Withdrawn or resolved already; anything else: the gateway offers it again later.
-            if e.status == 410:
-                stats.withdrawn += 1
-            elif e.status in (404, 409):
-                stats.dropped += 1
-            else:
+        # An ack whose answer was lost may have landed: the request is then leased to this
+        # worker, and dropping it would leave its agent waiting out the lease. So a lost answer
+        # is asked again (an ack of a request this worker holds renews it), and if it never
+        # comes the request is handled anyway: a completion is accepted while nobody else sent
+        # one, and a duplicate is refused (409), never recorded twice.
+        for attempt in range(ACK_ATTEMPTS):
+            try:
+                await self.ack(rid, lease)
+                break
+            except RollgateError as e:
+                # Withdrawn or resolved already; anything else: the gateway offers it again later.
+                if e.status == 410:
+                    stats.withdrawn += 1
+                elif e.status in (404, 409):
+                    stats.dropped += 1
+                else:
+                    stats.errors += 1
+                log.info("could not acknowledge %s: %s", rid, e)
+                return
+            except (OSError, asyncio.TimeoutError) as e:
                 stats.errors += 1
-            log.info("could not acknowledge %s: %s", rid, e)
-            return
-        except (OSError, asyncio.TimeoutError) as e:
-            stats.errors += 1
-            log.warning("could not acknowledge %s (it will be offered again): %r", rid, e)
-            return
+                log.warning("the acknowledgement of %s got no answer (attempt %d): %r", rid, attempt + 1, e)
+                await asyncio.sleep(min(0.5 * (attempt + 1), 2.0))
         withdrawn = asyncio.Event()
         work = asyncio.ensure_future(handler(pending))
         keeper = asyncio.ensure_future(self._keep_leased(rid, lease, work, withdrawn))

@@ -165,6 +165,59 @@ class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("agent disconnected", late.exception.message)
 
 
+class AckLostTest(unittest.IsolatedAsyncioTestCase):
+    """An ack that reached the gateway but whose answer was lost used to drop the request: the
+    gateway held it leased to nobody, and its agent waited out the lease (60 s)."""
+
+    async def asyncSetUp(self) -> None:
+        self.gw = await asyncio.to_thread(support.start_gateway)
+        self.client = RollgateClient(self.gw.url)
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+        await asyncio.to_thread(self.gw.stop)
+
+    async def test_a_lost_ack_answer_still_gets_the_request_answered(self) -> None:
+        r = await self.client.create_rollout()
+        real_ack = self.client.ack
+        lost = 0
+
+        async def ack_with_lost_answer(request_id: str, lease: float | None = None) -> dict:
+            nonlocal lost
+            granted = await real_ack(request_id, lease)  # the gateway granted the lease ...
+            if lost == 0:
+                lost += 1
+                raise ConnectionResetError("the answer to the ack was lost")  # ... we never heard
+            return granted
+
+        self.client.ack = ack_with_lost_answer  # type: ignore[method-assign]
+
+        async def engine(p: PendingRequest) -> Completion:
+            return Completion(HELLO, logprobs=logprobs_for(HELLO))
+
+        stop = asyncio.Event()
+        worker = asyncio.ensure_future(self.client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
+        agents = AsyncHTTPClient(self.gw.url, timeout=60)
+        try:
+            # Bounded well below the 60 s lease the agent waited out before.
+            resp = await asyncio.wait_for(
+                agents.request(
+                    "POST",
+                    f"/rollout/{r.id}/v1/chat/completions",
+                    json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                    headers={"Authorization": f"Bearer {r.token}"},
+                ),
+                20,
+            )
+        finally:
+            await agents.close()
+            stop.set()
+        stats = await asyncio.wait_for(worker, 10)
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(lost, 1)
+        self.assertEqual((stats.completed, stats.dropped), (1, 0))
+
+
 class SampleStreamTest(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
         self.gw = support.gateway()
