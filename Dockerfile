@@ -46,5 +46,5 @@ USER 1000:1000
 EXPOSE 7860
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["deno", "run", "--allow-net=127.0.0.1", "--allow-env=ROLLGATE_PORT", "/app/deploy/healthcheck.ts"]
-ENTRYPOINT ["deno", "run", "--allow-net", "--allow-read", "--allow-write=/data", "--allow-env", "--allow-sys", "--allow-ffi", "/app/main.ts"]
+ENTRYPOINT ["deno", "run", "--v8-flags=--heap-growing-percent=50", "--allow-net", "--allow-read", "--allow-write=/data", "--allow-env", "--allow-sys", "--allow-ffi", "/app/main.ts"]
 CMD ["serve"]
