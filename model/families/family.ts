@@ -174,6 +174,17 @@ export interface FamilyContext {
   toolParser?: string;
 }
 
+/**
+ * A template variable a family reads (`--template-kwargs`, and per rollout), with every value it
+ * accepts and the one it takes when unset: the family's declared surface for settings that change
+ * the prompt (thinking on/off, reasoning effort, preserve thinking).
+ */
+export interface TemplateSetting {
+  readonly key: string;
+  readonly values: readonly (string | boolean)[];
+  readonly default: string | boolean;
+}
+
 /** A registry entry. */
 export interface ModelFamily {
   /** Registry name, as `--model-family` takes it. */
@@ -184,6 +195,8 @@ export interface ModelFamily {
   detect(files: ModelFiles): boolean;
   /** Binds the family to a loaded tokenizer; throws `FamilyError` when the files do not fit. */
   bind(ctx: FamilyContext): Promise<ChatFormat>;
+  /** The template variables the family reads and their accepted values (absent: undeclared). */
+  readonly templateSettings?: readonly TemplateSetting[];
 }
 
 /** A model directory or flag that no family can serve, with the reason. */
@@ -240,4 +253,27 @@ export function turnEnd(format: Pick<ChatFormat, "endOfTurn" | "sampledTurnEnds"
       return ended(outputIds) ? [...outputIds] : [...outputIds, await sampled.endFor(outputIds)];
     },
   };
+}
+
+/**
+ * The value of `key` among a family's declared `settings` in `kwargs`: the default when unset, a
+ * `FamilyError` naming the accepted values when it is not one of them.
+ */
+export function templateSetting(
+  family: string,
+  settings: readonly TemplateSetting[],
+  kwargs: Record<string, unknown>,
+  key: string,
+): string | boolean {
+  const setting = settings.find((s) => s.key === key);
+  if (!setting) throw new FamilyError(`${family}: no template setting ${key}`);
+  const value = kwargs[key];
+  if (value === undefined || value === null) return setting.default;
+  if (!setting.values.includes(value as string | boolean)) {
+    throw new FamilyError(
+      `${family}: template setting ${key} is ${JSON.stringify(value)}; expected one of ` +
+        setting.values.map((v) => JSON.stringify(v)).join(", "),
+    );
+  }
+  return value as string | boolean;
 }

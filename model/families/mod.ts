@@ -31,7 +31,7 @@ import { glm45, glm5, glm51 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
-import { qwen35, qwen36 } from "./qwen35/mod.ts";
+import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
 
 export * from "./family.ts";
@@ -94,6 +94,7 @@ export {
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
+  qwen38,
   qwen36,
   qwen35,
   qwen3Coder,

@@ -31,6 +31,8 @@ const XML = "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}";
 const TEMPLATES = {
   "qwen3.5": XML + "{{ '<think>\\n' }}",
   "qwen3.6": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}",
+  "qwen3.8": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}" +
+    "{% if reasoning_effort == 'low' %}{% endif %}",
   "qwen3-coder": XML,
   "deepseek-v3.1":
     "{{ '<｜Assistant｜></think>' }}{{ '<｜tool▁call▁begin｜>' + name + '<｜tool▁sep｜>' + args }}",
@@ -64,6 +66,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
+    "qwen3.8",
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",

