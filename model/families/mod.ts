@@ -27,7 +27,7 @@ import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { generic } from "./generic/mod.ts";
-import { glm45, glm5, glm51 } from "./glm/mod.ts";
+import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
@@ -98,6 +98,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   qwen36,
   qwen35,
   qwen3Coder,
+  glm53,
   glm51,
   glm5,
   glm45,

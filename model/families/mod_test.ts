@@ -70,6 +70,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",
+    "glm-5.3",
     "glm-5.1",
     "glm-5",
     "glm-4.5",

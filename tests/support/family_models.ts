@@ -47,6 +47,7 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "glm-4.5": () => tokenizerDouble("glm-4.5"),
   "glm-5": () => tokenizerDouble("glm-5"),
   "glm-5.1": () => tokenizerDouble("glm-5.1"),
+  "glm-5.3": () => tokenizerDouble("glm-5.3"),
   "kimi-k2": () => tokenizerDouble("kimi-k2"),
   // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
   // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.

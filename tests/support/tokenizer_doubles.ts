@@ -52,6 +52,10 @@ export const TEMPLATE_DOUBLES = {
   "glm-5.1": "[gMASK]<sop>{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
     "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
     "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
+  "glm-5.3": "[gMASK]<sop><|system|>Reasoning Effort: {{ reasoning_effort | capitalize }}" +
+    "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
+    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
+    "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
