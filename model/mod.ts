@@ -41,7 +41,9 @@ export {
   GENERIC_FAMILY,
   GlmTextRenderer,
   type ModelFamily,
+  NemotronTextRenderer,
   qwen3SampledText,
+  type TemplateSetting,
   TOOL_PARSERS,
   type TurnEnd,
 } from "./families/mod.ts";

@@ -33,6 +33,7 @@ import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
+import { nemotron3 } from "./nemotron3/mod.ts";
 
 export * from "./family.ts";
 export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
@@ -69,6 +70,7 @@ export {
   xmlOutputFormat,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+export { NemotronTextRenderer, nemotronToolDeclarations } from "./nemotron3/mod.ts";
 export {
   glmOutputFormat,
   glmTemplateLayout,
@@ -94,6 +96,7 @@ export {
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
+  nemotron3,
   qwen38,
   qwen36,
   qwen35,

@@ -47,6 +47,22 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "</tool_call>",
   },
   {
+    family: "qwen3.8",
+    output:
+      "Run it.\n</think>\n\nRunning.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call><|im_end|>",
+    content: "Running.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
+    // Nemotron 3's markers are all in the Qwen3 vocabulary.
+    family: "nemotron-3",
+    output: "Run it.\n</think>\nRunning.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call>\n<|im_end|>",
+    content: "Running.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
     family: "glm-4.5",
     dir: GLM_DIR,
     output: "\n<think>Run it.</think>\nRunning.\n<tool_call>bash\n<arg_key>command</arg_key>\n" +
@@ -59,6 +75,13 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     output: "Run it.</think>Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value>" +
       "</tool_call><|observation|>",
     content: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>",
+  },
+  {
+    family: "glm-5.3",
+    dir: GLM_DIR,
+    output: "Run it.</think>Running.<tool_call>bash<arg_key>command</arg_key>ls</tool_call>" +
+      "<|observation|>",
+    content: "Running.<tool_call>bash<arg_key>command</arg_key>ls</tool_call>",
   },
   {
     family: "kimi-k2",

@@ -27,7 +27,7 @@ async function xmlTemplateDir(): Promise<string> {
   return dir;
 }
 
-/** A GLM or Kimi K2 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
+/** A GLM, Kimi K2 or Nemotron 3 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
 async function tokenizerDouble(family: TokenizerDoubleName): Promise<PolicyModelOptions> {
   return { dir: await tokenizerDoubleDir(family), family };
 }
@@ -49,6 +49,7 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "glm-5.1": () => tokenizerDouble("glm-5.1"),
   "glm-5.3": () => tokenizerDouble("glm-5.3"),
   "kimi-k2": () => tokenizerDouble("kimi-k2"),
+  "nemotron-3": () => tokenizerDouble("nemotron-3"),
   // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
   // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
   "gpt-oss": () =>
