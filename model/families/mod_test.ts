@@ -95,6 +95,21 @@ Deno.test("families: GLM and Kimi K2 detected from their real templates' markers
   const thinking = await tokenizerDoubleDir("kimi-k2", TEMPLATE_DOUBLES["kimi-k2"] + "<think>");
   assert.equal(detectFamily(await loadModelFiles(thinking)).name, "generic");
   await Deno.remove(thinking, { recursive: true });
+  // GLM-5.2: no template or reference for it is reachable here. Any template of the compact GLM
+  // layout is one of ours, told apart by its markers: the GLM-5.1 tool list (`defer_loading`)
+  // and the GLM-5.3 effort preamble.
+  const compact = TEMPLATE_DOUBLES["glm-5"];
+  for (
+    const [extra, name] of [
+      ["", "glm-5"],
+      ["{% set t = tool | reject('defer_loading') %}", "glm-5.1"],
+      ["{% set t = tool | reject('defer_loading') %}Reasoning Effort: {{ e }}", "glm-5.3"],
+    ]
+  ) {
+    const dir = await tokenizerDoubleDir("glm-5", compact + extra);
+    assert.equal(detectFamily(await loadModelFiles(dir)).name, name, extra);
+    await Deno.remove(dir, { recursive: true });
+  }
   // A GLM family on a vocabulary without GLM's tokens names what is missing.
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "glm-5" }),
