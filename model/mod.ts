@@ -44,6 +44,7 @@ export {
   NemotronTextRenderer,
   qwen3SampledText,
   type TemplateSetting,
+  templateSettings,
   TOOL_PARSERS,
   type TurnEnd,
 } from "./families/mod.ts";

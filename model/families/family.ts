@@ -262,24 +262,25 @@ export function turnEnd(format: Pick<ChatFormat, "endOfTurn" | "sampledTurnEnds"
 }
 
 /**
- * The value of `key` among a family's declared `settings` in `kwargs`: the default when unset, a
- * `FamilyError` naming the accepted values when it is not one of them.
+ * A family's declared template settings read from `kwargs`: each key's value, or its default when
+ * unset (keys the family does not declare are absent). A value that is not one of the accepted is
+ * a `FamilyError` naming them.
  */
-export function templateSetting(
+export function templateSettings(
   family: string,
   settings: readonly TemplateSetting[],
   kwargs: Record<string, unknown>,
-  key: string,
-): string | boolean {
-  const setting = settings.find((s) => s.key === key);
-  if (!setting) throw new FamilyError(`${family}: no template setting ${key}`);
-  const value = kwargs[key];
-  if (value === undefined || value === null) return setting.default;
-  if (!setting.values.includes(value as string | boolean)) {
-    throw new FamilyError(
-      `${family}: template setting ${key} is ${JSON.stringify(value)}; expected one of ` +
-        setting.values.map((v) => JSON.stringify(v)).join(", "),
-    );
+): ReadonlyMap<string, string | boolean> {
+  const values = new Map<string, string | boolean>();
+  for (const { key, values: accepted, default: fallback } of settings) {
+    const value = kwargs[key] ?? fallback;
+    if (!accepted.includes(value as string | boolean)) {
+      throw new FamilyError(
+        `${family}: template setting ${key} is ${JSON.stringify(value)}; expected one of ` +
+          accepted.map((v) => JSON.stringify(v)).join(", "),
+      );
+    }
+    values.set(key, value as string | boolean);
   }
-  return value as string | boolean;
+  return values;
 }

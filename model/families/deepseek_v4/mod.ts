@@ -26,7 +26,7 @@ import {
   type RenderOptions,
   requireToken,
   type TemplateSetting,
-  templateSetting,
+  templateSettings,
 } from "../family.ts";
 import { resultsInCallOrder } from "../results_in_call_order.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
@@ -67,10 +67,10 @@ class DeepSeekV4Renderer extends TokenizedRenderer {
 }
 
 function bind(ctx: FamilyContext): Promise<ChatFormat> {
-  const setting = (key: string) => templateSetting(NAME, SETTINGS, ctx.templateKwargs, key);
-  const thinking = setting("enable_thinking") === true;
-  const dropThinking = setting("drop_thinking") === true;
-  const effort = setting("reasoning_effort") as ReasoningEffort;
+  const settings = templateSettings(NAME, SETTINGS, ctx.templateKwargs);
+  const thinking = settings.get("enable_thinking") === true;
+  const dropThinking = settings.get("drop_thinking") === true;
+  const effort = settings.get("reasoning_effort") as ReasoningEffort;
   const need = (token: string) => requireToken(ctx, NAME, token);
   for (const t of [DS4.bos, DS4.user, DS4.assistant, DS4.dsml]) need(t);
   const eos = need(DS4.eos);

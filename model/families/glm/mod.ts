@@ -21,7 +21,7 @@ import {
   type ModelFamily,
   requireToken,
   type TemplateSetting,
-  templateSetting,
+  templateSettings,
 } from "../family.ts";
 import { GlmRenderer } from "./glm_renderer.ts";
 import { glmOutputFormat } from "./output.ts";
@@ -69,17 +69,14 @@ const SETTINGS: Record<GlmLayout, readonly TemplateSetting[]> = {
 };
 
 async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> {
-  const setting = (key: string) =>
-    templateSetting(layout, SETTINGS[layout], ctx.templateKwargs, key);
-  const declared = (key: string) => SETTINGS[layout].some((s) => s.key === key);
   if (layout === "glm-5.3" && ctx.templateKwargs.enable_thinking === false) {
     throw new FamilyError("glm-5.3 always thinks: enable_thinking=false is not accepted");
   }
-  const enableThinking = !declared("enable_thinking") || setting("enable_thinking") === true;
-  const clearThinking = !declared("clear_thinking") || setting("clear_thinking") === true;
-  const reasoningEffort = declared("reasoning_effort")
-    ? setting("reasoning_effort") as string
-    : undefined;
+  // A variable the layout does not declare keeps the format's fixed behaviour.
+  const settings = templateSettings(layout, SETTINGS[layout], ctx.templateKwargs);
+  const enableThinking = settings.get("enable_thinking") !== false;
+  const clearThinking = settings.get("clear_thinking") !== false;
+  const reasoningEffort = settings.get("reasoning_effort") as string | undefined;
   const need = (token: string) => requireToken(ctx, layout, token);
   for (const token of ["[gMASK]", "<sop>", "<|system|>", "<|assistant|>", "</arg_value>"]) {
     need(token);

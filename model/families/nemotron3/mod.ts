@@ -23,7 +23,7 @@ import {
   type ModelFamily,
   requireToken,
   type TemplateSetting,
-  templateSetting,
+  templateSettings,
 } from "../family.ts";
 import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
@@ -73,9 +73,9 @@ function isNemotron3(t: string): boolean {
 
 async function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const name = "nemotron-3";
-  const setting = (key: string) => templateSetting(name, SETTINGS, ctx.templateKwargs, key);
-  const enableThinking = setting("enable_thinking") === true;
-  const truncate = setting("truncate_history_thinking") === true;
+  const settings = templateSettings(name, SETTINGS, ctx.templateKwargs);
+  const enableThinking = settings.get("enable_thinking") === true;
+  const truncate = settings.get("truncate_history_thinking") === true;
   const text = new NemotronTextRenderer({ enableThinking, truncateHistoryThinking: truncate });
   const ids = await turnIds(ctx, name, "<|im_end|>");
   requireToken(ctx, name, "<|im_start|>");

@@ -20,7 +20,7 @@ import {
   type ModelFamily,
   requireToken,
   type TemplateSetting,
-  templateSetting,
+  templateSettings,
 } from "../family.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { turnIds } from "../chatml_ids.ts";
@@ -67,9 +67,9 @@ const EFFORT_INSTRUCTIONS: Record<string, string> = {
 };
 
 async function bind(ctx: FamilyContext, name: QwenXmlName): Promise<ChatFormat> {
-  const setting = (key: string) => templateSetting(name, SETTINGS[name], ctx.templateKwargs, key);
-  const enableThinking = setting("enable_thinking") === true;
-  const preserveThinking = name !== "qwen3.5" && setting("preserve_thinking") === true;
+  const settings = templateSettings(name, SETTINGS[name], ctx.templateKwargs);
+  const enableThinking = settings.get("enable_thinking") === true;
+  const preserveThinking = settings.get("preserve_thinking") === true;
   const text = new Qwen35TextRenderer({
     argumentValues: name === "qwen3.5" ? "python" : "json",
     enableThinking,
@@ -77,7 +77,7 @@ async function bind(ctx: FamilyContext, name: QwenXmlName): Promise<ChatFormat> 
     qwen38: name === "qwen3.8"
       ? {
         reasoningInstructions: enableThinking
-          ? EFFORT_INSTRUCTIONS[setting("reasoning_effort") as string]
+          ? EFFORT_INSTRUCTIONS[settings.get("reasoning_effort") as string]
           : "",
       }
       : undefined,
