@@ -43,8 +43,6 @@ export {
   type ModelFamily,
   NemotronTextRenderer,
   qwen3SampledText,
-  type TemplateSetting,
-  templateSettings,
   TOOL_PARSERS,
   type TurnEnd,
 } from "./families/mod.ts";

@@ -180,17 +180,6 @@ export interface FamilyContext {
   toolParser?: string;
 }
 
-/**
- * A template variable a family reads (`--template-kwargs`, and per rollout), with every value it
- * accepts and the one it takes when unset: the family's declared surface for settings that change
- * the prompt (thinking on/off, reasoning effort, preserve thinking).
- */
-export interface TemplateSetting {
-  readonly key: string;
-  readonly values: readonly (string | boolean)[];
-  readonly default: string | boolean;
-}
-
 /** A registry entry. */
 export interface ModelFamily {
   /** Registry name, as `--model-family` takes it. */
@@ -201,8 +190,6 @@ export interface ModelFamily {
   detect(files: ModelFiles): boolean;
   /** Binds the family to a loaded tokenizer; throws `FamilyError` when the files do not fit. */
   bind(ctx: FamilyContext): Promise<ChatFormat>;
-  /** The template variables the family reads and their accepted values (absent: undeclared). */
-  readonly templateSettings?: readonly TemplateSetting[];
 }
 
 /** A model directory or flag that no family can serve, with the reason. */
@@ -259,28 +246,4 @@ export function turnEnd(format: Pick<ChatFormat, "endOfTurn" | "sampledTurnEnds"
       return ended(outputIds) ? [...outputIds] : [...outputIds, await sampled.endFor(outputIds)];
     },
   };
-}
-
-/**
- * A family's declared template settings read from `kwargs`: each key's value, or its default when
- * unset (keys the family does not declare are absent). A value that is not one of the accepted is
- * a `FamilyError` naming them.
- */
-export function templateSettings(
-  family: string,
-  settings: readonly TemplateSetting[],
-  kwargs: Record<string, unknown>,
-): ReadonlyMap<string, string | boolean> {
-  const values = new Map<string, string | boolean>();
-  for (const { key, values: accepted, default: fallback } of settings) {
-    const value = kwargs[key] ?? fallback;
-    if (!accepted.includes(value as string | boolean)) {
-      throw new FamilyError(
-        `${family}: template setting ${key} is ${JSON.stringify(value)}; expected one of ` +
-          accepted.map((v) => JSON.stringify(v)).join(", "),
-      );
-    }
-    values.set(key, value as string | boolean);
-  }
-  return values;
 }

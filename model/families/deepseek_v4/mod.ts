@@ -8,7 +8,7 @@
  * Detection: the vocabulary's `｜DSML｜` added token (the real `tokenizer.json` has it; there is no
  * template to read).
  *
- * Template variables (`--template-kwargs`, declared in `templateSettings`): `enable_thinking`
+ * Template variables (`--template-kwargs`, declared in `DEEPSEEK_V4_TEMPLATE_OPTIONS`): `enable_thinking`
  * (default false), `reasoning_effort` (`low` (default), `high`, `max`: the prompt after the begin
  * token, thinking mode only), `drop_thinking` (default true: without tools, earlier turns lose
  * their reasoning after a new user turn; with tools every turn keeps it).
@@ -25,10 +25,9 @@ import {
   type Rendered,
   type RenderOptions,
   requireToken,
-  type TemplateSetting,
-  templateSettings,
 } from "../family.ts";
 import { resultsInCallOrder } from "../results_in_call_order.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { DSML_SECTION, splitDsmlToolCalls } from "./dsml_calls.ts";
@@ -39,11 +38,12 @@ export { DeepSeekV4TextRenderer, deepSeekV4ToolsText, DS4, dsmlInvoke } from "./
 
 const NAME = "deepseek-v4";
 
-const SETTINGS: readonly TemplateSetting[] = [
-  { key: "enable_thinking", values: [true, false], default: false },
-  { key: "reasoning_effort", values: ["low", "high", "max"], default: "low" },
-  { key: "drop_thinking", values: [true, false], default: true },
-];
+/** The template variables DeepSeek V4 reads (defaults: false, `low`, true). */
+export const DEEPSEEK_V4_TEMPLATE_OPTIONS: TemplateValueLists = {
+  enable_thinking: [true, false],
+  reasoning_effort: ["low", "high", "max"],
+  drop_thinking: [true, false],
+};
 
 /** Renders in segments cut before user turns; answers as the policy writes them. */
 class DeepSeekV4Renderer extends TokenizedRenderer {
@@ -67,10 +67,11 @@ class DeepSeekV4Renderer extends TokenizedRenderer {
 }
 
 function bind(ctx: FamilyContext): Promise<ChatFormat> {
-  const settings = templateSettings(NAME, SETTINGS, ctx.templateKwargs);
-  const thinking = settings.get("enable_thinking") === true;
-  const dropThinking = settings.get("drop_thinking") === true;
-  const effort = settings.get("reasoning_effort") as ReasoningEffort;
+  const value = <T extends boolean | string>(key: string, fallback: T) =>
+    templateValue(NAME, DEEPSEEK_V4_TEMPLATE_OPTIONS, ctx.templateKwargs, key, fallback);
+  const thinking = value("enable_thinking", false);
+  const dropThinking = value("drop_thinking", true);
+  const effort = value("reasoning_effort", "low") as ReasoningEffort;
   const need = (token: string) => requireToken(ctx, NAME, token);
   for (const t of [DS4.bos, DS4.user, DS4.assistant, DS4.dsml]) need(t);
   const eos = need(DS4.eos);
@@ -120,5 +121,4 @@ export const deepSeekV4: ModelFamily = {
   summary: "DeepSeek V4: DSML tool calls with typed parameters, tool results in the user turn",
   detect: hasDsmlToken,
   bind,
-  templateSettings: SETTINGS,
 };

@@ -6,7 +6,7 @@
  * or `<|endoftext|>`. Written in code from the format (`render.ts`), so a model directory needs
  * only its tokenizer files; detected from the chat template's markers.
  *
- * Template variables (`--template-kwargs`, declared per layout in `templateSettings`):
+ * Template variables (`--template-kwargs`, declared per layout in `GLM_TEMPLATE_OPTIONS`):
  * `enable_thinking` (default true; not GLM-5.3, which always thinks), `clear_thinking` (GLM-5
  * layouts, default true: earlier turns' reasoning leaves later prompts; GLM-5.3 default false),
  * `reasoning_effort` (GLM-5.3: `low`, `high`, `max` (default)).
@@ -20,9 +20,8 @@ import {
   FamilyError,
   type ModelFamily,
   requireToken,
-  type TemplateSetting,
-  templateSettings,
 } from "../family.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { GlmRenderer } from "./glm_renderer.ts";
 import { glmOutputFormat } from "./output.ts";
 import { type GlmLayout, GlmTextRenderer } from "./render.ts";
@@ -54,29 +53,27 @@ export function glmTemplateLayout(t: string): GlmLayout | null {
   return t.includes("defer_loading") ? "glm-5.1" : "glm-5";
 }
 
-const THINKING: TemplateSetting = { key: "enable_thinking", values: [true, false], default: true };
-const CLEAR: TemplateSetting = { key: "clear_thinking", values: [true, false], default: true };
+const FLAG = [true, false];
 
 /** The template variables each layout reads (GLM-5.3 always thinks). */
-const SETTINGS: Record<GlmLayout, readonly TemplateSetting[]> = {
-  "glm-4.5": [THINKING],
-  "glm-5": [THINKING, CLEAR],
-  "glm-5.1": [THINKING, CLEAR],
-  "glm-5.3": [
-    { ...CLEAR, default: false },
-    { key: "reasoning_effort", values: ["low", "high", "max"], default: "max" },
-  ],
+export const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
+  "glm-4.5": { enable_thinking: FLAG },
+  "glm-5": { enable_thinking: FLAG, clear_thinking: FLAG },
+  "glm-5.1": { enable_thinking: FLAG, clear_thinking: FLAG },
+  "glm-5.3": { clear_thinking: FLAG, reasoning_effort: ["low", "high", "max"] },
 };
 
 async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> {
   if (layout === "glm-5.3" && ctx.templateKwargs.enable_thinking === false) {
     throw new FamilyError("glm-5.3 always thinks: enable_thinking=false is not accepted");
   }
-  // A variable the layout does not declare keeps the format's fixed behaviour.
-  const settings = templateSettings(layout, SETTINGS[layout], ctx.templateKwargs);
-  const enableThinking = settings.get("enable_thinking") !== false;
-  const clearThinking = settings.get("clear_thinking") !== false;
-  const reasoningEffort = settings.get("reasoning_effort") as string | undefined;
+  const options = GLM_TEMPLATE_OPTIONS[layout];
+  const value = <T extends boolean | string>(key: string, fallback: T) =>
+    key in options ? templateValue(layout, options, ctx.templateKwargs, key, fallback) : fallback;
+  // Fixed where the layout reads no variable: GLM-4.5 clears, GLM-5.3 thinks.
+  const enableThinking = value("enable_thinking", true);
+  const clearThinking = value("clear_thinking", layout !== "glm-5.3");
+  const reasoningEffort = value("reasoning_effort", "max");
   const need = (token: string) => requireToken(ctx, layout, token);
   for (const token of ["[gMASK]", "<sop>", "<|system|>", "<|assistant|>", "</arg_value>"]) {
     need(token);
@@ -129,7 +126,6 @@ function family(layout: GlmLayout, summary: string): ModelFamily {
     summary,
     detect: (files) => glmTemplateLayout(template(files)) === layout,
     bind: (ctx) => bind(ctx, layout),
-    templateSettings: SETTINGS[layout],
   };
 }
 

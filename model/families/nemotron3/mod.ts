@@ -4,7 +4,7 @@
  * block on every assistant turn and a system turn always (`render.ts`). Written in code, so a
  * model directory needs only its tokenizer files; detected from the chat template's markers.
  *
- * Template variables (`--template-kwargs`, declared in `templateSettings`): `enable_thinking`
+ * Template variables (`--template-kwargs`, declared in `NEMOTRON_3_TEMPLATE_OPTIONS`): `enable_thinking`
  * (default true), `truncate_history_thinking` (default true, as the template: turns before the
  * last user message lose their reasoning; false keeps every prompt append-only). Super's
  * `low_effort` hint is not supported: it rides on the newest user message, so it would move in
@@ -17,25 +17,20 @@ import type { ModelFiles } from "../../model_files.ts";
 import { toTemplateMessages } from "../../template_input.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
 import { turnIds } from "../chatml_ids.ts";
-import {
-  type ChatFormat,
-  type FamilyContext,
-  type ModelFamily,
-  requireToken,
-  type TemplateSetting,
-  templateSettings,
-} from "../family.ts";
+import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
 import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { NemotronTextRenderer } from "./render.ts";
 
 export { type NemotronOptions, NemotronTextRenderer } from "./render.ts";
 export { nemotronToolDeclarations } from "./tool_declarations.ts";
 
-const SETTINGS: readonly TemplateSetting[] = [
-  { key: "enable_thinking", values: [true, false], default: true },
-  { key: "truncate_history_thinking", values: [true, false], default: true },
-];
+/** The template variables Nemotron 3 reads (both default to true). */
+export const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {
+  enable_thinking: [true, false],
+  truncate_history_thinking: [true, false],
+};
 
 /**
  * Nemotron's renderer: an answer without reasoning is written `<think></think>CONTENT` in
@@ -73,9 +68,10 @@ function isNemotron3(t: string): boolean {
 
 async function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const name = "nemotron-3";
-  const settings = templateSettings(name, SETTINGS, ctx.templateKwargs);
-  const enableThinking = settings.get("enable_thinking") === true;
-  const truncate = settings.get("truncate_history_thinking") === true;
+  const value = (key: string) =>
+    templateValue(name, NEMOTRON_3_TEMPLATE_OPTIONS, ctx.templateKwargs, key, true);
+  const enableThinking = value("enable_thinking");
+  const truncate = value("truncate_history_thinking");
   const text = new NemotronTextRenderer({ enableThinking, truncateHistoryThinking: truncate });
   const ids = await turnIds(ctx, name, "<|im_end|>");
   requireToken(ctx, name, "<|im_start|>");
@@ -108,5 +104,4 @@ export const nemotron3: ModelFamily = {
   summary: "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
   detect: (files) => isNemotron3(template(files)),
   bind,
-  templateSettings: SETTINGS,
 };

@@ -7,21 +7,15 @@
  * every turn's reasoning. Qwen3.8 is Qwen3.6 with `preserve_thinking` on by default and its
  * `reasoning_effort` instruction written into the system turn (see `render.ts`).
  *
- * Template variables (`--template-kwargs` / `templateKwargs`, declared in `templateSettings`):
+ * Template variables (`--template-kwargs` / `templateKwargs`, declared in `QWEN_XML_TEMPLATE_OPTIONS`):
  * `enable_thinking` (default true), `preserve_thinking` (Qwen3.6: default false; Qwen3.8: true),
  * `reasoning_effort` (Qwen3.8: `xhigh` (default), `medium`, `low`).
  *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
-import {
-  type ChatFormat,
-  type FamilyContext,
-  type ModelFamily,
-  requireToken,
-  type TemplateSetting,
-  templateSettings,
-} from "../family.ts";
+import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { turnIds } from "../chatml_ids.ts";
 import { Qwen35TextRenderer } from "./render.ts";
@@ -42,17 +36,17 @@ function template(files: ModelFiles): string {
 
 type QwenXmlName = "qwen3.5" | "qwen3.6" | "qwen3.8";
 
-const THINKING: TemplateSetting = { key: "enable_thinking", values: [true, false], default: true };
+const THINKING = [true, false];
 
-/** The template variables each of these families reads. */
-const SETTINGS: Record<QwenXmlName, readonly TemplateSetting[]> = {
-  "qwen3.5": [THINKING],
-  "qwen3.6": [THINKING, { key: "preserve_thinking", values: [true, false], default: false }],
-  "qwen3.8": [
-    THINKING,
-    { key: "preserve_thinking", values: [true, false], default: true },
-    { key: "reasoning_effort", values: ["xhigh", "medium", "low"], default: "xhigh" },
-  ],
+/** The template variables each reads (`preserve_thinking`: default on only in Qwen3.8). */
+export const QWEN_XML_TEMPLATE_OPTIONS: Record<QwenXmlName, TemplateValueLists> = {
+  "qwen3.5": { enable_thinking: THINKING },
+  "qwen3.6": { enable_thinking: THINKING, preserve_thinking: [true, false] },
+  "qwen3.8": {
+    enable_thinking: THINKING,
+    preserve_thinking: [true, false],
+    reasoning_effort: ["xhigh", "medium", "low"],
+  },
 };
 
 // Qwen3.8's system-turn instruction per `reasoning_effort` (thinking on; `medium` writes none):
@@ -67,9 +61,10 @@ const EFFORT_INSTRUCTIONS: Record<string, string> = {
 };
 
 async function bind(ctx: FamilyContext, name: QwenXmlName): Promise<ChatFormat> {
-  const settings = templateSettings(name, SETTINGS[name], ctx.templateKwargs);
-  const enableThinking = settings.get("enable_thinking") === true;
-  const preserveThinking = settings.get("preserve_thinking") === true;
+  const value = <T extends boolean | string>(key: string, fallback: T) =>
+    templateValue(name, QWEN_XML_TEMPLATE_OPTIONS[name], ctx.templateKwargs, key, fallback);
+  const enableThinking = value("enable_thinking", true);
+  const preserveThinking = name !== "qwen3.5" && value("preserve_thinking", name === "qwen3.8");
   const text = new Qwen35TextRenderer({
     argumentValues: name === "qwen3.5" ? "python" : "json",
     enableThinking,
@@ -77,7 +72,7 @@ async function bind(ctx: FamilyContext, name: QwenXmlName): Promise<ChatFormat> 
     qwen38: name === "qwen3.8"
       ? {
         reasoningInstructions: enableThinking
-          ? EFFORT_INSTRUCTIONS[settings.get("reasoning_effort") as string]
+          ? EFFORT_INSTRUCTIONS[value("reasoning_effort", "xhigh")]
           : "",
       }
       : undefined,
@@ -123,7 +118,6 @@ export const qwen35: ModelFamily = {
     return hasXmlToolCalls(t) && t.includes("<think>") && !t.includes("preserve_thinking");
   },
   bind: (ctx) => bind(ctx, "qwen3.5"),
-  templateSettings: SETTINGS["qwen3.5"],
 };
 
 export const qwen36: ModelFamily = {
@@ -135,7 +129,6 @@ export const qwen36: ModelFamily = {
       !isQwen38(t);
   },
   bind: (ctx) => bind(ctx, "qwen3.6"),
-  templateSettings: SETTINGS["qwen3.6"],
 };
 
 export const qwen38: ModelFamily = {
@@ -146,5 +139,4 @@ export const qwen38: ModelFamily = {
     return hasXmlToolCalls(t) && t.includes("<think>") && isQwen38(t);
   },
   bind: (ctx) => bind(ctx, "qwen3.8"),
-  templateSettings: SETTINGS["qwen3.8"],
 };
