@@ -1,13 +1,13 @@
 /**
- * Qwen3.5, Qwen3.6 and Qwen3.8: ChatML with `<think>` reasoning opened by the generation prompt and XML
- * tool calls (`<tool_call><function=NAME><parameter=KEY>…`). The prompt is written in code from
- * the format (`render.ts`), not through the model's Jinja template, so a model directory needs
- * only its tokenizer files. Qwen3.6 differs in two places: non-string argument values are JSON
+ * Qwen3.5, Qwen3.6 and Qwen3.8: ChatML with `<think>` reasoning opened by the generation prompt
+ * and XML tool calls (`<tool_call><function=NAME><parameter=KEY>…`). The prompt is written in code
+ * from the format (`render.ts`), not through the model's Jinja template, so a model directory
+ * needs only its tokenizer files. Qwen3.6 differs in two places: non-string argument values are JSON
  * (`true`, `null`) where Qwen3.5 writes Python's `True`, `None`; and `preserve_thinking` keeps
  * every turn's reasoning. Qwen3.8 is Qwen3.6 with `preserve_thinking` on by default and its
  * `reasoning_effort` instruction written into the system turn (see `render.ts`).
  *
- * Template variables (`--template-kwargs` / `templateKwargs`, declared in `QWEN_XML_TEMPLATE_OPTIONS`):
+ * Template variables (`--template-kwargs`, declared in `QWEN_XML_TEMPLATE_OPTIONS`):
  * `enable_thinking` (default true), `preserve_thinking` (Qwen3.6: default false; Qwen3.8: true),
  * `reasoning_effort` (Qwen3.8: `xhigh` (default), `medium`, `low`).
  *
