@@ -41,6 +41,7 @@ export {
   GENERIC_FAMILY,
   GlmTextRenderer,
   type ModelFamily,
+  NemotronTextRenderer,
   qwen3SampledText,
   TOOL_PARSERS,
   type TurnEnd,

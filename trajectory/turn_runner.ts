@@ -55,18 +55,24 @@ function randomId(bytes = 12): string {
  * lookup costs what it reads, not the history, and needs nothing of the request's own copy.
  */
 function callsAbove(node: HistoryNode): DeltaHistory {
+  const find = (id: string) => {
+    for (
+      let n: HistoryNode | null = node;
+      n?.message && n.message.role !== "user";
+      n = n.parent
+    ) {
+      const m = n.message;
+      const calls = m.role === "assistant" ? m.tool_calls ?? [] : [];
+      const index = calls.findIndex((c) => c.id === id);
+      if (index >= 0) return { call: calls[index], index, count: calls.length };
+    }
+    return undefined;
+  };
   return {
-    toolCall(id) {
-      for (
-        let n: HistoryNode | null = node;
-        n?.message && n.message.role !== "user";
-        n = n.parent
-      ) {
-        const m = n.message;
-        const call = m.role === "assistant" ? m.tool_calls?.find((c) => c.id === id) : undefined;
-        if (call) return call;
-      }
-      return undefined;
+    toolCall: (id) => find(id)?.call,
+    callPosition(id) {
+      const found = find(id);
+      return found && { index: found.index, count: found.count };
     },
   };
 }

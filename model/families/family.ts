@@ -46,6 +46,12 @@ export interface RenderOptions {
 export interface DeltaHistory {
   /** The tool call with this id in an earlier assistant message, or undefined. */
   toolCall(id: string): ToolCall | undefined;
+  /**
+   * Where the call with this id stands among its assistant message's calls, and how many that
+   * message has, or undefined: for formats that write parallel results in their calls' order
+   * (DeepSeek V4, GLM-5.3). Without it, results keep the order they come in.
+   */
+  callPosition?(id: string): { index: number; count: number } | undefined;
 }
 
 /** Messages and tools → the policy's prompt, in full or as the delta after a recorded turn. */

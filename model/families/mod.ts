@@ -26,13 +26,15 @@ import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
+import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
-import { glm45, glm5, glm51 } from "./glm/mod.ts";
+import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
-import { qwen35, qwen36 } from "./qwen35/mod.ts";
+import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
+import { nemotron3 } from "./nemotron3/mod.ts";
 
 export * from "./family.ts";
 export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
@@ -69,6 +71,7 @@ export {
   xmlOutputFormat,
 } from "./qwen35/mod.ts";
 export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
+export { NemotronTextRenderer, nemotronToolDeclarations } from "./nemotron3/mod.ts";
 export {
   glmOutputFormat,
   glmTemplateLayout,
@@ -90,13 +93,24 @@ export {
   DS,
   splitDeepSeekToolCalls,
 } from "./deepseek_v31/mod.ts";
+export {
+  DeepSeekV4TextRenderer,
+  deepSeekV4ToolsText,
+  DS4,
+  dsmlInvoke,
+  splitDsmlToolCalls,
+} from "./deepseek_v4/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
+  deepSeekV4,
+  nemotron3,
+  qwen38,
   qwen36,
   qwen35,
   qwen3Coder,
+  glm53,
   glm51,
   glm5,
   glm45,

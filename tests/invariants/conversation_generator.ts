@@ -95,6 +95,11 @@ export interface GeneratorOptions {
    * K2 writes its own ids into the prompt (`functions.NAME:n`) and reads the name back from them.
    */
   toolCallId?: (name: string, n: number) => string;
+  /**
+   * Parallel results sometimes come back in reverse call order (as an agent may send them), for
+   * formats whose template writes them in call order (DeepSeek V4, GLM-5.3).
+   */
+  resultsOutOfOrder?: boolean;
 }
 
 export interface GeneratedConversation {
@@ -380,11 +385,13 @@ export function generateConversation(
       addAssistant(a);
       const lastOfAll = e === episodes - 1 && l === loops - 1;
       if (lastOfAll && rng.chance(0.15)) return { seed, tools, messages, turns, ensureAscii };
-      for (const call of a.tool_calls!) {
+      const results = a.tool_calls!.map((call) => {
         const m: Message = { role: "tool", content: toolResult(rng), tool_call_id: call.id };
         if (rng.chance(0.3)) m.name = call.name;
-        messages.push(m);
-      }
+        return m;
+      });
+      if (options.resultsOutOfOrder && results.length > 1 && rng.chance(0.5)) results.reverse();
+      messages.push(...results);
       // A mid-loop system message (a harness reminder): still prefix-stable.
       if (rng.chance(0.05)) messages.push({ role: "system", content: sentence(rng, UNICODE_NFC) });
     }

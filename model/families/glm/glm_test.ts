@@ -218,3 +218,66 @@ Deno.test("glm: streamed reasoning and text are prefixes of the final parse", as
     assert.deepEqual(sent, { reasoning: "Think 🤔", text: "Here we go 👩‍💻" });
   }
 });
+
+Deno.test("glm-5.3: effort preamble, always an explicit think block, results in call order", async () => {
+  const glm53 = await PolicyModel.load({ dir: DIR, family: "glm-5.3" });
+  const { text } = await glm53.renderFull(conversation, tools);
+  assert.ok(text.startsWith("[gMASK]<sop><|system|>Reasoning Effort: Max<|system|>\n# Tools"));
+  // GLM-5.1's tool list: each tool's function object.
+  assert.ok(text.includes('<tools>\n{"name": "bash", "parameters": '), text);
+  const answered: Message[] = [
+    { role: "user", content: "go" },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [
+        { id: "a", name: "bash", arguments: '{"command": "ls"}' },
+        { id: "b", name: "bash", arguments: '{"command": "pwd"}' },
+      ],
+    },
+    { role: "tool", content: "second", tool_call_id: "b" },
+    { role: "tool", content: "first", tool_call_id: "a" },
+    { role: "assistant", content: "Done.", reasoning_content: "ok" },
+    { role: "user", content: "thanks" },
+  ];
+  const later = (await glm53.renderFull(answered, [])).text;
+  assert.equal(
+    later,
+    "[gMASK]<sop><|system|>Reasoning Effort: Max<|user|>go<|assistant|><think></think>" +
+      "<tool_call>bash<arg_key>command</arg_key><arg_value>ls</arg_value></tool_call>" +
+      "<tool_call>bash<arg_key>command</arg_key><arg_value>pwd</arg_value></tool_call>" +
+      "<|observation|><tool_response>first</tool_response><tool_response>second" +
+      "</tool_response><|assistant|><think>ok</think>Done.<|user|>thanks<|assistant|><think>",
+  );
+  assert.equal(glm53.format.quirks.dropsOldReasoning, false);
+  const low = await PolicyModel.load({
+    dir: DIR,
+    family: "glm-5.3",
+    templateKwargs: { reasoning_effort: "low", clear_thinking: true },
+  });
+  const cleared = (await low.renderFull(answered, [])).text;
+  assert.ok(cleared.startsWith("[gMASK]<sop><|system|>Reasoning Effort: Low<|user|>"));
+  assert.ok(cleared.includes("<|assistant|><think></think>Done.<|user|>thanks"), cleared);
+  await assert.rejects(
+    PolicyModel.load({ dir: DIR, family: "glm-5.3", templateKwargs: { enable_thinking: false } }),
+    /glm-5.3 always thinks/,
+  );
+  await assert.rejects(
+    PolicyModel.load({
+      dir: DIR,
+      family: "glm-5.3",
+      templateKwargs: { reasoning_effort: "xhigh" },
+    }),
+    /reasoning_effort is "xhigh"; expected one of "low", "high", "max"/,
+  );
+  // The answer continues the prompt's <think>.
+  const answer = await glm53.renderAnswerIds({
+    role: "assistant",
+    content: "Hi.",
+    reasoning_content: "r",
+  });
+  assert.deepEqual(
+    answer,
+    await ids(glm53, "r", id(glm53, "</think>"), "Hi.", id(glm53, "<|user|>")),
+  );
+});

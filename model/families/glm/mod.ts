@@ -1,17 +1,27 @@
 /**
- * The GLM families: `glm-4.5` (GLM-4.5, 4.5-Air, 4.6), `glm-5` (GLM-4.7, GLM-5) and `glm-5.1`.
+ * The GLM families: `glm-4.5` (GLM-4.5, 4.5-Air, 4.6), `glm-5` (GLM-4.7, GLM-5), `glm-5.1` and
+ * `glm-5.3`.
  * Role markers and no end-of-message token, `<think>` reasoning, `<arg_key>`/`<arg_value>` tool
  * calls, tool results under `<|observation|>`; the policy stops on `<|observation|>`, `<|user|>`
  * or `<|endoftext|>`. Written in code from the format (`render.ts`), so a model directory needs
  * only its tokenizer files; detected from the chat template's markers.
  *
- * Template variables (`--template-kwargs`): `enable_thinking` (default true), `clear_thinking`
- * (GLM-5 layouts, default true: earlier turns' reasoning leaves later prompts).
+ * Template variables (`--template-kwargs`, declared per layout in `GLM_TEMPLATE_OPTIONS`):
+ * `enable_thinking` (default true; not GLM-5.3, which always thinks), `clear_thinking` (GLM-5
+ * layouts, default true: earlier turns' reasoning leaves later prompts; GLM-5.3 default false),
+ * `reasoning_effort` (GLM-5.3: `low`, `high`, `max` (default)).
  *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
-import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import {
+  type ChatFormat,
+  type FamilyContext,
+  FamilyError,
+  type ModelFamily,
+  requireToken,
+} from "../family.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { GlmRenderer } from "./glm_renderer.ts";
 import { glmOutputFormat } from "./output.ts";
 import { type GlmLayout, GlmTextRenderer } from "./render.ts";
@@ -37,13 +47,33 @@ export function glmTemplateLayout(t: string): GlmLayout | null {
   if (t.includes("</arg_key>\\n<arg_value>") || t.includes("</arg_key>\n<arg_value>")) {
     return "glm-4.5";
   }
+  // GLM-5.3 opens with a reasoning-effort preamble.
+  if (t.includes("Reasoning Effort")) return "glm-5.3";
   // GLM-5.1 lists each tool's `function` object without its `defer_loading`/`strict` keys.
   return t.includes("defer_loading") ? "glm-5.1" : "glm-5";
 }
 
+const FLAG = [true, false];
+
+/** The template variables each layout reads (GLM-5.3 always thinks). */
+export const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
+  "glm-4.5": { enable_thinking: FLAG },
+  "glm-5": { enable_thinking: FLAG, clear_thinking: FLAG },
+  "glm-5.1": { enable_thinking: FLAG, clear_thinking: FLAG },
+  "glm-5.3": { clear_thinking: FLAG, reasoning_effort: ["low", "high", "max"] },
+};
+
 async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> {
-  const enableThinking = ctx.templateKwargs.enable_thinking !== false;
-  const clearThinking = layout === "glm-4.5" || ctx.templateKwargs.clear_thinking !== false;
+  if (layout === "glm-5.3" && ctx.templateKwargs.enable_thinking === false) {
+    throw new FamilyError("glm-5.3 always thinks: enable_thinking=false is not accepted");
+  }
+  const options = GLM_TEMPLATE_OPTIONS[layout];
+  const value = <T extends boolean | string>(key: string, fallback: T) =>
+    key in options ? templateValue(layout, options, ctx.templateKwargs, key, fallback) : fallback;
+  // Fixed where the layout reads no variable: GLM-4.5 clears, GLM-5.3 thinks.
+  const enableThinking = value("enable_thinking", true);
+  const clearThinking = value("clear_thinking", layout !== "glm-5.3");
+  const reasoningEffort = value("reasoning_effort", "max");
   const need = (token: string) => requireToken(ctx, layout, token);
   for (const token of ["[gMASK]", "<sop>", "<|system|>", "<|assistant|>", "</arg_value>"]) {
     need(token);
@@ -51,7 +81,7 @@ async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> 
   const user = need("<|user|>"), observation = need("<|observation|>");
   const endOfText = ctx.idOf("<|endoftext|>");
   const stop = endOfText === undefined ? [user, observation] : [endOfText, user, observation];
-  const text = new GlmTextRenderer({ layout, enableThinking, clearThinking });
+  const text = new GlmTextRenderer({ layout, enableThinking, clearThinking, reasoningEffort });
   const newline = await ctx.tokenizer.encode("\n");
   const output = glmOutputFormat(
     {
@@ -110,4 +140,8 @@ export const glm5: ModelFamily = family(
 export const glm51: ModelFamily = family(
   "glm-5.1",
   "GLM-5.1: GLM-5 with tools listed unwrapped and an empty <think></think> on the last turn",
+);
+export const glm53: ModelFamily = family(
+  "glm-5.3",
+  "GLM-5.3: GLM-5.1 always thinking, a reasoning-effort preamble, reasoning kept, results in call order",
 );

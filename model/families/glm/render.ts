@@ -25,6 +25,13 @@
  * spacing and float spelling, `ensure_ascii=False`), a string value is written raw, tools are
  * listed one `json.dumps` per line in a system turn after `[gMASK]<sop>`.
  *
+ * GLM-5.3 is the GLM-5.1 tool list with a `<|system|>Reasoning Effort: Max` (`Low`, `High`)
+ * preamble right after `[gMASK]<sop>`, always thinking (the prompt opens `<think>`; every
+ * assistant turn is `<think>REASONING</think>`, an empty `<think></think>` where reasoning is not
+ * shown), reasoning kept in every turn by default (`clear_thinking` false) and not trimmed, and a
+ * run of tool results ordered by the calls of the assistant turn before it (when their ids match
+ * one to one).
+ *
  * One place where rollgate follows the model's template rather than `renderers` (the test
  * reference): in GLM-4.5, every call after content is `\n<tool_call>…`; `renderers` drops the
  * newline before the second and later calls when the turn has content.
@@ -37,14 +44,16 @@ import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../..
 import { type JsonValue, tryParseOrderedJson } from "../ordered_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 
-export type GlmLayout = "glm-4.5" | "glm-5" | "glm-5.1";
+export type GlmLayout = "glm-4.5" | "glm-5" | "glm-5.1" | "glm-5.3";
 
 export interface GlmOptions {
   layout: GlmLayout;
   /** `enable_thinking` (default true). */
   enableThinking: boolean;
-  /** `clear_thinking` (GLM-5 layouts, default true): earlier turns lose their reasoning. */
+  /** `clear_thinking` (GLM-5 layouts, default true; GLM-5.3 false): earlier turns lose reasoning. */
   clearThinking: boolean;
+  /** GLM-5.3's `reasoning_effort` (`low`, `high`, `max`): its preamble after `[gMASK]<sop>`. */
+  reasoningEffort?: string;
 }
 
 const TOOLS_INTRO = "\n# Tools\n\nYou may call one or more functions to assist with the user " +
@@ -113,6 +122,10 @@ export class GlmTextRenderer implements TextRenderer {
       parts.push(
         keep && reasoning ? `\n<think>${pythonStrip(reasoning)}</think>` : "\n<think></think>",
       );
+    } else if (this.options.layout === "glm-5.3") {
+      // Always an explicit think block; its reasoning kept as given (not trimmed).
+      const given = typeof m.reasoning_content === "string" ? reasoning : pythonStrip(reasoning);
+      parts.push(`<think>${keep ? given : ""}</think>`);
     } else if (keep && reasoning) {
       parts.push(`<think>${pythonStrip(reasoning)}</think>`);
     } else if (
@@ -133,12 +146,30 @@ export class GlmTextRenderer implements TextRenderer {
   /** The tool list as the system turn writes it. */
   #toolList(tools: readonly ToolSpec[]): string {
     const lines = toTemplateTools(tools).map((t) => {
-      if (this.options.layout !== "glm-5.1") return pythonJsonDumps(t);
+      if (this.options.layout === "glm-5" || this.#wide) return pythonJsonDumps(t);
       const { defer_loading: _d, strict: _s, ...fn } = t.function as Record<string, unknown>;
       return pythonJsonDumps(fn);
     });
     return TOOLS_INTRO + lines.map((l) => l + "\n").join("") +
       (this.#wide ? TOOLS_OUTRO_45 : TOOLS_OUTRO_5);
+  }
+
+  /**
+   * The run of tool results starting at `start`; GLM-5.3 orders it by the calls of the assistant
+   * message before it when the ids match one to one (otherwise, and in the other layouts, as
+   * given).
+   */
+  #toolBlock(msgs: readonly TemplateMessage[], start: number): TemplateMessage[] {
+    let end = start;
+    while (msgs[end]?.role === "tool") end++;
+    const block = msgs.slice(start, end);
+    const calls = msgs[start - 1]?.role === "assistant" ? msgs[start - 1].tool_calls : undefined;
+    if (this.options.layout !== "glm-5.3" || !calls?.length) return block;
+    const byId = new Map(block.map((r) => [r.tool_call_id, r]));
+    const ids = calls.map((c) => c.id);
+    const oneToOne = ids.length === block.length && byId.size === block.length &&
+      new Set(ids).size === ids.length && ids.every((id) => id && byId.has(id));
+    return oneToOne ? ids.map((id) => byId.get(id)!) : block;
   }
 
   render(
@@ -149,6 +180,10 @@ export class GlmTextRenderer implements TextRenderer {
     const msgs = toTemplateMessages(messages);
     const nl = this.#wide ? "\n" : "";
     const parts = ["[gMASK]<sop>"];
+    if (this.options.layout === "glm-5.3") {
+      const effort = this.options.reasoningEffort ?? "max";
+      parts.push(`<|system|>Reasoning Effort: ${effort[0].toUpperCase()}${effort.slice(1)}`);
+    }
     if (tools.length > 0) parts.push("<|system|>", this.#toolList(tools));
     let lastUser = -1;
     msgs.forEach((m, i) => {
@@ -169,14 +204,18 @@ export class GlmTextRenderer implements TextRenderer {
         case "assistant":
           parts.push("<|assistant|>", this.assistantBody(m, i > lastUser));
           break;
-        case "tool":
-          if (i === 0 || msgs[i - 1].role !== "tool") parts.push("<|observation|>");
-          parts.push(
-            this.#wide
-              ? `\n<tool_response>\n${m.content}\n</tool_response>`
-              : `<tool_response>${m.content}</tool_response>`,
-          );
+        case "tool": {
+          if (i > 0 && msgs[i - 1].role === "tool") break;
+          parts.push("<|observation|>");
+          for (const r of this.#toolBlock(msgs, i)) {
+            parts.push(
+              this.#wide
+                ? `\n<tool_response>\n${r.content}\n</tool_response>`
+                : `<tool_response>${r.content}</tool_response>`,
+            );
+          }
           break;
+        }
       }
     });
     if (addGenerationPrompt) parts.push("<|assistant|>", this.generationTail);

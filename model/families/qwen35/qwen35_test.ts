@@ -193,3 +193,50 @@ Deno.test("qwen3.5: stream text stops at the first tool call; whitespace is held
   assert.deepEqual(sent, { reasoning: "Think 🤔", text: "Here we go 👩‍💻" });
   assert.equal(final.content, "Here we go 👩‍💻");
 });
+
+Deno.test("qwen3.8: reasoning_effort in the system turn, empty system omitted, history kept", async () => {
+  const load = (templateKwargs: Record<string, unknown> = {}) =>
+    PolicyModel.load({ family: "qwen3.8", templateKwargs });
+  const xhigh = await load();
+  const user: Message = { role: "user", content: "hi" };
+  const empty: Message = { role: "system", content: " " };
+  const instruction = "<|im_start|>system\nReasoning effort is set to xhigh. Please think " +
+    "carefully through the task, validate key assumptions, consider plausible alternatives, " +
+    "and prioritize correctness, consistency, and clarity in the final answer.";
+  assert.equal(
+    (await xhigh.renderFull([empty, user], [])).text,
+    instruction + "<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
+  );
+  assert.ok(
+    (await xhigh.renderFull([{ role: "system", content: "S" }, user], [])).text
+      .startsWith(instruction + "\n\nS<|im_end|>\n"),
+  );
+  assert.ok(
+    (await xhigh.renderFull([user], tools)).text.startsWith(instruction + "\n\n# Tools\n\n"),
+  );
+  // `medium` writes no instruction: an empty system message renders nothing.
+  const medium = await load({ reasoning_effort: "medium" });
+  assert.equal(
+    (await medium.renderFull([empty, user], [])).text,
+    "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
+  );
+  const low = await load({ reasoning_effort: "low" });
+  assert.ok(
+    (await low.renderFull([user], [])).text
+      .startsWith("<|im_start|>system\nReasoning effort is set to low."),
+  );
+  // Thinking off: no instruction.
+  const off = await load({ enable_thinking: false });
+  assert.ok((await off.renderFull([user], [])).text.startsWith("<|im_start|>user\n"));
+  // preserve_thinking is on by default: earlier reasoning stays; inline <think> is content.
+  const earlier: AssistantMessage = {
+    role: "assistant",
+    content: "a</think>b",
+    reasoning_content: "r",
+  };
+  const later = (await medium.renderFull([user, earlier, { role: "user", content: "more" }], []))
+    .text;
+  assert.ok(later.includes("<think>\nr\n</think>\n\na</think>b<|im_end|>"), later);
+  assert.equal(medium.format.quirks.dropsOldReasoning, false);
+  await assert.rejects(load({ reasoning_effort: "max" }), /reasoning_effort is "max"; expected/);
+});

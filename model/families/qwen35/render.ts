@@ -18,6 +18,10 @@
  * - Generation prompt: `<|im_start|>assistant\n<think>\n`, or with thinking off
  *   `<|im_start|>assistant\n<think>\n\n</think>\n\n`.
  *
+ * Qwen3.8 (`qwen38`): its `reasoning_effort` instruction opens the system turn (before the tools
+ * header, or before the system message after a blank line, or alone), an empty system message
+ * renders nothing, and reasoning comes only from `reasoning_content`.
+ *
  * One deliberate difference: the model's template refuses a system message after the first
  * message; agents send them (harness reminders), so one is rendered in place as a system turn.
  *
@@ -36,6 +40,12 @@ export interface Qwen35Options {
   enableThinking: boolean;
   /** Qwen3.6's `preserve_thinking`: every assistant turn keeps its reasoning. */
   preserveThinking: boolean;
+  /**
+   * Qwen3.8: text the template writes at the start of the system turn (its `reasoning_effort`
+   * instruction), making a system turn of its own when there is none; an empty system message
+   * then renders nothing; reasoning comes only from `reasoning_content` (no inline `</think>`).
+   */
+  qwen38?: { reasoningInstructions: string };
 }
 
 const TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>";
@@ -61,12 +71,15 @@ function isToolResponseWrapper(content: string): boolean {
 }
 
 /** Reasoning and content of an assistant message as the template reads them. */
-function assistantParts(m: TemplateMessage): { reasoning: string; content: string } {
+function assistantParts(
+  m: TemplateMessage,
+  inlineThink: boolean,
+): { reasoning: string; content: string } {
   let content = pythonStrip(m.content);
   let reasoning = "";
   if (typeof m.reasoning_content === "string") {
     reasoning = m.reasoning_content;
-  } else if (content.includes("</think>")) {
+  } else if (inlineThink && content.includes("</think>")) {
     const parts = content.split("</think>");
     reasoning = parts[0].replace(/\n+$/, "").split("<think>").at(-1)!.replace(/^\n+/, "");
     content = parts.at(-1)!.replace(/^\n+/, "");
@@ -103,14 +116,18 @@ export class Qwen35TextRenderer implements TextRenderer {
     const msgs = toTemplateMessages(messages);
     const parts: string[] = [];
     const first = msgs[0]?.role === "system" ? pythonStrip(msgs[0].content) : null;
+    const instructions = this.options.qwen38?.reasoningInstructions ?? "";
     if (tools.length > 0) {
-      parts.push("<|im_start|>system\n", TOOLS_HEADER);
+      parts.push("<|im_start|>system\n");
+      if (instructions) parts.push(instructions, "\n\n");
+      parts.push(TOOLS_HEADER);
       for (const tool of toTemplateTools(tools)) parts.push("\n", pythonJsonDumps(tool));
       parts.push(TOOLS_INSTRUCTIONS);
       if (first) parts.push("\n\n", first);
       parts.push("<|im_end|>\n");
-    } else if (first !== null) {
-      parts.push("<|im_start|>system\n", first, "<|im_end|>\n");
+    } else if (first || instructions || (first !== null && !this.options.qwen38)) {
+      const separator = instructions && first ? "\n\n" : "";
+      parts.push("<|im_start|>system\n", instructions, separator, first ?? "", "<|im_end|>\n");
     }
     let lastQuery = msgs.length;
     for (let i = msgs.length - 1; i >= 0; i--) {
@@ -128,7 +145,7 @@ export class Qwen35TextRenderer implements TextRenderer {
           parts.push("<|im_start|>user\n", pythonStrip(m.content), "<|im_end|>\n");
           break;
         case "assistant": {
-          const { reasoning, content } = assistantParts(m);
+          const { reasoning, content } = assistantParts(m, !this.options.qwen38);
           parts.push("<|im_start|>assistant\n");
           if (this.options.preserveThinking || i > lastQuery) {
             parts.push("<think>\n", reasoning, "\n</think>\n\n");

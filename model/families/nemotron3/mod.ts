@@ -1,0 +1,107 @@
+/**
+ * Nemotron 3 (Nano, Super): ChatML with `<think>` reasoning opened by the generation prompt,
+ * Qwen3-Coder XML tool calls (read by the Qwen3.5 XML parser), tools declared as XML, a think
+ * block on every assistant turn and a system turn always (`render.ts`). Written in code, so a
+ * model directory needs only its tokenizer files; detected from the chat template's markers.
+ *
+ * Template variables (`--template-kwargs`, declared in `NEMOTRON_3_TEMPLATE_OPTIONS`): `enable_thinking`
+ * (default true), `truncate_history_thinking` (default true, as the template: turns before the
+ * last user message lose their reasoning; false keeps every prompt append-only). Super's
+ * `low_effort` hint is not supported: it rides on the newest user message, so it would move in
+ * every earlier prompt.
+ *
+ * @module
+ */
+import type { AssistantMessage } from "../../../canonical/mod.ts";
+import type { ModelFiles } from "../../model_files.ts";
+import { toTemplateMessages } from "../../template_input.ts";
+import type { TextTokenizer } from "../../tokenizer.ts";
+import { turnIds } from "../chatml_ids.ts";
+import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
+import { TokenizedRenderer } from "../text_renderer.ts";
+import { NemotronTextRenderer } from "./render.ts";
+
+export { type NemotronOptions, NemotronTextRenderer } from "./render.ts";
+export { nemotronToolDeclarations } from "./tool_declarations.ts";
+
+/** The template variables Nemotron 3 reads (both default to true). */
+export const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {
+  enable_thinking: [true, false],
+  truncate_history_thinking: [true, false],
+};
+
+/**
+ * Nemotron's renderer: an answer without reasoning is written `<think></think>CONTENT` in
+ * history, which does not continue the generation prompt's `<think>\n`; the policy closes the
+ * empty block itself (`\n</think>\n`), as it does after reasoning.
+ */
+class NemotronRenderer extends TokenizedRenderer {
+  constructor(readonly nemotron: NemotronTextRenderer, tokenizer: TextTokenizer) {
+    super(nemotron, tokenizer, "<|im_end|>", "<|im_start|>");
+  }
+
+  override answerText(message: AssistantMessage): string | null {
+    const body = this.nemotron.assistantBody(toTemplateMessages([message])[0], true);
+    const tail = this.nemotron.generationTail;
+    if (body.startsWith(tail)) return body.slice(tail.length) + "<|im_end|>";
+    if (tail === "<think>\n" && body.startsWith("<think></think>")) {
+      return "\n</think>\n" + body.slice("<think></think>".length) + "<|im_end|>";
+    }
+    return null;
+  }
+}
+
+function template(files: ModelFiles): string {
+  return files.config.chat_template ?? "";
+}
+
+/**
+ * Nemotron 3 Nano's and Super's template: XML calls and `truncate_history_thinking`; Ultra's
+ * (`medium_effort`) glues `</think>` differently and is not this family.
+ */
+function isNemotron3(t: string): boolean {
+  return hasXmlToolCalls(t) && t.includes("truncate_history_thinking") &&
+    !t.includes("medium_effort");
+}
+
+async function bind(ctx: FamilyContext): Promise<ChatFormat> {
+  const name = "nemotron-3";
+  const value = (key: string) =>
+    templateValue(name, NEMOTRON_3_TEMPLATE_OPTIONS, ctx.templateKwargs, key, true);
+  const enableThinking = value("enable_thinking");
+  const truncate = value("truncate_history_thinking");
+  const text = new NemotronTextRenderer({ enableThinking, truncateHistoryThinking: truncate });
+  const ids = await turnIds(ctx, name, "<|im_end|>");
+  requireToken(ctx, name, "<|im_start|>");
+  const output = xmlOutputFormat(
+    {
+      thinkStart: requireToken(ctx, name, "<think>"),
+      thinkEnd: requireToken(ctx, name, "</think>"),
+      toolCall: requireToken(ctx, name, "<tool_call>"),
+      endOfTurn: ids.stopTokenIds,
+    },
+    enableThinking,
+    (ids) => ctx.tokenizer.decode(ids),
+  );
+  return {
+    family: name,
+    renderer: new NemotronRenderer(text, ctx.tokenizer),
+    ...output,
+    ...ids,
+    quirks: {
+      argumentRendering:
+        "XML <parameter> values: strings raw, containers JSON, scalars Python str() (True, None)",
+      dropsOldReasoning: truncate,
+      promptOpensReasoning: enableThinking,
+    },
+  };
+}
+
+export const nemotron3: ModelFamily = {
+  name: "nemotron-3",
+  summary: "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
+  detect: (files) => isNemotron3(template(files)),
+  bind,
+};

@@ -1,0 +1,35 @@
+/**
+ * The template variables a family reads and the values each takes (`{ enable_thinking: [true,
+ * false], reasoning_effort: ["low", "high", "max"] }`), declared next to the family as
+ * `*_TEMPLATE_OPTIONS` (what per-rollout template settings are checked against), and how a family
+ * reads one of them from `--template-kwargs` with its default.
+ *
+ * @module
+ */
+import { FamilyError } from "./family.ts";
+
+/** The values each template variable of a family takes, by name. */
+export type TemplateValueLists = Readonly<Record<string, readonly (boolean | string)[]>>;
+
+/**
+ * `kwargs[key]`, or `fallback` when unset.
+ *
+ * @throws FamilyError naming the accepted values when the value is not one of `options[key]`
+ */
+export function templateValue<T extends boolean | string>(
+  family: string,
+  options: TemplateValueLists,
+  kwargs: Readonly<Record<string, unknown>>,
+  key: string,
+  fallback: T,
+): T {
+  const value = kwargs[key] ?? fallback;
+  const accepted = options[key] ?? [];
+  if (!accepted.includes(value as T)) {
+    throw new FamilyError(
+      `${family}: template variable ${key} is ${JSON.stringify(value)}; expected one of ` +
+        accepted.map((v) => JSON.stringify(v)).join(", "),
+    );
+  }
+  return value as T;
+}
