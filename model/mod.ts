@@ -40,6 +40,7 @@ export {
   type FamilyQuirks,
   GENERIC_FAMILY,
   GlmTextRenderer,
+  MiniMaxM2TextRenderer,
   type ModelFamily,
   NemotronTextRenderer,
   qwen3SampledText,

@@ -30,6 +30,8 @@ import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
+import { kimiK25 } from "./kimi_k25/mod.ts";
+import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
@@ -87,6 +89,18 @@ export {
   OrdinaryTextEncoder,
 } from "./gpt_oss/mod.ts";
 export {
+  isKimiK25Template,
+  KIMI_K25_TEMPLATE_OPTIONS,
+  KimiK25TextRenderer,
+  kimiToolDeclarations,
+} from "./kimi_k25/mod.ts";
+export {
+  isMiniMaxM2Template,
+  MINIMAX_M2_TEMPLATE_OPTIONS,
+  MiniMaxM2TextRenderer,
+  splitMiniMaxToolCalls,
+} from "./minimax_m2/mod.ts";
+export {
   deepSeekOutputFormat,
   deepSeekToolsText,
   DeepSeekV31TextRenderer,
@@ -114,7 +128,9 @@ export const FAMILIES: readonly ModelFamily[] = [
   glm51,
   glm5,
   glm45,
+  kimiK25,
   kimiK2,
+  miniMaxM2,
   qwen3,
   deepSeekV31,
 ];

@@ -76,7 +76,9 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "glm-5.1",
     "glm-5",
     "glm-4.5",
+    "kimi-k2.5",
     "kimi-k2",
+    "minimax-m2",
     "qwen3",
     "deepseek-v3.1",
   ]);

@@ -20,8 +20,9 @@ import { referenceMissing } from "../support/skips.ts";
 // GLM and Kimi K2 run on tokenizer doubles (the Qwen3 vocabulary plus their special tokens).
 const GLM_DIR = await tokenizerDoubleDir("glm-5");
 const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
+const MINIMAX_DIR = await tokenizerDoubleDir("minimax-m2");
 globalThis.addEventListener("unload", () => {
-  for (const dir of [GLM_DIR, KIMI_DIR]) Deno.removeSync(dir, { recursive: true });
+  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR]) Deno.removeSync(dir, { recursive: true });
 });
 
 const tools: ToolSpec[] = [{
@@ -93,6 +94,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "<|im_end|>",
     content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
       '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
+    family: "minimax-m2",
+    dir: MINIMAX_DIR,
+    output: 'Run it.\n</think>\n\nRunning.\n<minimax:tool_call>\n<invoke name="bash">\n' +
+      '<parameter name="command">ls\n</invoke>\n</minimax:tool_call>[e~[',
+    content: 'Running.\n<minimax:tool_call>\n<invoke name="bash">\n<parameter name="command">ls\n' +
+      "</invoke>\n</minimax:tool_call>",
   },
   {
     family: "gpt-oss",

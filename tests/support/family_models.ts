@@ -27,7 +27,7 @@ async function xmlTemplateDir(): Promise<string> {
   return dir;
 }
 
-/** A GLM, Kimi K2 or Nemotron 3 tokenizer double (Qwen3 vocabulary + the family's special tokens). */
+/** A tokenizer double (Qwen3 vocabulary + the family's specials): GLM, Kimi, MiniMax, Nemotron. */
 async function tokenizerDouble(family: TokenizerDoubleName): Promise<PolicyModelOptions> {
   return { dir: await tokenizerDoubleDir(family), family };
 }
@@ -53,6 +53,8 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "glm-5.3": () => tokenizerDouble("glm-5.3"),
   "kimi-k2": () => tokenizerDouble("kimi-k2"),
   "nemotron-3": () => tokenizerDouble("nemotron-3"),
+  "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
+  "minimax-m2": () => tokenizerDouble("minimax-m2"),
   // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
   // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
   "gpt-oss": () =>

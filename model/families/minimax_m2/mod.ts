@@ -1,0 +1,106 @@
+/**
+ * MiniMax M2 (`minimax-m2`: M2, M2.5, M2.7): `]~b]ROLE` turns closed by `[e~[` (the assistant's
+ * role written `ai`), `<think>` reasoning opened by the generation prompt and kept only after the
+ * last user message, `<minimax:tool_call><invoke name=…><parameter name=…>` calls, tool results
+ * as `<response>` text. Written in code from the format (`render.ts`); detected from the chat
+ * template's markers (`]~b]` and `<minimax:tool_call>`).
+ *
+ * The policy stops on `[e~[`; history writes `[e~[\n`, so the newline starts the next prompt's
+ * delta (an output cut off without `[e~[` gets it bridged, untrained). The system identity used
+ * when a conversation has none differs between versions: it is read from the model's own
+ * template (`set model_identity = "…"`), and `--template-kwargs '{"model_identity": "…"}'`
+ * overrides it.
+ *
+ * @module
+ */
+import type { ModelFiles } from "../../model_files.ts";
+import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { TokenizedRenderer } from "../text_renderer.ts";
+import { thinkToolCallOutput } from "../tool_call_output.ts";
+import type { AssistantMessage } from "../../../canonical/mod.ts";
+import { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
+import { BLOCK_OPEN, splitMiniMaxToolCalls } from "./tool_calls.ts";
+
+export { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
+export { splitMiniMaxToolCalls } from "./tool_calls.ts";
+
+/** The template variables the family reads and the values each takes. */
+export const MINIMAX_M2_TEMPLATE_OPTIONS = { model_identity: "text" } as const;
+
+function template(files: ModelFiles): string {
+  return files.config.chat_template ?? "";
+}
+
+/** A MiniMax M2 chat template. */
+export function isMiniMaxM2Template(t: string): boolean {
+  return t.includes("]~b]") && t.includes("<minimax:tool_call>");
+}
+
+/** The default identity a template sets (`set model_identity = "…"`), or null. */
+export function templateIdentity(t: string): string | null {
+  const m = /set\s+model_identity\s*=\s*(?:"([^"]*)"|'([^']*)')/.exec(t);
+  return m ? m[1] ?? m[2] : null;
+}
+
+/** `TokenizedRenderer` whose answer is written by the family (the prompt opened `<think>\n`). */
+class MiniMaxM2Renderer extends TokenizedRenderer {
+  constructor(readonly minimax: MiniMaxM2TextRenderer, ctx: FamilyContext) {
+    super(minimax, ctx.tokenizer, "[e~[", "]~b]");
+  }
+
+  override answerText(message: AssistantMessage): string {
+    return this.minimax.answer(message);
+  }
+}
+
+function bind(ctx: FamilyContext): Promise<ChatFormat> {
+  const name = "minimax-m2";
+  const need = (token: string) => requireToken(ctx, name, token);
+  need("]~!b[");
+  need("]~b]");
+  need("</minimax:tool_call>");
+  const end = need("[e~[");
+  const kwarg = ctx.templateKwargs.model_identity;
+  const identity = typeof kwarg === "string"
+    ? kwarg
+    : templateIdentity(template(ctx.files)) ?? MINIMAX_M25_IDENTITY;
+  const text = new MiniMaxM2TextRenderer(identity);
+  return Promise.resolve({
+    family: name,
+    renderer: new MiniMaxM2Renderer(text, ctx),
+    ...thinkToolCallOutput(
+      "minimax_m2",
+      {
+        thinkStart: need("<think>"),
+        thinkEnd: need("</think>"),
+        endOfTurn: [end],
+        promptOpensReasoning: true,
+        trim: "newlines",
+        toolCallStart: { text: BLOCK_OPEN, id: need(BLOCK_OPEN) },
+        toolCallClosesReasoning: true,
+      },
+      splitMiniMaxToolCalls,
+      (ids) => ctx.tokenizer.decode(ids),
+    ),
+    endOfTurn: { id: end, text: "[e~[" },
+    stopTokenIds: [end],
+    // Tool outputs sit in `<response>` text, not between marker tokens of their own.
+    toolResponseMarkers: null,
+    quirks: {
+      argumentRendering: "<invoke>/<parameter> XML: strings raw, other values JSON",
+      dropsOldReasoning: true,
+      promptOpensReasoning: true,
+    },
+    notes: [
+      `minimax-m2: default system identity ${JSON.stringify(identity)}; the policy stops on ` +
+      "[e~[ and history writes [e~[ + newline (the newline starts the next delta)",
+    ],
+  });
+}
+
+export const miniMaxM2: ModelFamily = {
+  name: "minimax-m2",
+  summary: "MiniMax M2/M2.5/M2.7: ]~b] turns, <minimax:tool_call> invoke/parameter calls",
+  detect: (files) => isMiniMaxM2Template(template(files)),
+  bind,
+};
