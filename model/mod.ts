@@ -40,6 +40,7 @@ export {
   type FamilyQuirks,
   GENERIC_FAMILY,
   GlmTextRenderer,
+  LagunaTextRenderer,
   MiniMaxM2TextRenderer,
   type ModelFamily,
   NemotronTextRenderer,

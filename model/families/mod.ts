@@ -32,6 +32,7 @@ import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
+import { laguna } from "./laguna/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
@@ -94,6 +95,7 @@ export {
   KimiK25TextRenderer,
   kimiToolDeclarations,
 } from "./kimi_k25/mod.ts";
+export { isLagunaTemplate, LAGUNA_TEMPLATE_OPTIONS, LagunaTextRenderer } from "./laguna/mod.ts";
 export {
   isMiniMaxM2Template,
   MINIMAX_M2_TEMPLATE_OPTIONS,
@@ -131,6 +133,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   kimiK25,
   kimiK2,
   miniMaxM2,
+  laguna,
   qwen3,
   deepSeekV31,
 ];

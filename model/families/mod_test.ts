@@ -79,6 +79,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "kimi-k2.5",
     "kimi-k2",
     "minimax-m2",
+    "laguna",
     "qwen3",
     "deepseek-v3.1",
   ]);

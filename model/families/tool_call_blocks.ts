@@ -96,12 +96,15 @@ export abstract class CallBlockReader {
  * as malformed; with none, so are stray `strayMarker`s.
  *
  * @param strayMarker the format's argument marker, malformed outside any block
+ * @param verbatim keep the content as written (a template that renders it untrimmed, Laguna's):
+ *   the texts around the blocks joined as they are
  */
 export function splitCallBlocks(
   reader: CallBlockReader,
   strayMarker: string,
   tools: readonly ToolSpec[],
   newToolCallId: () => string,
+  verbatim = false,
 ): ToolCallSplit {
   const text = reader.text;
   const first = text.indexOf(CALL_OPEN);
@@ -131,7 +134,7 @@ export function splitCallBlocks(
   const left = texts.join("");
   const blocks = countOf(left, CALL_OPEN);
   return {
-    content: texts.map(pythonStrip).filter((t) => t !== "").join("\n"),
+    content: verbatim ? left : texts.map(pythonStrip).filter((t) => t !== "").join("\n"),
     toolCalls: calls.map((c) => ({
       id: newToolCallId(),
       name: c.name,

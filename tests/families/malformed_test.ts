@@ -21,8 +21,12 @@ import { referenceMissing } from "../support/skips.ts";
 const GLM_DIR = await tokenizerDoubleDir("glm-5");
 const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
 const MINIMAX_DIR = await tokenizerDoubleDir("minimax-m2");
+const KIMI_K25_DIR = await tokenizerDoubleDir("kimi-k2.5");
+const LAGUNA_DIR = await tokenizerDoubleDir("laguna");
 globalThis.addEventListener("unload", () => {
-  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR]) Deno.removeSync(dir, { recursive: true });
+  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR]) {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
 
 const tools: ToolSpec[] = [{
@@ -102,6 +106,23 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       '<parameter name="command">ls\n</invoke>\n</minimax:tool_call>[e~[',
     content: 'Running.\n<minimax:tool_call>\n<invoke name="bash">\n<parameter name="command">ls\n' +
       "</invoke>\n</minimax:tool_call>",
+  },
+  {
+    family: "kimi-k2.5",
+    dir: KIMI_K25_DIR,
+    output:
+      "Run it.</think>Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>' +
+      "<|im_end|>",
+    content: "Running.<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0" +
+      '<|tool_call_argument_begin|>{"command": "ls"<|tool_call_end|><|tool_calls_section_end|>',
+  },
+  {
+    family: "laguna",
+    dir: LAGUNA_DIR,
+    output: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>" +
+      "</assistant>",
+    content: "Running.<tool_call>bash<arg_key>command<arg_value>ls</arg_value></tool_call>",
   },
   {
     family: "gpt-oss",

@@ -55,6 +55,7 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "nemotron-3": () => tokenizerDouble("nemotron-3"),
   "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
   "minimax-m2": () => tokenizerDouble("minimax-m2"),
+  "laguna": () => tokenizerDouble("laguna"),
   // The real gpt-oss tokenizer files; the family is detected from them (harmony's special
   // tokens, no chat template), not forced. A fixed date keeps harmony's system message stable.
   "gpt-oss": () =>

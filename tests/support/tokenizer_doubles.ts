@@ -148,14 +148,13 @@ export async function tokenizerDoubleDir(
   const tokenizer = JSON.parse(await Deno.readTextFile(QWEN3.tokenizerPath));
   const config = structuredClone(QWEN3.config);
   const decoder = config.added_tokens_decoder!;
-  tokenizer.added_tokens = (tokenizer.added_tokens as { id: number; content: string }[]).filter(
-    (t) => {
-      if (!plainText.includes(t.content)) return true;
-      delete decoder[String(t.id)];
-      return false;
-    },
-  );
   const added = tokenizer.added_tokens as { id: number; content: string }[];
+  // A token the family reads as text is renamed, not removed: added-token ids stay contiguous.
+  for (const t of added) {
+    if (!plainText.includes(t.content)) continue;
+    t.content = `<|rollgate_unused_${t.id}|>`;
+    decoder[String(t.id)].content = t.content;
+  }
   let next = Math.max(...added.map((t) => t.id)) + 1;
   for (const content of specials) {
     if (added.some((t) => t.content === content)) continue;

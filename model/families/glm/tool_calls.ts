@@ -77,7 +77,8 @@ class GlmCallReader extends CallBlockReader {
 
 /**
  * Splits decoded content (after reasoning) into text and tool calls; text is trimmed as Python's
- * `str.strip` does (the template renders `content.strip()`). A stray `<arg_key>` outside any
+ * `str.strip` does (the template renders `content.strip()`), or kept `verbatim` (Laguna's calls
+ * take this shape and its template renders content untrimmed). A stray `<arg_key>` outside any
  * block counts as malformed.
  *
  * @example
@@ -93,6 +94,7 @@ export function splitGlmToolCalls(
   text: string,
   tools: readonly ToolSpec[],
   newToolCallId: () => string,
+  verbatim = false,
 ): ToolCallSplit {
-  return splitCallBlocks(new GlmCallReader(text), KEY_OPEN, tools, newToolCallId);
+  return splitCallBlocks(new GlmCallReader(text), KEY_OPEN, tools, newToolCallId, verbatim);
 }
