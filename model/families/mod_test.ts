@@ -94,7 +94,8 @@ Deno.test("families: GLM and Kimi K2 detected from their real templates' markers
     assert.equal((await PolicyModel.load({ dir })).family, name);
     await Deno.remove(dir, { recursive: true });
   }
-  // K2-Thinking / K2.5 reason in <think>: not kimi-k2 (the generic family, --tool-parser kimi_k2).
+  // K2-Thinking reasons in <think> and declares tools as JSON: neither kimi-k2 nor kimi-k2.5 (the
+  // generic family, --tool-parser kimi_k2).
   const thinking = await tokenizerDoubleDir("kimi-k2", TEMPLATE_DOUBLES["kimi-k2"] + "<think>");
   assert.equal(detectFamily(await loadModelFiles(thinking)).name, "generic");
   await Deno.remove(thinking, { recursive: true });
@@ -189,7 +190,7 @@ Deno.test("families: generic with --tool-parser glm45 / kimi_k2 reads the calls 
         "</arg_value></tool_call>",
     },
     {
-      // K2-Thinking / K2.5 templates (with <think>) are not kimi-k2's: the generic family reads them.
+      // K2-Thinking's template (with <think>) is not kimi-k2's: the generic family reads it.
       family: "kimi-k2" as const,
       toolParser: "kimi_k2",
       template: TEMPLATE_DOUBLES["kimi-k2"] + "<think>",

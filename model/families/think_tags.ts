@@ -1,6 +1,6 @@
 /**
  * Reasoning in `<think>…</think>` tags followed by content that stops at a tool-call marker:
- * the output shape of Qwen3, Qwen3.5/3.6, GLM, DeepSeek (thinking) and Kimi K2.5. One set of
+ * the output shape of Qwen3, Qwen3.5/3.6, GLM, DeepSeek (thinking), MiniMax M2 and Laguna. One set of
  * rules, `ThinkTagRules`, drives both the complete split (`splitReasoning`) and the streaming
  * parser (`ThinkStreamParser`), so what streams early is always a prefix of the complete parse.
  *

@@ -3,8 +3,8 @@
  * `tool_declare` system turn, tool calls in a `<|tool_calls_section_begin|>` section with the
  * policy's own call ids (`functions.NAME:INDEX`), no reasoning. Written in code from the format
  * (`render.ts`); detected from the chat template's markers (`<|im_middle|>` and
- * `<|tool_calls_section_begin|>`, without `<think>`: K2-Thinking and K2.5 reason, and are not this
- * family).
+ * `<|tool_calls_section_begin|>`, without `<think>`: K2-Thinking, K2.5 and K2.6 reason, and are
+ * not this family).
  *
  * @module
  */
@@ -18,7 +18,7 @@ export { KIMI_DEFAULT_SYSTEM, KimiK2TextRenderer } from "./render.ts";
 export { kimiK2OutputFormat } from "./output.ts";
 export { splitKimiToolCalls } from "./tool_calls.ts";
 
-/** A Kimi K2 chat template (not K2-Thinking / K2.5, which reason in `<think>`). */
+/** A Kimi K2 chat template (not K2-Thinking / K2.5 / K2.6, which reason in `<think>`). */
 export function isKimiK2Template(t: string): boolean {
   return t.includes("<|im_middle|>") && t.includes("<|tool_calls_section_begin|>") &&
     !t.includes("<think>");

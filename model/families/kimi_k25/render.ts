@@ -24,7 +24,7 @@ import type { TextRenderer } from "../text_renderer.ts";
 import { kimiToolDeclarations } from "./tool_declarations.ts";
 
 export interface KimiK25Options {
-  /** `thinking` (default true): the generation prompt opens `<think>`, else writes `<think></think>`. */
+  /** `thinking` (default true): the generation prompt opens `<think>` (else `<think></think>`). */
   thinking: boolean;
   /** `preserve_thinking` (K2.6, default false): every turn keeps its reasoning. */
   preserveThinking: boolean;
