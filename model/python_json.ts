@@ -177,3 +177,10 @@ export function pythonStrip(s: string): string {
   while (b > a && isPythonSpace(s.charCodeAt(b - 1))) b--;
   return a === 0 && b === s.length ? s : s.slice(a, b);
 }
+
+/** Python's `str.rstrip()`. */
+export function pythonRstrip(s: string): string {
+  let b = s.length;
+  while (b > 0 && isPythonSpace(s.charCodeAt(b - 1))) b--;
+  return b === s.length ? s : s.slice(0, b);
+}

@@ -95,7 +95,12 @@ export {
   KimiK25TextRenderer,
   kimiToolDeclarations,
 } from "./kimi_k25/mod.ts";
-export { isLagunaTemplate, LAGUNA_TEMPLATE_OPTIONS, LagunaTextRenderer } from "./laguna/mod.ts";
+export {
+  LAGUNA_TEMPLATE_OPTIONS,
+  lagunaLayout,
+  LagunaTextRenderer,
+  LagunaXs2TextRenderer,
+} from "./laguna/mod.ts";
 export {
   isMiniMaxM2Template,
   MINIMAX_M2_TEMPLATE_OPTIONS,

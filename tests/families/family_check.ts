@@ -61,6 +61,12 @@ export interface FamilyCheckOptions {
       what: string;
       text(messages: readonly Message[], tools: readonly ToolSpec[], prompt: boolean): string;
     };
+    /**
+     * Where the reference encodes a span of nearly every render in pieces (Laguna XS.2: the
+     * system text and its closing tag), so few renders match its own ids: what it splits. The
+     * text and the whole-text ids must still match in every render.
+     */
+    splitsEveryRender?: string;
   } | null;
   /**
    * The template is not prefix-stable even inside a tool loop (DeepSeek V3.1 thinking: every
@@ -375,7 +381,11 @@ export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<Famil
               ? `; ${deviating} where it departs from the template (${deviation.what})`
               : ""),
         );
-        assert.ok(exact > results.length / 4, `only ${exact} exact`);
+        if (o.reference!.splitsEveryRender === undefined) {
+          assert.ok(exact > results.length / 4, `only ${exact} exact`);
+        } else {
+          console.log(`${o.label}: renderers splits ${o.reference!.splitsEveryRender}`);
+        }
       },
     });
   }

@@ -100,6 +100,16 @@ export const TEMPLATE_DOUBLES = {
     "{% endif %}",
 } as const;
 
+/**
+ * Laguna-XS.2's layout (a newline inside every tag; Poolside's default system message, which
+ * Laguna-M.1's template lacks), for `tokenizerDoubleDir("laguna", …)`.
+ */
+export const LAGUNA_XS2_TEMPLATE_DOUBLE =
+  "{{- '〈|EOS|〉' }}{% set default = 'You are a helpful, " +
+  "conversationally-fluent assistant made by Poolside.' %}{% for m in messages %}<user>\n" +
+  "{{ m.content }}\n</user>\n{% endfor %}<tool_call>{{ name }}\n<arg_key>k</arg_key>\n" +
+  "<arg_value>v</arg_value>\n</tool_call><assistant>\n<think>";
+
 /** Per double: its special tokens, the added tokens of Qwen3's that the family reads as text. */
 const DOUBLES: Record<TokenizerDoubleName, {
   specials: readonly string[];

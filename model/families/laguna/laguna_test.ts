@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
-import { TEMPLATE_DOUBLES, tokenizerDoubleDir } from "../../../tests/support/tokenizer_doubles.ts";
+import {
+  LAGUNA_XS2_TEMPLATE_DOUBLE,
+  TEMPLATE_DOUBLES,
+  tokenizerDoubleDir,
+} from "../../../tests/support/tokenizer_doubles.ts";
 import { PolicyModel } from "../../policy_model.ts";
-import { isLagunaTemplate } from "./mod.ts";
+import { lagunaLayout } from "./mod.ts";
 
 // A tokenizer double: the Qwen3 vocabulary plus Laguna's special tokens (no package ships it).
 const DIR = await tokenizerDoubleDir("laguna");
@@ -18,11 +22,13 @@ const tools: ToolSpec[] = [{
   },
 }];
 
-Deno.test("laguna: detected (2.1 layout only); renders the format, thinking off by default", async () => {
+Deno.test("laguna: detected with its layout; renders the 2.1 format, thinking off by default", async () => {
   assert.equal(laguna.family, "laguna");
-  assert.ok(isLagunaTemplate(TEMPLATE_DOUBLES.laguna));
-  // XS.2 / M.1 put a newline inside every tag: another layout, not this family.
-  assert.ok(!isLagunaTemplate("〈|EOS|〉<user>\\n{{ m.content }}\\n</user><assistant>"));
+  assert.equal(lagunaLayout(TEMPLATE_DOUBLES.laguna), "xs-2.1");
+  assert.equal(lagunaLayout(TEMPLATE_DOUBLES.laguna + "preserve_thinking"), "s-2.1");
+  assert.equal(lagunaLayout(LAGUNA_XS2_TEMPLATE_DOUBLE), "xs.2");
+  assert.equal(lagunaLayout(LAGUNA_XS2_TEMPLATE_DOUBLE.replace("made by Poolside", "")), "m.1");
+  assert.equal(lagunaLayout("<|im_start|>user"), null);
   assert.equal(laguna.tokenizer.addedTokens.has("<tool_response>"), false);
   const messages: Message[] = [
     { role: "system", content: "Be brief.  " },

@@ -1,15 +1,21 @@
 /**
- * Poolside's Laguna 2.1 coding models (`laguna`: Laguna-XS-2.1, Laguna-S-2.1): tag-hugging
- * `<user>…</user>` turns, `<assistant>…</assistant>` answers (the policy stops on `</assistant>`
- * and history writes `</assistant>\n`), `<think>` reasoning kept in every turn, GLM-shaped calls
- * `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>` with text argument
- * tags. Written in code from the format (`render.ts`); detected from the chat template's markers
- * (`〈|EOS|〉` and `<assistant>`, tags without inner newlines; the older XS.2 / M.1 layout, with a
- * newline inside every tag, is not this family).
+ * Poolside's Laguna coding models (`laguna`), in two layouts read from the chat template:
  *
- * Template variables (`--template-kwargs`): `enable_thinking` (default: false for XS-2.1, true
- * for S-2.1, whose template reads `preserve_thinking`), `preserve_thinking` (S-2.1, default
- * false).
+ * - 2.1 (Laguna-XS-2.1, Laguna-S-2.1, `render.ts`): tags hug their text (`<user>…</user>\n`),
+ *   text verbatim, `<think>R</think>` in every turn while thinking is on.
+ * - XS.2 / M.1 (`render_xs2.ts`): a newline inside every tag (`<user>\n…\n</user>\n`), text
+ *   trimmed, `<think>\nR\n</think>` for every turn with reasoning; M.1 has no default system
+ *   message (its template does not name Poolside's).
+ *
+ * In both: `〈|EOS|〉` first, `<assistant>…</assistant>` answers (the policy stops on
+ * `</assistant>`, history writes `</assistant>\n`), GLM-shaped calls
+ * `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>` whose argument tags
+ * are text. Written in code from the format; detected from the template's markers (`〈|EOS|〉` and
+ * `<assistant>`).
+ *
+ * Template variables (`--template-kwargs`): `enable_thinking` (default: on for S-2.1, whose
+ * template reads `preserve_thinking`, off for the others), `preserve_thinking` (S-2.1, default
+ * false: turns keep their reasoning while thinking is off).
  *
  * @module
  */
@@ -20,8 +26,10 @@ import { splitGlmToolCalls } from "../glm/mod.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { LagunaTextRenderer } from "./render.ts";
+import { LagunaXs2TextRenderer } from "./render_xs2.ts";
 
 export { LAGUNA_DEFAULT_SYSTEM, LagunaTextRenderer } from "./render.ts";
+export { LagunaXs2TextRenderer } from "./render_xs2.ts";
 
 /** The template variables the family reads and the values each takes. */
 export const LAGUNA_TEMPLATE_OPTIONS = {
@@ -29,19 +37,23 @@ export const LAGUNA_TEMPLATE_OPTIONS = {
   preserve_thinking: [true, false],
 } as const;
 
+/** Laguna's template layouts. */
+export type LagunaLayout = "xs-2.1" | "s-2.1" | "xs.2" | "m.1";
+
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
 }
 
-/** A Laguna 2.1 chat template (not XS.2 / M.1, which put a newline inside every tag). */
-export function isLagunaTemplate(t: string): boolean {
-  return t.includes("〈|EOS|〉") && t.includes("<assistant>") &&
-    !/<user>(\\n|\n)/.test(t);
+/** The layout of a Laguna chat template, or null for another family's. */
+export function lagunaLayout(t: string): LagunaLayout | null {
+  if (!t.includes("〈|EOS|〉") || !t.includes("<assistant>")) return null;
+  if (/<user>(\\n|\n)/.test(t)) return t.includes("made by Poolside") ? "xs.2" : "m.1";
+  return t.includes("preserve_thinking") ? "s-2.1" : "xs-2.1";
 }
 
 /** `TokenizedRenderer` whose answer is written by the family (the prompt opened `<think>`). */
 class LagunaRenderer extends TokenizedRenderer {
-  constructor(readonly laguna: LagunaTextRenderer, ctx: FamilyContext) {
+  constructor(readonly laguna: LagunaTextRenderer | LagunaXs2TextRenderer, ctx: FamilyContext) {
     super(laguna, ctx.tokenizer, "</assistant>", "<assistant>");
   }
 
@@ -55,13 +67,16 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const need = (token: string) => requireToken(ctx, name, token);
   need("<assistant>");
   const end = need("</assistant>"), eos = need("〈|EOS|〉");
-  // S-2.1's template reads `preserve_thinking` and thinks by default; XS-2.1's does not.
-  const s21 = template(ctx.files).includes("preserve_thinking");
+  // A directory forced to this family without a Laguna template gets the 2.1 layout.
+  const layout = lagunaLayout(template(ctx.files)) ?? "xs-2.1";
+  const wide = layout === "xs.2" || layout === "m.1";
   const enableThinking = typeof ctx.templateKwargs.enable_thinking === "boolean"
     ? ctx.templateKwargs.enable_thinking
-    : s21;
+    : layout === "s-2.1";
   const preserveThinking = ctx.templateKwargs.preserve_thinking === true;
-  const text = new LagunaTextRenderer({ enableThinking, preserveThinking });
+  const text = wide
+    ? new LagunaXs2TextRenderer({ enableThinking, defaultSystem: layout === "xs.2" })
+    : new LagunaTextRenderer({ enableThinking, preserveThinking });
   return Promise.resolve({
     family: name,
     renderer: new LagunaRenderer(text, ctx),
@@ -72,11 +87,12 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
         thinkEnd: enableThinking ? need("</think>") : -1,
         endOfTurn: [end, eos],
         promptOpensReasoning: enableThinking,
-        trim: "none",
+        // XS.2 / M.1 strip what they render; 2.1 renders the sampled text verbatim.
+        trim: wide ? "whitespace" : "none",
         toolCallStart: { text: "<tool_call>", id: need("<tool_call>") },
         toolCallClosesReasoning: true,
       },
-      (body, tools, newId) => splitGlmToolCalls(body, tools, newId, true),
+      (body, tools, newId) => splitGlmToolCalls(body, tools, newId, !wide),
       (ids) => ctx.tokenizer.decode(ids),
     ),
     endOfTurn: { id: end, text: "</assistant>" },
@@ -89,21 +105,20 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
       promptOpensReasoning: enableThinking,
       // S-2.1 with thinking off and preserve_thinking on: history shows `<think>R</think>` where
       // the prompt had opened with `</think>`.
-      ...(preserveThinking && !enableThinking
+      ...(!wide && preserveThinking && !enableThinking
         ? { rewritesAnswers: ["a turn prompted with </think> is written <think>…</think>"] }
         : {}),
     },
     notes: [
-      `laguna (${s21 ? "S-2.1" : "XS-2.1"} template): thinking ${
-        enableThinking ? "on" : "off"
-      }; the policy stops on </assistant> and history writes </assistant> + newline`,
+      `laguna (${layout} layout): thinking ${enableThinking ? "on" : "off"}; the policy stops on ` +
+      "</assistant> and history writes </assistant> + newline",
     ],
   });
 }
 
 export const laguna: ModelFamily = {
   name: "laguna",
-  summary: "Poolside Laguna 2.1: <user>/<assistant> tags, <think>, <tool_call> arg_key/arg_value",
-  detect: (files) => isLagunaTemplate(template(files)),
+  summary: "Poolside Laguna: <user>/<assistant> tags, <think>, <tool_call> arg_key/arg_value",
+  detect: (files) => lagunaLayout(template(files)) !== null,
   bind,
 };

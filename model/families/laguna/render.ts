@@ -21,7 +21,7 @@
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
-import { pythonJsonDumps } from "../../python_json.ts";
+import { pythonJsonDumps, pythonRstrip, pythonStrip } from "../../python_json.ts";
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../../template_input.ts";
 import { tryParseOrderedJson } from "../ordered_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
@@ -74,11 +74,11 @@ export class LagunaTextRenderer implements TextRenderer {
     const msgs = toTemplateMessages(messages);
     const first = msgs[0]?.role === "system" ? 1 : 0;
     const system = first ? msgs[0].content : LAGUNA_DEFAULT_SYSTEM;
-    const hasSystem = system.trim() !== "";
+    const hasSystem = pythonStrip(system) !== "";
     const parts = ["〈|EOS|〉"];
     if (hasSystem || tools.length > 0 || this.options.enableThinking) {
       parts.push("<system>");
-      if (hasSystem) parts.push(system.trimEnd(), tools.length > 0 ? "\n\n" : "");
+      if (hasSystem) parts.push(pythonRstrip(system), tools.length > 0 ? "\n\n" : "");
       if (tools.length > 0) {
         parts.push(TOOLS_HEADER);
         for (const t of toTemplateTools(tools)) parts.push(pythonJsonDumps(t), "\n");
