@@ -11,7 +11,8 @@
  *   recorded turn. Cost follows the new messages (tools only shape the first turn in ChatML
  *   templates, so they are left out).
  * - Answer: render `[user, message, tool]`, cut off the generation prompt of `[user]` in front
- *   and everything after the message's end-of-turn text.
+ *   and everything after the message's end-of-turn text; or the family's own `answer` (MiniMax
+ *   M2, Kimi K2.5, Laguna: the prompt opens reasoning the template writes back differently).
  *
  * @module
  */
@@ -28,6 +29,13 @@ export interface TextRenderer {
     tools: readonly ToolSpec[],
     options: { addGenerationPrompt: boolean },
   ): string;
+  /**
+   * What the policy writes for `message` after the generation prompt, end-of-turn text included,
+   * for a family that says it itself (a generation prompt that opens reasoning, which the
+   * template's render of the message does not simply continue); without it, it is cut out of a
+   * render.
+   */
+  answer?(message: AssistantMessage): string;
 }
 
 const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
@@ -135,6 +143,7 @@ export class TokenizedRenderer implements Renderer {
 
   /** What the template has the policy write for `message`, end-of-turn text included, or null. */
   answerText(message: AssistantMessage): string | null {
+    if (this.text.answer) return this.text.answer(message);
     const user: Message = { role: "user", content: "." };
     const prefix = this.text.render([user], [], { addGenerationPrompt: true });
     const text = this.text.render(

@@ -27,7 +27,7 @@ async function xmlTemplateDir(): Promise<string> {
   return dir;
 }
 
-/** A tokenizer double (Qwen3 vocabulary + the family's specials): GLM, Kimi, MiniMax, Nemotron. */
+/** A named tokenizer double: the Qwen3 vocabulary + the family's special tokens. */
 async function tokenizerDouble(family: TokenizerDoubleName): Promise<PolicyModelOptions> {
   return { dir: await tokenizerDoubleDir(family), family };
 }

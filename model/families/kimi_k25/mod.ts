@@ -11,7 +11,6 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../../canonical/mod.ts";
 import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
@@ -35,17 +34,6 @@ export function isKimiK25Template(t: string): boolean {
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
-}
-
-/** `TokenizedRenderer` whose answer is written by the family (the prompt opened `<think>`). */
-class KimiK25Renderer extends TokenizedRenderer {
-  constructor(readonly kimi: KimiK25TextRenderer, ctx: FamilyContext) {
-    super(kimi, ctx.tokenizer, "<|im_end|>", "<|im_assistant|>");
-  }
-
-  override answerText(message: AssistantMessage): string {
-    return this.kimi.answer(message);
-  }
 }
 
 function bind(ctx: FamilyContext): Promise<ChatFormat> {
@@ -72,7 +60,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const text = new KimiK25TextRenderer({ thinking, preserveThinking });
   return Promise.resolve({
     family: name,
-    renderer: new KimiK25Renderer(text, ctx),
+    renderer: new TokenizedRenderer(text, ctx.tokenizer, "<|im_end|>", "<|im_assistant|>"),
     ...kimiK25OutputFormat(thinking, stop, (ids) => ctx.tokenizer.decode(ids)),
     endOfTurn: { id: imEnd, text: "<|im_end|>" },
     stopTokenIds: stop,

@@ -19,7 +19,6 @@
  *
  * @module
  */
-import type { AssistantMessage } from "../../../canonical/mod.ts";
 import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
 import { splitGlmToolCalls } from "../glm/mod.ts";
@@ -51,17 +50,6 @@ export function lagunaLayout(t: string): LagunaLayout | null {
   return t.includes("preserve_thinking") ? "s-2.1" : "xs-2.1";
 }
 
-/** `TokenizedRenderer` whose answer is written by the family (the prompt opened `<think>`). */
-class LagunaRenderer extends TokenizedRenderer {
-  constructor(readonly laguna: LagunaTextRenderer | LagunaXs2TextRenderer, ctx: FamilyContext) {
-    super(laguna, ctx.tokenizer, "</assistant>", "<assistant>");
-  }
-
-  override answerText(message: AssistantMessage): string {
-    return this.laguna.answer(message);
-  }
-}
-
 function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const name = "laguna";
   const need = (token: string) => requireToken(ctx, name, token);
@@ -79,7 +67,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
     : new LagunaTextRenderer({ enableThinking, preserveThinking });
   return Promise.resolve({
     family: name,
-    renderer: new LagunaRenderer(text, ctx),
+    renderer: new TokenizedRenderer(text, ctx.tokenizer, "</assistant>", "<assistant>"),
     ...thinkToolCallOutput(
       "glm45",
       {

@@ -17,7 +17,6 @@ import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
-import type { AssistantMessage } from "../../../canonical/mod.ts";
 import { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
 import { BLOCK_OPEN, splitMiniMaxToolCalls } from "./tool_calls.ts";
 
@@ -42,17 +41,6 @@ export function templateIdentity(t: string): string | null {
   return m ? m[1] ?? m[2] : null;
 }
 
-/** `TokenizedRenderer` whose answer is written by the family (the prompt opened `<think>\n`). */
-class MiniMaxM2Renderer extends TokenizedRenderer {
-  constructor(readonly minimax: MiniMaxM2TextRenderer, ctx: FamilyContext) {
-    super(minimax, ctx.tokenizer, "[e~[", "]~b]");
-  }
-
-  override answerText(message: AssistantMessage): string {
-    return this.minimax.answer(message);
-  }
-}
-
 function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const name = "minimax-m2";
   const need = (token: string) => requireToken(ctx, name, token);
@@ -67,7 +55,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const text = new MiniMaxM2TextRenderer(identity);
   return Promise.resolve({
     family: name,
-    renderer: new MiniMaxM2Renderer(text, ctx),
+    renderer: new TokenizedRenderer(text, ctx.tokenizer, "[e~[", "]~b]"),
     ...thinkToolCallOutput(
       "minimax_m2",
       {
