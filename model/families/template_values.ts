@@ -8,8 +8,8 @@
  */
 import { FamilyError } from "./family.ts";
 
-/** The values each template variable of a family takes, by name. */
-export type TemplateValueLists = Readonly<Record<string, readonly (boolean | string)[]>>;
+/** The values each template variable of a family takes, by name (`"text"`: any string). */
+export type TemplateValueLists = Readonly<Record<string, readonly (boolean | string)[] | "text">>;
 
 /**
  * `kwargs[key]`, or `fallback` when unset.
@@ -25,10 +25,13 @@ export function templateValue<T extends boolean | string>(
 ): T {
   const value = kwargs[key] ?? fallback;
   const accepted = options[key] ?? [];
-  if (!accepted.includes(value as T)) {
+  const ok = accepted === "text" ? typeof value === "string" : accepted.includes(value as T);
+  if (!ok) {
     throw new FamilyError(
-      `${family}: template variable ${key} is ${JSON.stringify(value)}; expected one of ` +
-        accepted.map((v) => JSON.stringify(v)).join(", "),
+      `${family}: template variable ${key} is ${JSON.stringify(value)}; expected ` +
+        (accepted === "text"
+          ? "text"
+          : "one of " + accepted.map((v) => JSON.stringify(v)).join(", ")),
     );
   }
   return value as T;

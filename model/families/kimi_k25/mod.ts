@@ -13,6 +13,7 @@
  */
 import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { kimiK25OutputFormat } from "./output.ts";
 import { KimiK25TextRenderer } from "./render.ts";
@@ -20,11 +21,11 @@ import { KimiK25TextRenderer } from "./render.ts";
 export { KimiK25TextRenderer } from "./render.ts";
 export { kimiToolDeclarations } from "./tool_declarations.ts";
 
-/** The template variables the family reads and the values each takes. */
-export const KIMI_K25_TEMPLATE_OPTIONS = {
+/** The template variables Kimi K2.5 / K2.6 reads (`thinking` defaults to true, the other false). */
+export const KIMI_K25_TEMPLATE_OPTIONS: TemplateValueLists = {
   thinking: [true, false],
   preserve_thinking: [true, false],
-} as const;
+};
 
 /** A Kimi K2.5 / K2.6 chat template (TypeScript tool declarations, `<think>` turns). */
 export function isKimiK25Template(t: string): boolean {
@@ -55,8 +56,10 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const imEnd = need("<|im_end|>");
   const eos = ctx.idOf("[EOS]");
   const stop = eos === undefined ? [imEnd] : [imEnd, eos];
-  const thinking = ctx.templateKwargs.thinking !== false;
-  const preserveThinking = ctx.templateKwargs.preserve_thinking === true;
+  const value = (key: string, fallback: boolean) =>
+    templateValue(name, KIMI_K25_TEMPLATE_OPTIONS, ctx.templateKwargs, key, fallback);
+  const thinking = value("thinking", true);
+  const preserveThinking = value("preserve_thinking", false);
   const text = new KimiK25TextRenderer({ thinking, preserveThinking });
   return Promise.resolve({
     family: name,

@@ -29,6 +29,10 @@ Deno.test("laguna: detected with its layout; renders the 2.1 format, thinking of
   assert.equal(lagunaLayout(LAGUNA_XS2_TEMPLATE_DOUBLE), "xs.2");
   assert.equal(lagunaLayout(LAGUNA_XS2_TEMPLATE_DOUBLE.replace("made by Poolside", "")), "m.1");
   assert.equal(lagunaLayout("<|im_start|>user"), null);
+  await assert.rejects(
+    PolicyModel.load({ dir: DIR, templateKwargs: { enable_thinking: "yes" } }),
+    /laguna: template variable enable_thinking is "yes"; expected one of true, false/,
+  );
   assert.equal(laguna.tokenizer.addedTokens.has("<tool_response>"), false);
   const messages: Message[] = [
     { role: "system", content: "Be brief.  " },

@@ -22,6 +22,7 @@
 import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
 import { splitGlmToolCalls } from "../glm/mod.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { LagunaTextRenderer } from "./render.ts";
@@ -30,11 +31,11 @@ import { LagunaXs2TextRenderer } from "./render_xs2.ts";
 export { LAGUNA_DEFAULT_SYSTEM, LagunaTextRenderer } from "./render.ts";
 export { LagunaXs2TextRenderer } from "./render_xs2.ts";
 
-/** The template variables the family reads and the values each takes. */
-export const LAGUNA_TEMPLATE_OPTIONS = {
+/** The template variables Laguna reads (`preserve_thinking`: S-2.1 only). */
+export const LAGUNA_TEMPLATE_OPTIONS: TemplateValueLists = {
   enable_thinking: [true, false],
   preserve_thinking: [true, false],
-} as const;
+};
 
 /** Laguna's template layouts. */
 export type LagunaLayout = "xs-2.1" | "s-2.1" | "xs.2" | "m.1";
@@ -58,10 +59,10 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   // A directory forced to this family without a Laguna template gets the 2.1 layout.
   const layout = lagunaLayout(template(ctx.files)) ?? "xs-2.1";
   const wide = layout === "xs.2" || layout === "m.1";
-  const enableThinking = typeof ctx.templateKwargs.enable_thinking === "boolean"
-    ? ctx.templateKwargs.enable_thinking
-    : layout === "s-2.1";
-  const preserveThinking = ctx.templateKwargs.preserve_thinking === true;
+  const value = (key: string, fallback: boolean) =>
+    templateValue(name, LAGUNA_TEMPLATE_OPTIONS, ctx.templateKwargs, key, fallback);
+  const enableThinking = value("enable_thinking", layout === "s-2.1");
+  const preserveThinking = value("preserve_thinking", false);
   const text = wide
     ? new LagunaXs2TextRenderer({ enableThinking, defaultSystem: layout === "xs.2" })
     : new LagunaTextRenderer({ enableThinking, preserveThinking });

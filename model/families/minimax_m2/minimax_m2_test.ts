@@ -31,6 +31,10 @@ Deno.test("minimax-m2: detected from the template; its identity read from it", a
     "You are MiniMax-M2.7.",
   );
   assert.equal(templateIdentity("no identity"), null);
+  await assert.rejects(
+    PolicyModel.load({ dir: DIR, templateKwargs: { model_identity: 3 } }),
+    /minimax-m2: template variable model_identity is 3; expected text/,
+  );
 });
 
 Deno.test("minimax-m2: renders the format (system identity, tools, ai role, calls, responses)", async () => {

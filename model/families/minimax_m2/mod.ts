@@ -15,6 +15,7 @@
  */
 import type { ModelFiles } from "../../model_files.ts";
 import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
@@ -23,8 +24,8 @@ import { BLOCK_OPEN, splitMiniMaxToolCalls } from "./tool_calls.ts";
 export { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
 export { splitMiniMaxToolCalls } from "./tool_calls.ts";
 
-/** The template variables the family reads and the values each takes. */
-export const MINIMAX_M2_TEMPLATE_OPTIONS = { model_identity: "text" } as const;
+/** The template variable MiniMax M2 reads: the default system identity, any text. */
+export const MINIMAX_M2_TEMPLATE_OPTIONS: TemplateValueLists = { model_identity: "text" };
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
@@ -48,10 +49,13 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   need("]~b]");
   need("</minimax:tool_call>");
   const end = need("[e~[");
-  const kwarg = ctx.templateKwargs.model_identity;
-  const identity = typeof kwarg === "string"
-    ? kwarg
-    : templateIdentity(template(ctx.files)) ?? MINIMAX_M25_IDENTITY;
+  const identity = templateValue(
+    name,
+    MINIMAX_M2_TEMPLATE_OPTIONS,
+    ctx.templateKwargs,
+    "model_identity",
+    templateIdentity(template(ctx.files)) ?? MINIMAX_M25_IDENTITY,
+  );
   const text = new MiniMaxM2TextRenderer(identity);
   return Promise.resolve({
     family: name,
