@@ -29,6 +29,7 @@ import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdow
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
 import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
+import { Cluster } from "../cluster/mod.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -55,6 +56,33 @@ function openJournal(off: boolean | undefined, dir: string | undefined): SqliteJ
   }
 }
 
+/** Joins the gateway whose replicas share the database at `url`. */
+async function openCluster(
+  url: string,
+  o: {
+    advertiseUrl: string;
+    leaseS?: number;
+    adminToken?: string;
+    delivery?: { ackTimeoutMs?: number; defaultLeaseMs?: number; maxLeaseMs?: number };
+  },
+): Promise<Cluster> {
+  try {
+    return await Cluster.open({
+      databaseUrl: url,
+      advertiseUrl: o.advertiseUrl,
+      leaseMs: o.leaseS === undefined ? undefined : o.leaseS * 1000,
+      adminToken: o.adminToken,
+      delivery: o.delivery,
+      // A replica that stalled past its leases holds stale state: exit for a clean start.
+      stop: () => Deno.exit(75),
+    });
+  } catch (e) {
+    throw new UsageError(
+      `cannot open the database ${url.replace(/\/\/[^@/]*@/, "//…@")}: ${(e as Error).message}`,
+    );
+  }
+}
+
 /** `1`, `true`, `yes`, `on` (any case) turn a boolean environment setting on. */
 function envFlag(value: string | undefined): boolean {
   return /^(1|true|yes|on)$/i.test(value ?? "");
@@ -72,6 +100,9 @@ export async function serve(args: string[]): Promise<void> {
       ...LIMIT_FLAGS,
       "data-dir": { type: "string" },
       "no-journal": { type: "boolean" },
+      "database-url": { type: "string" },
+      "advertise-url": { type: "string" },
+      "owner-lease": { type: "string" },
       "public-url": { type: "string" },
       "model-name": { type: "string" },
       backend: { type: "string" },
@@ -143,7 +174,28 @@ export async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
   const bounds = serveLimits(values, env);
-  const journal = openJournal(values["no-journal"], values["data-dir"] ?? env("ROLLGATE_DATA_DIR"));
+  const databaseUrl = values["database-url"] ?? env("ROLLGATE_DATABASE_URL");
+  const dataDir = values["data-dir"] ?? env("ROLLGATE_DATA_DIR");
+  if (databaseUrl && (values["data-dir"] || values["no-journal"])) {
+    throw new UsageError(
+      "--database-url puts the journal in PostgreSQL: drop --data-dir/--no-journal",
+    );
+  }
+  const journal = databaseUrl ? undefined : openJournal(values["no-journal"], dataDir);
+  const cluster = databaseUrl
+    ? await openCluster(databaseUrl, {
+      advertiseUrl: values["advertise-url"] ?? env("ROLLGATE_ADVERTISE_URL") ??
+        `http://${hostname}:${port}`,
+      leaseS: integerFlag(
+        values["owner-lease"] ?? env("ROLLGATE_OWNER_LEASE"),
+        "--owner-lease",
+        POSITIVE,
+      ),
+      adminToken,
+      delivery: bounds.delivery,
+    })
+    : undefined;
+  let front: ((req: Request, info?: unknown) => Promise<Response>) | undefined;
 
   // Listen first: liveness at once, readiness once the model is loaded and the journal restored.
   let gw: Gateway | undefined = undefined;
@@ -153,6 +205,7 @@ export async function serve(args: string[]): Promise<void> {
   const readiness = new Readiness()
     .add("model", () => gw !== undefined || starting)
     .add("accepting turns", () => !draining || "draining: shutting down, no new turns");
+  if (cluster) readiness.add("database", () => cluster.reachable);
   if (journal) {
     readiness.add("journal", () => {
       const failure = gw?.runner.writer.failure;
@@ -166,7 +219,7 @@ export async function serve(args: string[]): Promise<void> {
       c.json({ error: { type: "unavailable", message: `rollgate is starting: ${starting}` } }, 503),
   );
   const server = await serveHttp(
-    (req, info) => (gw?.app ?? startingApp).fetch(req, info),
+    (req, info) => front ? front(req, info) : (gw?.app ?? startingApp).fetch(req, info),
     { hostname, port, timeouts: bounds.http, connections: bounds.connections },
   );
   console.log(
@@ -178,6 +231,7 @@ export async function serve(args: string[]): Promise<void> {
     if (gw) await drainGateway(gw, server, drainGrace);
     await gw?.runner.writer.durable().catch(() => {});
     journal?.close();
+    await cluster?.close();
   });
 
   const model = await PolicyModel.load(modelLoad).catch(async (e) => {
@@ -185,7 +239,8 @@ export async function serve(args: string[]): Promise<void> {
     throw e;
   });
   const created = createGateway({
-    journal,
+    journal: cluster?.journal ?? journal,
+    requests: cluster?.requests,
     model,
     backends,
     upstreams,
@@ -218,18 +273,25 @@ export async function serve(args: string[]): Promise<void> {
   if (restored) {
     console.log(
       `rollgate: journal ${
-        journal!.path
+        (cluster?.journal ?? journal)!.path
       }: restored ${restored.rollouts} rollout(s), ${restored.turns} turn(s), ${restored.requeued} request(s) back in the queue, ${restored.interrupted} interrupted, ${restored.expired} expired, in ${
         restored.ms.toFixed(0)
       } ms`,
     );
   }
+  if (cluster) front = await cluster.attach(created, bounds.limits.maxTrainerBodyBytes ?? 16 << 20);
   gw = created;
   console.log(
     `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +
       `${model.tokenizer.engine}, backend ${defaultBackend}${
         adminToken ? ", admin token set" : ""
-      }${journal ? `, journal ${journal.path}` : ", no journal"})`,
+      }${
+        cluster
+          ? `, replica ${cluster.replica} of the gateway in ${cluster.journal.path}`
+          : journal
+          ? `, journal ${journal.path}`
+          : ", no journal"
+      })`,
   );
   for (const note of model.format.notes ?? []) console.log(`rollgate: ${note}`);
 }

@@ -5,7 +5,12 @@
  * @module
  */
 import { Hono } from "hono";
-import { type GateOptions, type GenerationBackend, InterceptionGate } from "../generation/mod.ts";
+import {
+  type GateOptions,
+  type GenerationBackend,
+  InterceptionGate,
+  type RequestQueue,
+} from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
   DEFAULT_TURN_LIMITS,
@@ -88,6 +93,11 @@ export interface GatewayOptions {
   timeouts?: GatewayTimeouts;
   /** Acknowledgement timeout and leases of requests handed to trainers. */
   delivery?: GateOptions;
+  /**
+   * The pending requests trainers take, as the `gate` backend; default: this process's
+   * interception gate (replicas share one in their database, `cluster/`).
+   */
+  requests?: RequestQueue;
   /** Where every change is journaled, to be restored after a restart; default: nowhere. */
   journal?: Journal;
   /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
@@ -154,7 +164,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     sampleLog: options.sampleLog,
   });
   const gate = new InterceptionGate(options.delivery);
-  const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
+  const requests = options.requests ?? gate;
+  const backends: Record<string, GenerationBackend> = { ...options.backends, gate: requests };
   const defaultName = options.defaultBackend ?? "gate";
   const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
   if (!backends[defaultName] && !upstreamDefault) {
@@ -194,7 +205,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Idle rollouts leave memory on the way of later requests (no timer keeps the process busy).
   app.use("*", async (_c, next) => {
     for (const r of store.sweep((r) => runner.pendingTurns(r.id) > 0)) {
-      gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+      requests.cancelRollout(r.id, `rollout ${r.id} expired`);
     }
     await next();
   });
@@ -216,7 +227,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     "/api",
     trainerRoutes({
       store,
-      gate,
+      gate: requests,
       runner,
       model: options.model,
       sampleOptions: options.sampleOptions,

@@ -7,7 +7,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { InterceptionGate, PauseGate } from "../generation/mod.ts";
+import type { PauseGate, RequestQueue } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
   compactTurnTree,
@@ -42,7 +42,8 @@ function idEncoding(c: Context) {
 
 export interface TrainerRouteOptions {
   store: RolloutStore;
-  gate: InterceptionGate;
+  /** The pending requests trainers take (the interception gate, or a replicated queue). */
+  gate: RequestQueue;
   /** Its turns are recorded (and journaled) before a completion is answered. */
   runner: TurnRunner;
   model: PolicyModel;
@@ -213,20 +214,20 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
 
   if (o.pause) {
     const pause = o.pause;
-    const status = () => ({
+    const status = async () => ({
       ...pause.status(),
-      pending_requests: o.gate.pendingCount(),
-      requests: o.gate.stats(),
+      pending_requests: await o.gate.pendingCount(),
+      requests: await o.gate.stats(),
     });
-    app.post("/pause", (c) => {
+    app.post("/pause", async (c) => {
       pause.pause();
-      return c.json(status());
+      return c.json(await status());
     });
-    app.post("/resume", (c) => {
+    app.post("/resume", async (c) => {
       pause.resume();
-      return c.json(status());
+      return c.json(await status());
     });
-    app.get("/status", (c) => c.json(status()));
+    app.get("/status", async (c) => c.json(await status()));
   }
 
   app.get("/requests/next", async (c) => {
@@ -251,7 +252,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
       const { lease } = await body(c, AckSchema, verb);
-      const granted = o.gate.ack(
+      const granted = await o.gate.ack(
         c.req.param("rid"),
         lease === undefined ? undefined : lease * 1000,
       );
@@ -275,7 +276,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.post("/requests/:rid/append", async (c) => {
     const { output_ids } = await body(c, AppendSchema, "append");
     checkVocab(output_ids, "append");
-    o.gate.append(c.req.param("rid"), output_ids);
+    await o.gate.append(c.req.param("rid"), output_ids);
     return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
   });
   const stopIds = new Set(o.model.stopTokenIds);
@@ -297,7 +298,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
     const rid = c.req.param("rid");
     const turn = o.runner.turnOfRequest(rid);
-    o.gate.complete(rid, completion);
+    await o.gate.complete(rid, completion);
     // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
     await turn?.result.catch(() => {});
     await o.store.writer.durable();
@@ -306,7 +307,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
     const turn = o.runner.turnOfRequest(c.req.param("rid"));
-    o.gate.fail(c.req.param("rid"), error, status);
+    await o.gate.fail(c.req.param("rid"), error, status);
     await turn?.result.catch(() => {});
     await o.store.writer.durable();
     return c.json({ request_id: c.req.param("rid"), failed: true });

@@ -7,6 +7,7 @@
  *
  * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
  * - `gate.ts`: the interception gate and its `PendingRequest`s.
+ * - `request_queue.ts`: what the trainer API drives (the gate, or a replicated queue).
  * - `pause_gate.ts`: pause and drain for weight syncs.
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
  * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
@@ -54,6 +55,7 @@ export {
   MAX_LEASE_MS,
   type PendingRequest,
 } from "./gate.ts";
+export type { RequestQueue } from "./request_queue.ts";
 export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export {
   DEFAULT_ENGINE_RETRIES,

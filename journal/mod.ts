@@ -10,6 +10,8 @@
  * - `ack_mark.ts`: how far the journal got, beside it, so a journal that lost acknowledged
  *   changes (a deleted or cut write-ahead log, a truncated file) is refused, not restored short.
  * - `journal_errors.ts`: a locked, damaged or unwritable journal, each saying what to do.
+ * - `postgres/`: the same contract on PostgreSQL, shared by the replicas of one gateway, with
+ *   ownership fencing (`cluster/` uses it).
  *
  * @example
  * ```ts
@@ -27,3 +29,12 @@
 export { SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export { packArrays, unpackArrays } from "./array_codec.ts";
+export {
+  isConnectionError,
+  migrate,
+  PgJournal,
+  type PgJournalOptions,
+  RolloutFencedError,
+  SCHEMA_VERSION,
+  tokenHash,
+} from "./postgres/mod.ts";

@@ -127,8 +127,13 @@ export class RolloutStore {
       await this.writer.durable();
       await this.sampleLog.append(samples);
     }
-    for (const wake of this.#onSamples) wake();
+    this.samplesLogged();
     return samples;
+  }
+
+  /** Wakes the `onSamples` subscribers (also for samples another replica logged). */
+  samplesLogged(): void {
+    for (const wake of this.#onSamples) wake();
   }
 
   /** Calls `wake` whenever samples were logged. */

@@ -41,9 +41,10 @@ export async function startGateway(
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
   const port = freePort();
-  const ownDir = args.includes("--data-dir") || args.includes("--no-journal")
-    ? null
-    : await Deno.makeTempDir({ prefix: "rollgate-data-" });
+  const ownDir =
+    args.includes("--data-dir") || args.includes("--no-journal") || args.includes("--database-url")
+      ? null
+      : await Deno.makeTempDir({ prefix: "rollgate-data-" });
   const fullArgs = [
     "run",
     "-A",

@@ -1,0 +1,215 @@
+/**
+ * One replica of a gateway whose replicas share a PostgreSQL database: it opens the database
+ * (creating or migrating the schema), makes the journal and the request queue that live there,
+ * and once the gateway is made, puts the front before it (`front.ts`), starts the heartbeat and
+ * listens for the notifications that wake it (a resolved request on its own channel, a queued
+ * request, new samples, the pause).
+ *
+ * A replica whose rollouts were taken over while it stalled (paused past its lease, cut off),
+ * or whose journal failed to keep a change, holds a stale copy of what it served: it calls
+ * `stop` (`serve` exits with status 75 so its supervisor starts it clean; its rollouts are
+ * served by the others meanwhile).
+ *
+ * @module
+ */
+import postgres, { type Sql } from "postgres";
+import { migrate, PgJournal, tokenHash } from "../journal/mod.ts";
+import type { Gateway } from "../gateway/mod.ts";
+import { DEFAULT_ACK_TIMEOUT_MS, DEFAULT_LEASE_MS, MAX_LEASE_MS } from "../generation/mod.ts";
+import { idsFromBase64 } from "../gateway/mod.ts";
+import { ClusterGate } from "./cluster_gate.ts";
+import { clusterFront } from "./front.ts";
+import { Heartbeat } from "./heartbeat.ts";
+import { type Owner, Ownership } from "./ownership.ts";
+import { takeOver } from "./takeover.ts";
+
+export const DEFAULT_OWNER_LEASE_MS = 10_000;
+
+export interface ClusterOptions {
+  databaseUrl: string;
+  /** How other replicas reach this one. */
+  advertiseUrl: string;
+  /** A rollout's owner lease (renewed every third of it). */
+  leaseMs?: number;
+  adminToken?: string;
+  /** Acknowledgement timeout and leases of requests handed to trainers. */
+  delivery?: { ackTimeoutMs?: number; defaultLeaseMs?: number; maxLeaseMs?: number };
+  /** Connections this replica opens to the database (default 10). */
+  connections?: number;
+  /** This replica can no longer serve what it holds (see the module doc). */
+  stop(reason: string): void;
+}
+
+type Handler = (req: Request, info?: unknown) => Promise<Response>;
+
+export class Cluster {
+  readonly replica = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+  readonly journal: PgJournal;
+  readonly requests: ClusterGate;
+  readonly ownership: Ownership;
+  #heartbeat?: Heartbeat;
+  #listening: { unlisten(): Promise<void> }[] = [];
+  #stopped = false;
+
+  private constructor(readonly sql: Sql, readonly o: ClusterOptions) {
+    this.journal = new PgJournal(sql, { replica: this.replica });
+    this.ownership = new Ownership(
+      sql,
+      this.replica,
+      o.advertiseUrl,
+      o.leaseMs ?? DEFAULT_OWNER_LEASE_MS,
+    );
+    this.requests = new ClusterGate({
+      sql,
+      replica: this.replica,
+      ackTimeoutMs: o.delivery?.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS,
+      defaultLeaseMs: o.delivery?.defaultLeaseMs ?? DEFAULT_LEASE_MS,
+      maxLeaseMs: o.delivery?.maxLeaseMs ?? MAX_LEASE_MS,
+      flushed: () => this.journal.flushed(),
+      fetchRequest: (url, rid) => this.#fetchRequest(url, rid),
+    });
+  }
+
+  /** Connects, creates or migrates the schema. */
+  static async open(o: ClusterOptions): Promise<Cluster> {
+    const sql = postgres(o.databaseUrl, {
+      max: o.connections ?? 10,
+      onnotice: () => {},
+      connect_timeout: 10,
+      idle_timeout: 0,
+    });
+    try {
+      await migrate(sql);
+    } catch (e) {
+      await sql.end({ timeout: 1 }).catch(() => {});
+      throw e;
+    }
+    return new Cluster(sql, o);
+  }
+
+  /** Readiness: the database answers the heartbeat. */
+  get reachable(): true | string {
+    return this.#heartbeat?.reachable ?? "not started";
+  }
+
+  /** The front of `gw` (serve this), with the heartbeat and the notifications running. */
+  async attach(gw: Gateway, maxBodyBytes: number): Promise<Handler> {
+    const takeovers = new Map<string, Promise<boolean>>();
+    const take = (seen: Owner) => {
+      let t = takeovers.get(seen.id);
+      if (!t) {
+        t = takeOver({ journal: this.journal, ownership: this.ownership, ...gw }, seen)
+          .finally(() => takeovers.delete(seen.id));
+        takeovers.set(seen.id, t);
+      }
+      return t;
+    };
+    const holds = (id: string) =>
+      gw.store.get(id) !== undefined && this.journal.epochOf(id) !== undefined;
+    const applyPause = (paused: boolean) => {
+      if (paused && !gw.runner.pause.paused) gw.runner.pause.pause();
+      if (!paused && gw.runner.pause.paused) gw.runner.pause.resume();
+    };
+    this.#heartbeat = new Heartbeat({
+      sql: this.sql,
+      journal: this.journal,
+      ownership: this.ownership,
+      paused: applyPause,
+      adopt: async (orphan) => {
+        const owner = await this.ownership.lookup({ id: orphan.id });
+        if (owner && !owner.live) await take(owner);
+      },
+      onFenced: (lost) =>
+        this.#stop(
+          `rollout(s) ${
+            lost.slice(0, 5).join(", ")
+          } were taken over by another replica while this one stalled`,
+        ),
+    });
+    const watchWriter = setInterval(() => {
+      const failure = gw.runner.writer.failure;
+      if (failure) this.#stop(failure.message);
+    }, 500);
+    this.#onStop.push(() => clearInterval(watchWriter));
+    const listen = async (channel: string, on: (payload: string) => void) => {
+      this.#listening.push(await this.sql.listen(channel, on));
+    };
+    await listen(`rollgate_${this.replica}`, (p) => {
+      if (p.startsWith("resolved:")) this.requests.resolved(p.slice(9)).catch(() => {});
+    });
+    await listen("rollgate_queue", () => this.requests.wake());
+    await listen("rollgate_samples", () => gw.store.samplesLogged());
+    await listen("rollgate_pause", (p) => applyPause(p === "paused"));
+    await this.#heartbeat.start();
+    return clusterFront({
+      replica: this.replica,
+      adminToken: this.o.adminToken,
+      maxBodyBytes,
+      local: async (req, info) => await gw.app.fetch(req, info as object),
+      holds,
+      lookup: (by) => this.ownership.lookup(by),
+      takeOver: take,
+      reserve: async (id) => {
+        const epoch = await this.ownership.reserve(id);
+        if (epoch !== undefined) this.journal.own(id, epoch);
+        return epoch;
+      },
+      unreserve: async (id) => {
+        this.journal.disown(id);
+        await this.ownership.unreserve(id);
+      },
+      setPaused: async (paused) => {
+        await this.sql`UPDATE gateway_state SET paused = ${paused}`;
+        await this.sql`SELECT pg_notify('rollgate_pause', ${paused ? "paused" : "running"})`;
+      },
+      peers: async () => {
+        const rows = await this.sql<{ url: string }[]>`
+          SELECT url FROM replicas WHERE id <> ${this.replica}
+            AND heartbeat_at > now() - make_interval(secs => ${this.ownership.leaseMs / 1000})`;
+        return rows.map((r) => r.url);
+      },
+      request: (rid) => this.requests.local(rid),
+      tokenHash,
+    });
+  }
+
+  readonly #onStop: (() => void)[] = [];
+
+  #stop(reason: string): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    console.error(`rollgate: replica ${this.replica} stops: ${reason}`);
+    this.o.stop(reason);
+  }
+
+  async #fetchRequest(url: string, rid: string) {
+    const res = await fetch(
+      `${url.replace(/\/$/, "")}/_cluster/requests/${encodeURIComponent(rid)}`,
+      {
+        headers: this.o.adminToken ? { authorization: `Bearer ${this.o.adminToken}` } : {},
+        signal: AbortSignal.timeout(5_000),
+      },
+    );
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    const body = await res.json();
+    const { ids_encoding: _, prompt_ids, ...rest } = body;
+    return { ...rest, prompt_ids: idsFromBase64(prompt_ids) };
+  }
+
+  /** Stops the heartbeat and closes the database connections. */
+  async close(): Promise<void> {
+    this.#heartbeat?.stop();
+    this.requests.close();
+    for (const f of this.#onStop) f();
+    for (const l of this.#listening) await l.unlisten().catch(() => {});
+    await this.journal.flushed();
+    await this.sql.end({ timeout: 2 }).catch(() => {});
+  }
+}

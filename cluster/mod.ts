@@ -1,0 +1,30 @@
+/**
+ * Several gateway processes as one gateway: replicas that share a PostgreSQL database. The
+ * database is the system of record (rollouts with their owner, epoch and lease; the journal's
+ * events; pending requests; samples), a rollout's live state (its agent connections, turn tree,
+ * caches) is held by the one replica that owns it, and any replica answers any call: it serves,
+ * forwards to the owner, or takes the rollout over when the owner's lease lapsed.
+ *
+ * - `cluster.ts`: a replica: the database, the journal and queue there, the front, the heartbeat.
+ * - `front.ts`: routing a call to the replica that holds its rollout.
+ * - `ownership.ts`: owners, epochs and leases (claims are conditional updates).
+ * - `takeover.ts`: claiming a rollout and restoring it from its events.
+ * - `cluster_gate.ts`: the pending requests in the database (completion: one statement).
+ * - `heartbeat.ts`: leases renewed, the pause followed, dead replicas' rollouts adopted.
+ *
+ * @example
+ * ```ts
+ * import { Cluster } from "./mod.ts";
+ *
+ * const open = (url: string) =>
+ *   Cluster.open({
+ *     databaseUrl: url,
+ *     advertiseUrl: "http://10.0.0.5:7860",
+ *     stop: () => Deno.exit(75),
+ *   });
+ * ```
+ *
+ * @module
+ */
+export { Cluster, type ClusterOptions, DEFAULT_OWNER_LEASE_MS } from "./cluster.ts";
+export { FORWARDED, LOCAL_ONLY } from "./front.ts";

@@ -1,0 +1,117 @@
+/**
+ * Who owns a rollout, and taking it: every claim is one conditional update that raises the
+ * rollout's epoch, so at most one replica holds a given epoch and a stale owner's writes (checked
+ * against the epoch, `journal/postgres/`) are refused. Lease times are the database's clock
+ * (`now()`), never a replica's, so clocks that disagree cannot make two owners.
+ *
+ * @module
+ */
+import type { Sql } from "postgres";
+
+export interface Owner {
+  id: string;
+  status: string;
+  owner: string | null;
+  ownerUrl: string | null;
+  epoch: number;
+  /** The owner's lease has not lapsed. */
+  live: boolean;
+}
+
+export class Ownership {
+  constructor(
+    readonly sql: Sql,
+    readonly replica: string,
+    readonly url: string,
+    readonly leaseMs: number,
+  ) {}
+
+  /** The rollout's owner, by id or by the hash of its token; undefined when there is none. */
+  async lookup(by: { id: string } | { tokenHash: string }): Promise<Owner | undefined> {
+    const where = "id" in by ? this.sql`id = ${by.id}` : this.sql`token_hash = ${by.tokenHash}`;
+    const [row] = await this.sql<
+      {
+        id: string;
+        status: string;
+        owner: string | null;
+        owner_url: string | null;
+        epoch: string;
+        live: boolean;
+      }[]
+    >`
+      SELECT id, status, owner, owner_url, epoch, coalesce(lease_until > now(), false) AS live
+      FROM rollouts WHERE ${where} AND status <> 'expired'`;
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      status: row.status,
+      owner: row.owner,
+      ownerUrl: row.owner_url,
+      epoch: Number(row.epoch),
+      live: row.live,
+    };
+  }
+
+  /**
+   * Reserves a new rollout id for this replica (epoch 1, or the next epoch of an expired one);
+   * returns the epoch, or undefined when the id is taken.
+   */
+  async reserve(id: string): Promise<number | undefined> {
+    const [row] = await this.sql<{ epoch: string }[]>`
+      INSERT INTO rollouts (id, status, owner, owner_url, epoch, lease_until)
+      VALUES (${id}, 'reserved', ${this.replica}, ${this.url}, 1, ${this.#leaseEnd()})
+      ON CONFLICT (id) DO UPDATE SET status = 'reserved', owner = ${this.replica},
+        owner_url = ${this.url}, epoch = rollouts.epoch + 1, lease_until = ${this.#leaseEnd()}
+        WHERE rollouts.status = 'expired'
+      RETURNING epoch`;
+    return row ? Number(row.epoch) : undefined;
+  }
+
+  /** Gives back a reservation that never became a rollout. */
+  async unreserve(id: string): Promise<void> {
+    await this.sql`
+      DELETE FROM rollouts WHERE id = ${id} AND status = 'reserved' AND owner = ${this.replica}`;
+  }
+
+  /**
+   * Takes over a rollout whose owner's lease lapsed, fenced by the epoch seen: returns the new
+   * epoch, or undefined when another replica moved first or the owner renewed.
+   */
+  async claim(id: string, seenEpoch: number): Promise<number | undefined> {
+    const [row] = await this.sql<{ epoch: string }[]>`
+      UPDATE rollouts SET owner = ${this.replica}, owner_url = ${this.url}, epoch = epoch + 1,
+        lease_until = ${this.#leaseEnd()}
+      WHERE id = ${id} AND epoch = ${seenEpoch} AND status IN ('active', 'finished')
+        AND (lease_until IS NULL OR lease_until < now())
+      RETURNING epoch`;
+    return row ? Number(row.epoch) : undefined;
+  }
+
+  /**
+   * Renews the leases of the rollouts this replica holds; returns those it still owns with their
+   * epochs (any other was taken over). A row it owns but does not hold (a takeover that failed
+   * half-way) is not renewed, so another replica can take it.
+   */
+  async renew(held: readonly string[]): Promise<Map<string, number>> {
+    if (held.length === 0) return new Map();
+    const rows = await this.sql<{ id: string; epoch: string }[]>`
+      UPDATE rollouts SET lease_until = ${this.#leaseEnd()}
+      WHERE owner = ${this.replica} AND id = ANY(${held as string[]}) RETURNING id, epoch`;
+    return new Map(rows.map((r) => [r.id, Number(r.epoch)]));
+  }
+
+  /** Rollouts whose owner's lease lapsed a while ago (a dead replica's), oldest first. */
+  async orphans(limit: number): Promise<{ id: string; epoch: number }[]> {
+    const rows = await this.sql<{ id: string; epoch: string }[]>`
+      SELECT id, epoch FROM rollouts
+      WHERE status = 'active' AND lease_until < now() - make_interval(secs => ${
+      this.leaseMs / 1000
+    })
+      ORDER BY lease_until LIMIT ${limit}`;
+    return rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
+  }
+
+  #leaseEnd() {
+    return this.sql`now() + make_interval(secs => ${this.leaseMs / 1000})`;
+  }
+}

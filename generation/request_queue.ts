@@ -1,0 +1,29 @@
+/**
+ * What the trainer API drives: the queue of pending requests a trainer takes, acknowledges,
+ * appends to, completes or fails. The {@link InterceptionGate} is the queue of one process; a
+ * gateway made of several replicas puts it in its shared database (`cluster/`), where the same
+ * calls may take a round trip, so each may answer with a promise.
+ *
+ * @module
+ */
+import type { Completion, GenerationBackend } from "./backend.ts";
+import type { GateStats, Lease, PendingRequest } from "./gate.ts";
+
+export interface RequestQueue extends GenerationBackend {
+  /** The oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. */
+  next(
+    waitMs: number,
+    rollout?: string,
+    signal?: AbortSignal,
+    leaseMs?: number,
+  ): Promise<PendingRequest | null>;
+  ack(requestId: string, leaseMs?: number): Lease | Promise<Lease>;
+  append(requestId: string, ids: number[]): void | Promise<void>;
+  complete(requestId: string, completion: Completion): void | Promise<void>;
+  fail(requestId: string, message: string, status?: number): void | Promise<void>;
+  /** Withdraws a rollout's pending requests (deleted, finished, expired). */
+  cancelRollout(rolloutId: string, reason: string): void;
+  /** Requests not yet resolved (claimed or not). */
+  pendingCount(rollout?: string): number | Promise<number>;
+  stats(): GateStats | Promise<GateStats>;
+}

@@ -1,0 +1,106 @@
+/**
+ * The PostgreSQL schema every replica of a gateway shares, created and migrated on start: each
+ * migration runs once, in order, under an advisory lock (replicas starting together wait for
+ * each other), and `rollgate_schema` remembers the version reached.
+ *
+ * - `rollouts`: one row per rollout: status, the hash of its token (agents that name no rollout
+ *   are found by it), the replica that owns it (`owner`, `owner_url`), the ownership `epoch`
+ *   (raised by every claim) and the `lease_until` the owner keeps renewing.
+ * - `events`: the journal, per rollout in `seq` order, as `journal/` stores it on SQLite; each
+ *   row names the replica and epoch that wrote it and carries a unique `uid` (a write retried
+ *   after a lost connection lands once). `ref` names the request of `request_*` events.
+ * - `shared`: values events repeat (tool lists), by content hash.
+ * - `samples`: the sample log; `cursor` is one sequence for the whole gateway.
+ * - `pending`: requests waiting for a trainer: `state` (queued, delivered, leased, completed,
+ *   failed, withdrawn), the delivery `epoch`, the lease (`lease_ms`, `deadline`), the ids
+ *   appended so far.
+ * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
+ *
+ * @module
+ */
+import type { Sql } from "postgres";
+
+/** Migrations in order; a released one never changes (add another). */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE rollouts (
+    id text PRIMARY KEY,
+    status text NOT NULL,
+    created_seq bigint NOT NULL DEFAULT 0,
+    token_hash text,
+    owner text,
+    owner_url text,
+    epoch bigint NOT NULL DEFAULT 0,
+    lease_until timestamptz
+  );
+  CREATE INDEX rollouts_by_owner ON rollouts (owner);
+  CREATE INDEX rollouts_by_token ON rollouts (token_hash);
+  CREATE TABLE events (
+    seq bigserial PRIMARY KEY,
+    rollout text NOT NULL,
+    kind text NOT NULL,
+    at bigint NOT NULL,
+    data text NOT NULL,
+    arrays bytea,
+    shared text,
+    epoch bigint NOT NULL,
+    replica text NOT NULL,
+    uid text UNIQUE,
+    ref text
+  );
+  CREATE INDEX events_by_rollout ON events (rollout, seq);
+  CREATE TABLE shared (hash text PRIMARY KEY, value text NOT NULL);
+  CREATE TABLE samples (
+    cursor bigserial PRIMARY KEY,
+    rollout text NOT NULL,
+    data text NOT NULL,
+    arrays bytea,
+    uid text
+  );
+  CREATE INDEX samples_by_uid ON samples (uid);
+  CREATE TABLE pending (
+    request_id text PRIMARY KEY,
+    seq bigserial,
+    rollout text NOT NULL,
+    turn_id text NOT NULL,
+    state text NOT NULL,
+    epoch integer NOT NULL DEFAULT 0,
+    lease_ms integer NOT NULL,
+    deadline timestamptz,
+    max_tokens integer NOT NULL,
+    appended bytea NOT NULL DEFAULT ''::bytea,
+    reason text,
+    resolved_at timestamptz
+  );
+  CREATE INDEX pending_open ON pending (seq) WHERE state IN ('queued', 'delivered', 'leased');
+  CREATE INDEX pending_by_rollout ON pending (rollout);
+  CREATE TABLE replicas (id text PRIMARY KEY, url text NOT NULL, heartbeat_at timestamptz NOT NULL);
+  CREATE TABLE gateway_state (id integer PRIMARY KEY, paused boolean NOT NULL);
+  INSERT INTO gateway_state VALUES (1, false);
+  `,
+];
+
+/** Any number: the advisory lock replicas take while migrating. */
+const MIGRATION_LOCK = 7_460_227;
+
+/** Brings the database to the latest schema; returns the version it is at. */
+export async function migrate(sql: Sql): Promise<number> {
+  return await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS rollgate_schema (version integer NOT NULL)`;
+    const [row] = await tx<{ version: number }[]>`SELECT version FROM rollgate_schema`;
+    let version = row?.version ?? 0;
+    if (!row) await tx`INSERT INTO rollgate_schema VALUES (0)`;
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `the database's schema is version ${version}; this rollgate knows up to ${MIGRATIONS.length} (upgrade rollgate)`,
+      );
+    }
+    for (; version < MIGRATIONS.length; version++) await tx.unsafe(MIGRATIONS[version]);
+    await tx`UPDATE rollgate_schema SET version = ${version}`;
+    return version;
+  });
+}
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
