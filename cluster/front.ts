@@ -251,7 +251,9 @@ export function clusterFront(o: FrontOptions): Handler {
         await o.setPaused(path === "/api/pause");
         return o.local(req, info);
       }
-      const id = rolloutOfPath(path);
+      // A long poll for one rollout's requests is the owner's to answer (it checks the id).
+      const only = path === "/api/requests/next" ? url.searchParams.get("rollout") : null;
+      const id = only ?? rolloutOfPath(path);
       if (id !== undefined) return await byOwner(req, info, { id: decodeURIComponent(id) });
       if (path.startsWith("/v1/")) {
         const token = bearer(req.headers);
