@@ -131,14 +131,17 @@ export class ClusterGate implements RequestQueue {
   async #enqueue(w: Waiting): Promise<void> {
     await this.o.flushed();
     const r = w.request;
-    await this.o.sql`
-      INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens)
-      VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id}, 'queued', ${this.o.defaultLeaseMs},
-        ${r.sampling.max_tokens})
-      ON CONFLICT (request_id) DO NOTHING`;
-    await this.o.sql`SELECT pg_notify('rollgate_queue', ${r.request_id})`;
+    const [row] = await this.o.sql<{ inserted: boolean }[]>`
+      WITH ins AS (
+        INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens)
+        VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id}, 'queued',
+          ${this.o.defaultLeaseMs}, ${r.sampling.max_tokens})
+        ON CONFLICT (request_id) DO NOTHING
+        RETURNING request_id
+      )
+      SELECT count(*) > 0 AS inserted, pg_notify('rollgate_queue', '') FROM ins`;
     // A restored turn's request may have been resolved before the crash.
-    await this.resolved(r.request_id);
+    if (!row.inserted) await this.resolved(r.request_id);
   }
 
   #settle(w: Waiting, fn: () => void): void {
@@ -216,9 +219,13 @@ export class ClusterGate implements RequestQueue {
     for (const r of rows) await this.resolved(r.request_id);
   }
 
-  /** A new request may be queued: long polls look again. */
+  /** A new request was queued: one long poll here looks (each replica is told). */
   wake(): void {
-    for (const w of [...this.#wakeups]) w();
+    const first = this.#wakeups.values().next();
+    if (!first.done) {
+      this.#wakeups.delete(first.value);
+      first.value();
+    }
   }
 
   /**
@@ -242,18 +249,10 @@ export class ClusterGate implements RequestQueue {
         if (claimed) {
           const request = await this.#request(claimed.request_id, claimed.owner, claimed.owner_url);
           if (request) return request;
-          if (request === null) {
-            // Its owner holds no such request: the turn was lost with a replica.
-            await this.o.sql`
-              UPDATE pending SET state = 'withdrawn', resolved_at = now(),
-                reason = 'its turn was lost with the replica that held it; the agent retries it'
-              WHERE request_id = ${claimed.request_id} AND state = 'delivered'`;
-            continue;
-          }
-          // The owner did not answer: offered again (its rollout is taken over once the
-          // owner's lease lapses).
+          // Its owner does not hold it yet (a takeover is restoring it) or did not answer: it
+          // is offered again a second later.
           await this.o.sql`
-            UPDATE pending SET state = 'queued', deadline = NULL
+            UPDATE pending SET deadline = now() + interval '1 second'
             WHERE request_id = ${claimed.request_id} AND state = 'delivered'`;
         }
         const left = deadline - Date.now();

@@ -19,7 +19,13 @@ export function startReplicas(
     Array.from(
       { length: n },
       () =>
-        startGateway(["--database-url", databaseUrl, "--owner-lease", String(TEST_LEASE_S), ...args]),
+        startGateway([
+          "--database-url",
+          databaseUrl,
+          "--owner-lease",
+          String(TEST_LEASE_S),
+          ...args,
+        ]),
     ),
   );
 }
