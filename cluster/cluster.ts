@@ -96,6 +96,7 @@ export class Cluster {
   async attach(gw: Gateway, maxBodyBytes: number): Promise<Handler> {
     const takeovers = new Map<string, Promise<boolean>>();
     const take = (seen: Owner) => {
+      if (!this.#heartbeat?.mayClaim) return Promise.resolve(false);
       let t = takeovers.get(seen.id);
       if (!t) {
         t = takeOver({ journal: this.journal, ownership: this.ownership, ...gw }, seen)
@@ -110,10 +111,19 @@ export class Cluster {
       if (paused && !gw.runner.pause.paused) gw.runner.pause.pause();
       if (!paused && gw.runner.pause.paused) gw.runner.pause.resume();
     };
+    // The heartbeat has a connection of its own: it must not wait behind the replica's work
+    // (after the database was away, queued writes go first; a late beat loses the leases).
+    const beat = postgres(this.o.databaseUrl, {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: 5,
+      idle_timeout: 0,
+    });
+    this.#onStop.push(() => void beat.end({ timeout: 1 }).catch(() => {}));
     this.#heartbeat = new Heartbeat({
-      sql: this.sql,
+      sql: beat,
       journal: this.journal,
-      ownership: this.ownership,
+      ownership: new Ownership(beat, this.replica, this.o.advertiseUrl, this.ownership.leaseMs),
       paused: applyPause,
       adopt: async (orphan) => {
         const owner = await this.ownership.lookup({ id: orphan.id });

@@ -31,7 +31,8 @@ import {
   type PendingRequest,
   type RequestQueue,
 } from "../generation/mod.ts";
-import { packArrays, unpackArrays } from "../journal/mod.ts";
+import { isConnectionError, packArrays, unpackArrays } from "../journal/mod.ts";
+import { GatewayError } from "../gateway/mod.ts";
 
 const OPEN = ["queued", "delivered", "leased"];
 
@@ -232,11 +233,11 @@ export class ClusterGate implements RequestQueue {
    * Claims the oldest request (optionally of one rollout) whose owner is alive, waiting up to
    * `waitMs`.
    */
-  async next(
+  async #next(
     waitMs: number,
-    rollout?: string,
-    signal?: AbortSignal,
-    leaseMs: number = this.o.defaultLeaseMs,
+    rollout: string | undefined,
+    signal: AbortSignal | undefined,
+    leaseMs: number,
   ): Promise<PendingRequest | null> {
     this.checkLease(leaseMs);
     const deadline = Date.now() + waitMs;
@@ -303,17 +304,66 @@ export class ClusterGate implements RequestQueue {
     return await this.o.fetchRequest(ownerUrl, requestId).catch(() => undefined);
   }
 
+  next(
+    waitMs: number,
+    rollout?: string,
+    signal?: AbortSignal,
+    leaseMs: number = this.o.defaultLeaseMs,
+  ): Promise<PendingRequest | null> {
+    return this.#guard(() => this.#next(waitMs, rollout, signal, leaseMs));
+  }
+
+  ack(requestId: string, leaseMs?: number): Promise<Lease> {
+    return this.#guard(() => this.#ack(requestId, leaseMs));
+  }
+
+  append(requestId: string, ids: number[]): Promise<void> {
+    return this.#guard(() => this.#append(requestId, ids));
+  }
+
+  /** The trainer's completion, accepted at most once whichever replica it reaches. */
+  complete(requestId: string, c: Completion): Promise<void> {
+    return this.#guard(() => this.#complete(requestId, c));
+  }
+
+  fail(requestId: string, error: string, status?: number): Promise<void> {
+    return this.#guard(() => this.#fail(requestId, error, status));
+  }
+
+  pendingCount(rollout?: string): Promise<number> {
+    return this.#guard(() => this.#pendingCount(rollout));
+  }
+
+  stats(): Promise<GateStats> {
+    return this.#guard(() => this.#stats());
+  }
+
+  /** A trainer's call that meets no database gets a 503 it can retry, saying so. */
+  async #guard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      if (!isConnectionError(e)) throw e;
+      throw new GatewayError(
+        503,
+        `the gateway's database is unreachable (${
+          (e as Error).message
+        }); nothing was changed by this call unless a retry says it was already done; retry`,
+      );
+    }
+  }
+
   /** Done by the journal, in the transaction that finishes, deletes or expires the rollout. */
   cancelRollout(): void {}
 
-  async pendingCount(rollout?: string): Promise<number> {
+  async #pendingCount(rollout?: string): Promise<number> {
     const [row] = await this.o.sql<{ n: string }[]>`
       SELECT count(*) AS n FROM pending WHERE state IN ${this.o.sql(OPEN)}
       ${rollout === undefined ? this.o.sql`` : this.o.sql`AND rollout = ${rollout}`}`;
     return Number(row.n);
   }
 
-  async stats(): Promise<GateStats> {
+  async #stats(): Promise<GateStats> {
     const rows = await this.o.sql<{ state: string; n: string; redelivered: string }[]>`
       SELECT state, count(*) AS n, sum(greatest(epoch - 1, 0)) AS redelivered FROM pending
       GROUP BY state`;
@@ -339,7 +389,7 @@ export class ClusterGate implements RequestQueue {
     return leaseMs;
   }
 
-  async ack(requestId: string, leaseMs?: number): Promise<Lease> {
+  async #ack(requestId: string, leaseMs?: number): Promise<Lease> {
     if (leaseMs !== undefined) this.checkLease(leaseMs);
     const lease = leaseMs ?? null;
     // Without a lease named: the one the long poll asked for.
@@ -352,7 +402,7 @@ export class ClusterGate implements RequestQueue {
     return { request_id: requestId, lease_ms: row.lease_ms, expires_at: Number(row.expires) };
   }
 
-  async append(requestId: string, ids: number[]): Promise<void> {
+  async #append(requestId: string, ids: number[]): Promise<void> {
     const [row] = await this.o.sql`
       WITH a AS (
         UPDATE pending SET appended = appended || ${idBytes(ids)}, state = 'leased',
@@ -366,8 +416,7 @@ export class ClusterGate implements RequestQueue {
     if (!row) throw await this.#refusal(requestId, ids.length);
   }
 
-  /** The trainer's completion, accepted at most once whichever replica it reaches. */
-  async complete(requestId: string, c: Completion): Promise<void> {
+  async #complete(requestId: string, c: Completion): Promise<void> {
     const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
     if (c.logprobs) arrays.logprobs = c.logprobs;
     const data = { request_id: requestId, finish_reason: c.finish_reason } as Record<
@@ -388,7 +437,7 @@ export class ClusterGate implements RequestQueue {
     if (!won) throw await this.#refusal(requestId, 0, c.output_ids);
   }
 
-  async fail(requestId: string, error: string, status?: number): Promise<void> {
+  async #fail(requestId: string, error: string, status?: number): Promise<void> {
     const data = { request_id: requestId, error, status: status ?? null };
     const won = await this.#resolve(
       requestId,

@@ -28,13 +28,33 @@ export interface HeartbeatOptions {
 export class Heartbeat {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #failure: string | null = "no heartbeat yet";
+  /** When a beat last reached the database (`performance.now()`). */
+  #lastOk = -Infinity;
+  /** An adoption round still running (the next beat does not start another). */
+  #adopting: Promise<void> | null = null;
+  /** When the database answered again after it was away (`performance.now()`). */
+  #back = performance.now();
   #stopped = false;
 
   constructor(readonly o: HeartbeatOptions) {}
 
-  /** True when the last beat reached the database, else why not. */
+  /**
+   * Whether this replica may take rollouts over: not while the database is away, and not for a
+   * lease after it came back (the other replicas renew their leases meanwhile).
+   */
+  get mayClaim(): boolean {
+    return this.reachable === true &&
+      performance.now() - this.#back > this.o.ownership.leaseMs;
+  }
+
+  /** True when a beat reached the database within the last half lease, else why not. */
   get reachable(): true | string {
-    return this.#failure === null ? true : `the database is unreachable: ${this.#failure}`;
+    if (this.#failure !== null) return `the database is unreachable: ${this.#failure}`;
+    const age = performance.now() - this.#lastOk;
+    if (age > this.o.ownership.leaseMs / 2) {
+      return `the database has not answered the heartbeat for ${(age / 1000).toFixed(1)} s`;
+    }
+    return true;
   }
 
   async start(): Promise<void> {
@@ -55,6 +75,14 @@ export class Heartbeat {
     }, this.o.ownership.leaseMs / 3);
   }
 
+  async #adopt(): Promise<void> {
+    for (const orphan of await this.o.ownership.orphans(16).catch(() => [])) {
+      await this.o.adopt(orphan).catch((e) =>
+        console.error(`rollgate: taking over rollout ${orphan.id} failed: ${e.message}`)
+      );
+    }
+  }
+
   /** One beat; never throws (a failure is what `reachable` reports). */
   async beat(): Promise<void> {
     const { sql, journal, ownership } = this.o;
@@ -68,12 +96,12 @@ export class Heartbeat {
       if (lost.length > 0) this.o.onFenced(lost);
       const [state] = await sql<{ paused: boolean }[]>`SELECT paused FROM gateway_state`;
       this.o.paused(state.paused);
+      if (this.reachable !== true) this.#back = performance.now();
       this.#failure = null;
-      for (const orphan of await ownership.orphans(16)) {
-        await this.o.adopt(orphan).catch((e) =>
-          console.error(`rollgate: taking over rollout ${orphan.id} failed: ${e.message}`)
-        );
-      }
+      this.#lastOk = performance.now();
+      // Adopting runs beside the beats: a slow takeover must not delay the next renewal.
+      if (!this.mayClaim || this.#adopting) return;
+      this.#adopting = this.#adopt().finally(() => this.#adopting = null);
     } catch (e) {
       this.#failure = (e as Error).message;
     }

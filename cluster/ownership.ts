@@ -2,7 +2,9 @@
  * Who owns a rollout, and taking it: every claim is one conditional update that raises the
  * rollout's epoch, so at most one replica holds a given epoch and a stale owner's writes (checked
  * against the epoch, `journal/postgres/`) are refused. Lease times are the database's clock
- * (`now()`), never a replica's, so clocks that disagree cannot make two owners.
+ * (`now()`), never a replica's, so clocks that disagree cannot make two owners. A rollout is
+ * taken only when its lease lapsed and its owner's heartbeat is a lease old too: after the
+ * database itself was away, every lease lapsed, and the live owners renew them.
  *
  * @module
  */
@@ -39,7 +41,8 @@ export class Ownership {
         live: boolean;
       }[]
     >`
-      SELECT id, status, owner, owner_url, epoch, coalesce(lease_until > now(), false) AS live
+      SELECT id, status, owner, owner_url, epoch,
+        coalesce(lease_until > now(), false) OR ${this.#ownerBeats()} AS live
       FROM rollouts WHERE ${where} AND status <> 'expired'`;
     if (!row) return undefined;
     return {
@@ -82,7 +85,7 @@ export class Ownership {
       UPDATE rollouts SET owner = ${this.replica}, owner_url = ${this.url}, epoch = epoch + 1,
         lease_until = ${this.#leaseEnd()}
       WHERE id = ${id} AND epoch = ${seenEpoch} AND status IN ('active', 'finished')
-        AND (lease_until IS NULL OR lease_until < now())
+        AND (lease_until IS NULL OR lease_until < now()) AND NOT ${this.#ownerBeats()}
       RETURNING epoch`;
     return row ? Number(row.epoch) : undefined;
   }
@@ -104,11 +107,19 @@ export class Ownership {
   async orphans(limit: number): Promise<{ id: string; epoch: number }[]> {
     const rows = await this.sql<{ id: string; epoch: string }[]>`
       SELECT id, epoch FROM rollouts
-      WHERE status = 'active' AND lease_until < now() - make_interval(secs => ${
-      this.leaseMs / 1000
-    })
+      WHERE status = 'active' AND lease_until < now() AND NOT ${this.#ownerBeats()}
       ORDER BY lease_until LIMIT ${limit}`;
     return rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
+  }
+
+  /**
+   * The rollout's owner is beating (its heartbeat is younger than a lease): a lapsed lease of a
+   * live replica is one it is about to renew (it was cut off from the database, as everyone
+   * was), not a dead owner's.
+   */
+  #ownerBeats() {
+    return this.sql`EXISTS (SELECT 1 FROM replicas p WHERE p.id = rollouts.owner
+      AND p.heartbeat_at > now() - make_interval(secs => ${this.leaseMs / 1000}))`;
   }
 
   #leaseEnd() {

@@ -16,7 +16,8 @@ import { call, startReplicas, TEST_LEASE_S } from "./replicas.ts";
 const ignore = skipGroup("replicated gateway (PostgreSQL)", postgresMissing());
 
 Deno.test({
-  name: "cluster: a replica SIGSTOPped past its lease, then SIGCONTed, cannot write; the new owner serves the retry",
+  name:
+    "cluster: a replica SIGSTOPped past its lease, then SIGCONTed, cannot write; the new owner serves the retry",
   ignore,
   async fn() {
     const pg = await startPostgres();
@@ -31,14 +32,21 @@ Deno.test({
       const headers = { authorization: `Bearer ${created.json.token}` };
       const body = { model: "m", messages: [{ role: "user", content: "hello" }] };
       const first = call(`${a.url}/rollout/s1/v1/chat/completions`, { headers, body });
-      await until(async () => (await sql`SELECT 1 FROM pending WHERE rollout = 's1'`).length > 0, "s1's request is queued");
+      await until(
+        async () => (await sql`SELECT 1 FROM pending WHERE rollout = 's1'`).length > 0,
+        "s1's request is queued",
+      );
 
       Deno.kill(a.pid, "SIGSTOP");
       stopped = true;
-      await until(async () => {
-        const [r] = await sql`SELECT owner FROM rollouts WHERE id = 's1'`;
-        return r.owner === idB;
-      }, "replica b took s1 over", 8 * TEST_LEASE_S * 1000);
+      await until(
+        async () => {
+          const [r] = await sql`SELECT owner FROM rollouts WHERE id = 's1'`;
+          return r.owner === idB;
+        },
+        "replica b took s1 over",
+        8 * TEST_LEASE_S * 1000,
+      );
 
       const next = await call(`${b.url}/api/requests/next?wait=10&rollout=s1`);
       assert.equal(next.status, 200, JSON.stringify(next.json));
@@ -50,7 +58,11 @@ Deno.test({
       Deno.kill(a.pid, "SIGCONT");
       stopped = false;
       const answered = await first;
-      assert.notEqual(answered.status, 200, "the stale owner answered as if it had recorded the turn");
+      assert.notEqual(
+        answered.status,
+        200,
+        "the stale owner answered as if it had recorded the turn",
+      );
       const exit = await a.exited;
       assert.equal(exit.code, 75, a.output());
       assert.match(a.output(), /taken over by another replica|no longer owned/);

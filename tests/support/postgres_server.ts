@@ -98,9 +98,20 @@ export async function startPostgres(): Promise<PostgresServer> {
     "-c max_connections=200",
   ].join(" ");
   const start = () =>
-    runPg(`${bin}/pg_ctl`, ["-D", data, "-o", options, "-l", `${dir}/log`, "-w", "start"]);
+    runPg(`${bin}/pg_ctl`, [
+      "-D",
+      data,
+      "-o",
+      options,
+      "-l",
+      `${dir}/log`,
+      "-w",
+      "-t",
+      "30",
+      "start",
+    ]);
   const stopServer = async () => {
-    await runPg(`${bin}/pg_ctl`, ["-D", data, "-m", "fast", "-w", "stop"]);
+    await runPg(`${bin}/pg_ctl`, ["-D", data, "-m", "fast", "-w", "-t", "30", "stop"]);
   };
   await start();
   return {
