@@ -28,9 +28,8 @@ export const LAYERS: readonly Layer[] = [
   { folders: ["trajectory"] },
   { folders: ["viewer", "journal"] },
   { folders: ["gateway"] },
-  { folders: ["cluster"] },
-  { folders: ["harness", "sandbox"], never: ["gateway", "cluster"] },
-  { folders: ["runner"] },
+  { folders: ["harness", "sandbox"], never: ["gateway"] },
+  { folders: ["runner", "cluster"] },
   { folders: ["cli"] },
   { folders: ["main.ts"] },
 ];

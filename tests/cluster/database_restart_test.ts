@@ -14,8 +14,8 @@ import { until } from "../support/until.ts";
 import { runLoad, sampleCore } from "./load.ts";
 import { call, sleep, startReplicas } from "./replicas.ts";
 
-const ROLLOUTS = 60;
-const TURNS = 6;
+const ROLLOUTS = 40;
+const TURNS = 5;
 
 const ignore = skipGroup(
   "replicated gateway behind HAProxy",
