@@ -159,6 +159,7 @@ export class Cluster {
       holds,
       lookup: (by) => this.ownership.lookup(by),
       takeOver: take,
+      takingOver: (id) => takeovers.get(id),
       reserve: async (id) => {
         const epoch = await this.ownership.reserve(id);
         if (epoch !== undefined) this.journal.own(id, epoch);

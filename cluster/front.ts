@@ -45,6 +45,8 @@ export interface FrontOptions {
   lookup(by: { id: string } | { tokenHash: string }): Promise<Owner | undefined>;
   /** Takes over a rollout whose owner's lease lapsed; false when another replica moved first. */
   takeOver(seen: Owner): Promise<boolean>;
+  /** The takeover of `id` under way here, if any. */
+  takingOver(id: string): Promise<boolean> | undefined;
   reserve(id: string): Promise<number | undefined>;
   unreserve(id: string): Promise<void>;
   setPaused(paused: boolean): Promise<void>;
@@ -85,15 +87,6 @@ function bearer(headers: Headers): string | null {
 }
 
 export function clusterFront(o: FrontOptions): Handler {
-  const takeovers = new Map<string, Promise<boolean>>();
-  const takeOnce = (seen: Owner) => {
-    let t = takeovers.get(seen.id);
-    if (!t) {
-      t = o.takeOver(seen).finally(() => takeovers.delete(seen.id));
-      takeovers.set(seen.id, t);
-    }
-    return t;
-  };
   const admin = (req: Request) =>
     !o.adminToken || sameToken(bearer(req.headers) ?? "", o.adminToken);
 
@@ -143,8 +136,9 @@ export function clusterFront(o: FrontOptions): Handler {
       const owner = await o.lookup(by);
       // Unknown (or expired): the gateway says so in its own words.
       if (!owner) return o.local(again(req, bytes), info);
+      if (owner.owner === o.replica) await o.takingOver(owner.id); // claimed, still restoring
       if (o.holds(owner.id)) return o.local(again(req, bytes), info);
-      if (owner.live && owner.ownerUrl) {
+      if (owner.live && owner.ownerUrl && owner.owner !== o.replica) {
         if (req.headers.has(FORWARDED)) {
           return unavailable(`rollout ${owner.id} moved to another replica; retry`, path);
         }
@@ -158,7 +152,7 @@ export function clusterFront(o: FrontOptions): Handler {
           );
         }
       }
-      if (await takeOnce(owner) && o.holds(owner.id)) return o.local(again(req, bytes), info);
+      if (await o.takeOver(owner) && o.holds(owner.id)) return o.local(again(req, bytes), info);
     }
     return unavailable(
       `rollout ${"id" in by ? by.id : ""} is moving between replicas; retry`,

@@ -1,7 +1,8 @@
 /**
  * The journal on PostgreSQL: the `Journal` contract of `trajectory/` in a database every replica
  * of a gateway shares, each write fenced by the rollout's ownership epoch (`pg_journal.ts`); the
- * schema and its migrations (`schema.ts`).
+ * schema and its migrations (`schema.ts`); the sample log's rows (`sample_rows.ts`); requests a
+ * finishing rollout withdraws (`pending_rows.ts`); errors worth a retry (`connection_errors.ts`).
  *
  * @example
  * ```ts
@@ -17,12 +18,7 @@
  *
  * @module
  */
-export {
-  isConnectionError,
-  PgJournal,
-  type PgJournalOptions,
-  RolloutFencedError,
-  tokenHash,
-  withdrawPending,
-} from "./pg_journal.ts";
+export { PgJournal, type PgJournalOptions } from "./pg_journal.ts";
+export { RolloutFencedError, tokenHash } from "./event_rows.ts";
+export { isConnectionError } from "./connection_errors.ts";
 export { migrate, SCHEMA_VERSION } from "./schema.ts";

@@ -14,8 +14,6 @@
  * @module
  */
 import type { Sql } from "postgres";
-import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
 import type {
   Journal,
   JournaledRollout,
@@ -23,16 +21,11 @@ import type {
   LoggedSample,
   Sample,
 } from "../../trajectory/mod.ts";
-import { packArrays, unpackArrays } from "../array_codec.ts";
-import { joinArrays, splitArrays } from "../sample_row.ts";
-
-/** This replica does not own the rollout (any more) at the epoch it writes with. */
-export class RolloutFencedError extends Error {
-  override name = "RolloutFencedError";
-  constructor(readonly rollout: string, message: string) {
-    super(message);
-  }
-}
+import { unpackArrays } from "../array_codec.ts";
+import { type Queued, RolloutFencedError, writeEvents } from "./event_rows.ts";
+import { appendSamples, oldestCursor, samplesAfter } from "./sample_rows.ts";
+import { withdrawPending } from "./pending_rows.ts";
+import { isConnectionError } from "./connection_errors.ts";
 
 export interface PgJournalOptions {
   /** This replica's id (written with every event; ownership is checked against it). */
@@ -41,27 +34,8 @@ export interface PgJournalOptions {
   retryMs?: number;
 }
 
-/** The hash under which a rollout's token is stored (agents naming no rollout are found by it). */
-export function tokenHash(token: string): string {
-  return createHash("sha256").update(token).digest("base64url");
-}
-
-interface Queued {
-  event: JournalEvent;
-  epoch: number;
-  uid: string;
-  done: { resolve(): void; reject(e: unknown): void };
-}
-
 /** Most events one statement writes. */
 const BATCH = 200;
-
-/** Errors of a broken or refused connection: the write may be sent again. */
-export function isConnectionError(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? "";
-  return /^(CONNECTION_|CONNECT_TIMEOUT|ECONN|EPIPE|ETIMEDOUT|57P0[1-3]|08)/.test(code) ||
-    /connection|ECONNREFUSED|terminat/i.test((e as Error)?.message ?? "");
-}
 
 export class PgJournal implements Journal {
   readonly replica: string;
@@ -135,7 +109,7 @@ export class PgJournal implements Journal {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, BATCH);
         try {
-          await this.#retrying(() => this.#writeBatch(batch));
+          await this.#retrying(() => writeEvents(this.sql, this.replica, batch, this.#sharedKnown));
           for (const q of batch) q.done.resolve();
         } catch (e) {
           for (const q of batch) q.done.reject(e);
@@ -157,107 +131,6 @@ export class PgJournal implements Journal {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
-  }
-
-  async #writeBatch(batch: Queued[]): Promise<void> {
-    const rows = batch.map((q, ord) => this.#row(q, ord));
-    const created = batch.filter((q) => q.event.kind === "rollout_created");
-    await this.sql.begin(async (tx) => {
-      const shared = batch.flatMap((q) => q.event.shared ? this.#newShared(q.event.shared) : []);
-      if (shared.length > 0) {
-        await tx`INSERT INTO shared ${tx(shared, "hash", "value")} ON CONFLICT DO NOTHING`;
-      }
-      // The rollout rows are locked for share: a takeover (an update of the row) waits until
-      // this commits, and a row taken over meanwhile no longer matches the epoch.
-      const written = await tx.unsafe<{ uid: string }[]>(
-        `WITH v AS (
-          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],
-            $6::text[], $7::bigint[], $8::text[], $9::int[])
-            AS v(rollout, kind, at, data, arrays, shared, epoch, uid, ord)
-        ), owned AS (
-          SELECT id, epoch FROM rollouts
-          WHERE id = ANY($1::text[]) AND owner = $10 FOR SHARE
-        )
-        INSERT INTO events (rollout, kind, at, data, arrays, shared, epoch, replica, uid)
-        SELECT v.rollout, v.kind, v.at, v.data, decode(v.arrays, 'base64'), v.shared, v.epoch,
-          $10, v.uid
-        FROM v JOIN owned o ON o.id = v.rollout AND o.epoch = v.epoch
-        ORDER BY v.ord
-        ON CONFLICT (uid) DO NOTHING
-        RETURNING uid`,
-        [
-          rows.map((r) => r.rollout),
-          rows.map((r) => r.kind),
-          rows.map((r) => r.at),
-          rows.map((r) => r.data),
-          rows.map((r) => r.arrays),
-          rows.map((r) => r.shared),
-          rows.map((r) => r.epoch),
-          rows.map((r) => r.uid),
-          rows.map((r) => r.ord),
-          this.replica,
-        ] as never[],
-      );
-      if (written.length < batch.length) {
-        const got = new Set(written.map((w) => w.uid));
-        const missing = batch.filter((q) => !got.has(q.uid)).map((q) => q.uid);
-        // A retried write finds the events its lost attempt committed.
-        const landed = await tx<{ uid: string }[]>`
-          SELECT uid FROM events WHERE uid = ANY(${missing})`;
-        const there = new Set(landed.map((l) => l.uid));
-        const fenced = batch.find((q) => !got.has(q.uid) && !there.has(q.uid));
-        if (fenced) {
-          throw new RolloutFencedError(
-            fenced.event.rollout,
-            `rollout ${fenced.event.rollout} is no longer owned by replica ${this.replica} at epoch ${fenced.epoch}: another replica took it over`,
-          );
-        }
-      }
-      for (const q of created) {
-        const token = q.event.data.token;
-        await tx`
-          UPDATE rollouts SET status = 'active',
-            created_seq = (SELECT seq FROM events WHERE uid = ${q.uid}),
-            token_hash = ${typeof token === "string" ? tokenHash(token) : null}
-          WHERE id = ${q.event.rollout}`;
-        // A new rollout under the id of an expired one starts afresh.
-        await tx`
-          DELETE FROM events WHERE rollout = ${q.event.rollout}
-            AND seq < (SELECT seq FROM events WHERE uid = ${q.uid})`;
-      }
-    });
-  }
-
-  #row(q: Queued, ord: number) {
-    const e = q.event;
-    let shared: string | null = null;
-    if (e.shared) {
-      shared = JSON.stringify(
-        Object.fromEntries(Object.entries(e.shared).map(([k, v]) => [k, hashOf(v).hash])),
-      );
-    }
-    return {
-      rollout: e.rollout,
-      kind: e.kind,
-      at: Date.now(),
-      data: JSON.stringify(e.data),
-      arrays: e.arrays ? Buffer.from(packArrays(e.arrays)).toString("base64") : null,
-      shared,
-      epoch: q.epoch,
-      uid: q.uid,
-      ord,
-    };
-  }
-
-  #newShared(values: Record<string, unknown>): { hash: string; value: string }[] {
-    const out = [];
-    for (const v of Object.values(values)) {
-      const h = hashOf(v);
-      if (this.#sharedKnown.has(h.hash)) continue;
-      this.#sharedKnown.add(h.hash);
-      out.push({ hash: h.hash, value: h.json });
-    }
-    return out;
   }
 
   async finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
@@ -394,69 +267,15 @@ export class PgJournal implements Journal {
     );
   }
 
-  async after(cursor: number, limit: number): Promise<LoggedSample[]> {
-    const rows = await this.sql<{ cursor: string; data: string; arrays: Uint8Array | null }[]>`
-      SELECT cursor, data, arrays FROM samples WHERE cursor > ${cursor}
-      ORDER BY cursor LIMIT ${limit}`;
-    return rows.map((r) => ({
-      cursor: Number(r.cursor),
-      sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
-    }));
+  after(cursor: number, limit: number): Promise<LoggedSample[]> {
+    return samplesAfter(this.sql, cursor, limit);
   }
 
-  async oldest(): Promise<number> {
-    const [row] = await this.sql<{ first: string | null }[]>`
-      SELECT min(cursor) AS first FROM samples`;
-    if (row.first !== null) return Number(row.first);
-    const [seq] = await this.sql<{ last_value: string; is_called: boolean }[]>`
-      SELECT last_value, is_called FROM samples_cursor_seq`;
-    return seq.is_called ? Number(seq.last_value) + 1 : 1;
+  oldest(): Promise<number> {
+    return oldestCursor(this.sql);
   }
 
   close(): void {
     this.sql.end({ timeout: 2 }).catch(() => {});
   }
-}
-
-/** Any number: the lock that makes sample cursors commit in the order they were taken. */
-const SAMPLE_LOCK = 7_460_228;
-
-// deno-lint-ignore no-explicit-any
-type Tx = any;
-
-/**
- * Samples in the log. Cursors are taken under a transaction lock so they commit in cursor
- * order: a reader never sees cursor 6 before 5 commits and then misses 5.
- */
-async function appendSamples(tx: Tx, samples: readonly Sample[], uid: string): Promise<number[]> {
-  if (samples.length === 0) return [];
-  await tx`SELECT pg_advisory_xact_lock(${SAMPLE_LOCK})`;
-  const cursors: number[] = [];
-  for (const s of samples) {
-    const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
-    const [row] = await tx`
-      INSERT INTO samples (rollout, data, arrays, uid)
-      VALUES (${String(s.rollout_id)}, ${JSON.stringify(data)},
-        ${arrays ? Buffer.from(arrays) : null}, ${uid})
-      RETURNING cursor`;
-    cursors.push(Number(row.cursor));
-  }
-  return cursors;
-}
-
-/** Withdraws a rollout's open requests; their owner is told (`resolved:` on its channel). */
-export async function withdrawPending(tx: Tx, rollout: string, reason: string): Promise<void> {
-  await tx`
-    WITH gone AS (
-      UPDATE pending SET state = 'withdrawn', reason = ${reason}, resolved_at = now()
-      WHERE rollout = ${rollout} AND state IN ('queued', 'delivered', 'leased')
-      RETURNING request_id, rollout
-    )
-    SELECT pg_notify('rollgate_' || coalesce(r.owner, 'none'), 'resolved:' || g.request_id)
-    FROM gone g JOIN rollouts r ON r.id = g.rollout`;
-}
-
-function hashOf(value: unknown): { hash: string; json: string } {
-  const json = JSON.stringify(value);
-  return { hash: createHash("sha256").update(json).digest("base64url"), json };
 }

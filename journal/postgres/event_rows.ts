@@ -1,0 +1,152 @@
+/**
+ * Writing a batch of events in one transaction: the values they repeat (by content hash), then
+ * the events in one statement that checks, row by row, that this replica owns each rollout at
+ * the epoch the event carries (the rollout rows locked for share, so a takeover waits for the
+ * write or the write sees the takeover), then what a creation changes in `rollouts`. A batch
+ * sent again after a lost connection writes only the events its first attempt did not.
+ *
+ * @module
+ */
+import type { Sql } from "postgres";
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import type { JournalEvent } from "../../trajectory/mod.ts";
+import { packArrays } from "../array_codec.ts";
+
+/** This replica does not own the rollout (any more) at the epoch it writes with. */
+export class RolloutFencedError extends Error {
+  override name = "RolloutFencedError";
+  constructor(readonly rollout: string, message: string) {
+    super(message);
+  }
+}
+
+/** The hash under which a rollout's token is stored (agents naming no rollout are found by it). */
+export function tokenHash(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
+}
+
+/** An event waiting for its batch. */
+export interface Queued {
+  event: JournalEvent;
+  epoch: number;
+  uid: string;
+  done: { resolve(): void; reject(e: unknown): void };
+}
+
+export async function writeEvents(
+  sql: Sql,
+  replica: string,
+  batch: readonly Queued[],
+  sharedKnown: Set<string>,
+): Promise<void> {
+  const rows = batch.map((q, ord) => row(q, ord));
+  const created = batch.filter((q) => q.event.kind === "rollout_created");
+  const shared = newShared(batch, sharedKnown);
+  await sql.begin(async (tx) => {
+    if (shared.length > 0) {
+      await tx`INSERT INTO shared ${tx(shared, "hash", "value")} ON CONFLICT DO NOTHING`;
+    }
+    // The rollout rows are locked for share: a takeover (an update of the row) waits until
+    // this commits, and a row taken over meanwhile no longer matches the epoch.
+    const written = await tx.unsafe<{ uid: string }[]>(
+      `WITH v AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],
+          $6::text[], $7::bigint[], $8::text[], $9::int[])
+          AS v(rollout, kind, at, data, arrays, shared, epoch, uid, ord)
+      ), owned AS (
+        SELECT id, epoch FROM rollouts
+        WHERE id = ANY($1::text[]) AND owner = $10 FOR SHARE
+      )
+      INSERT INTO events (rollout, kind, at, data, arrays, shared, epoch, replica, uid)
+      SELECT v.rollout, v.kind, v.at, v.data, decode(v.arrays, 'base64'), v.shared, v.epoch,
+        $10, v.uid
+      FROM v JOIN owned o ON o.id = v.rollout AND o.epoch = v.epoch
+      ORDER BY v.ord
+      ON CONFLICT (uid) DO NOTHING
+      RETURNING uid`,
+      [
+        rows.map((r) => r.rollout),
+        rows.map((r) => r.kind),
+        rows.map((r) => r.at),
+        rows.map((r) => r.data),
+        rows.map((r) => r.arrays),
+        rows.map((r) => r.shared),
+        rows.map((r) => r.epoch),
+        rows.map((r) => r.uid),
+        rows.map((r) => r.ord),
+        replica,
+      ] as never[],
+    );
+    if (written.length < batch.length) {
+      const got = new Set(written.map((w) => w.uid));
+      const missing = batch.filter((q) => !got.has(q.uid)).map((q) => q.uid);
+      // A retried write finds the events its lost attempt committed.
+      const landed = await tx<{ uid: string }[]>`
+        SELECT uid FROM events WHERE uid = ANY(${missing})`;
+      const there = new Set(landed.map((l) => l.uid));
+      const fenced = batch.find((q) => !got.has(q.uid) && !there.has(q.uid));
+      if (fenced) {
+        throw new RolloutFencedError(
+          fenced.event.rollout,
+          `rollout ${fenced.event.rollout} is no longer owned by replica ${replica} at epoch ${fenced.epoch}: another replica took it over`,
+        );
+      }
+    }
+    for (const q of created) {
+      const token = q.event.data.token;
+      await tx`
+        UPDATE rollouts SET status = 'active',
+          created_seq = (SELECT seq FROM events WHERE uid = ${q.uid}),
+          token_hash = ${typeof token === "string" ? tokenHash(token) : null}
+        WHERE id = ${q.event.rollout}`;
+      // A new rollout under the id of an expired one starts afresh.
+      await tx`
+        DELETE FROM events WHERE rollout = ${q.event.rollout}
+          AND seq < (SELECT seq FROM events WHERE uid = ${q.uid})`;
+    }
+  });
+  // Known once committed: a write that failed stores them again when it is sent again.
+  for (const s of shared) sharedKnown.add(s.hash);
+}
+
+function row(q: Queued, ord: number) {
+  const e = q.event;
+  let shared: string | null = null;
+  if (e.shared) {
+    shared = JSON.stringify(
+      Object.fromEntries(Object.entries(e.shared).map(([k, v]) => [k, hashOf(v).hash])),
+    );
+  }
+  return {
+    rollout: e.rollout,
+    kind: e.kind,
+    at: Date.now(),
+    data: JSON.stringify(e.data),
+    arrays: e.arrays ? Buffer.from(packArrays(e.arrays)).toString("base64") : null,
+    shared,
+    epoch: q.epoch,
+    uid: q.uid,
+    ord,
+  };
+}
+
+/** Values the batch repeats that are not stored yet (by content hash). */
+function newShared(
+  batch: readonly Queued[],
+  known: ReadonlySet<string>,
+): { hash: string; value: string }[] {
+  const out = new Map<string, string>();
+  for (const q of batch) {
+    for (const v of Object.values(q.event.shared ?? {})) {
+      const h = hashOf(v);
+      if (!known.has(h.hash)) out.set(h.hash, h.json);
+    }
+  }
+  return [...out].map(([hash, value]) => ({ hash, value }));
+}
+
+function hashOf(value: unknown): { hash: string; json: string } {
+  const json = JSON.stringify(value);
+  return { hash: createHash("sha256").update(json).digest("base64url"), json };
+}

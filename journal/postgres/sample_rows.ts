@@ -1,0 +1,63 @@
+/**
+ * The sample log's rows: samples appended with one cursor sequence for every replica, read back
+ * in cursor order.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { Sql } from "postgres";
+import type { LoggedSample, Sample } from "../../trajectory/mod.ts";
+import { joinArrays, splitArrays } from "../sample_row.ts";
+
+/** Any number: the lock that makes sample cursors commit in the order they were taken. */
+const SAMPLE_LOCK = 7_460_228;
+
+// deno-lint-ignore no-explicit-any
+type Tx = any;
+
+/**
+ * Samples in the log. Cursors are taken under a transaction lock so they commit in cursor
+ * order: a reader never sees cursor 6 before 5 commits and then misses 5.
+ */
+export async function appendSamples(
+  tx: Tx,
+  samples: readonly Sample[],
+  uid: string,
+): Promise<number[]> {
+  if (samples.length === 0) return [];
+  await tx`SELECT pg_advisory_xact_lock(${SAMPLE_LOCK})`;
+  const cursors: number[] = [];
+  for (const s of samples) {
+    const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
+    const [row] = await tx`
+      INSERT INTO samples (rollout, data, arrays, uid)
+      VALUES (${String(s.rollout_id)}, ${JSON.stringify(data)},
+        ${arrays ? Buffer.from(arrays) : null}, ${uid})
+      RETURNING cursor`;
+    cursors.push(Number(row.cursor));
+  }
+  return cursors;
+}
+
+export async function samplesAfter(
+  sql: Sql,
+  cursor: number,
+  limit: number,
+): Promise<LoggedSample[]> {
+  const rows = await sql<{ cursor: string; data: string; arrays: Uint8Array | null }[]>`
+    SELECT cursor, data, arrays FROM samples WHERE cursor > ${cursor}
+    ORDER BY cursor LIMIT ${limit}`;
+  return rows.map((r) => ({
+    cursor: Number(r.cursor),
+    sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+  }));
+}
+
+/** The oldest cursor kept, or the next one when the log is empty. */
+export async function oldestCursor(sql: Sql): Promise<number> {
+  const [row] = await sql<{ first: string | null }[]>`SELECT min(cursor) AS first FROM samples`;
+  if (row.first !== null) return Number(row.first);
+  const [seq] = await sql<{ last_value: string; is_called: boolean }[]>`
+    SELECT last_value, is_called FROM samples_cursor_seq`;
+  return seq.is_called ? Number(seq.last_value) + 1 : 1;
+}
