@@ -53,6 +53,9 @@ class OneRollout implements Journal {
   oldest(): Promise<number> {
     return this.journal.oldest();
   }
+  newest(): Promise<number> {
+    return this.journal.newest();
+  }
   close(): void {}
 }
 

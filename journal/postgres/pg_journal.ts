@@ -23,7 +23,7 @@ import type {
 } from "../../trajectory/mod.ts";
 import { unpackArrays } from "../array_codec.ts";
 import { type Queued, RolloutFencedError, writeEvents } from "./event_rows.ts";
-import { appendSamples, oldestCursor, samplesAfter } from "./sample_rows.ts";
+import { appendSamples, newestCursor, oldestCursor, samplesAfter } from "./sample_rows.ts";
 import { withdrawPending } from "./pending_rows.ts";
 import { isConnectionError } from "./connection_errors.ts";
 
@@ -273,6 +273,10 @@ export class PgJournal implements Journal {
 
   oldest(): Promise<number> {
     return oldestCursor(this.sql);
+  }
+
+  newest(): Promise<number> {
+    return newestCursor(this.sql);
   }
 
   close(): void {

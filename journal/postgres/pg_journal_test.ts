@@ -96,7 +96,9 @@ Deno.test({
       assert.deepEqual(logged.map((l) => l.cursor), [1, 2]);
       assert.deepEqual(logged[1].sample, { ...sample("b", 2), input_ids: [151644, 2, 151645] });
       assert.equal(await j.oldest(), 1);
+      assert.equal(await j.newest(), 2);
       assert.deepEqual(await j.append([sample("c", 3)]), [3]);
+      assert.equal(await j.newest(), 3);
 
       await j.expire("a");
       await j.forget("b");

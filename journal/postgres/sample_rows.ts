@@ -61,3 +61,9 @@ export async function oldestCursor(sql: Sql): Promise<number> {
     SELECT last_value, is_called FROM samples_cursor_seq`;
   return seq.is_called ? Number(seq.last_value) + 1 : 1;
 }
+
+/** The newest cursor committed; 0 before the first (cursors commit in order, see above). */
+export async function newestCursor(sql: Sql): Promise<number> {
+  const [row] = await sql<{ last: string | null }[]>`SELECT max(cursor) AS last FROM samples`;
+  return Number(row.last ?? 0);
+}
