@@ -1,0 +1,260 @@
+/**
+ * Load driver for the replicated gateway (real processes over real sockets: `main.ts serve`,
+ * Debian's PostgreSQL and HAProxy, started here):
+ *
+ * 1. `journal`: one gateway with its SQLite journal against one replica with its journal in
+ *    PostgreSQL, the same closed-loop load (agents one request at a time, trainer workers that
+ *    answer at once with the scripted policy of `tests/cluster/load.ts`): CPU per turn of the
+ *    gateway process and of the PostgreSQL server, and the agent's latency per turn (p50/p99),
+ *    which with an instant trainer is what the gateway adds.
+ * 2. `replicas`: turns per second with 1, 2 and 3 replicas behind HAProxy, same load.
+ * 3. `failover`: three replicas behind HAProxy under load; one is killed with SIGKILL; how long
+ *    until every rollout it held answered a turn again (with the default owner lease of 10 s,
+ *    and with `--owner-lease 2`).
+ *
+ * Run: `deno run -A bench/cluster_bench.ts [journal|replicas|failover|all] [rollouts] [turns]`
+ * (default all, 100 × 10).
+ *
+ * @module
+ */
+import { scriptedLogprob } from "../runner/mod.ts";
+import { type GatewayProcess, startGateway } from "../tests/support/gateway_process.ts";
+import { startHaproxy } from "../tests/support/haproxy.ts";
+import { type PostgresServer, startPostgres } from "../tests/support/postgres_server.ts";
+import { scriptedReply } from "../tests/cluster/load.ts";
+
+const WHAT = Deno.args[0] ?? "all";
+const ROLLOUTS = Number(Deno.args[1] ?? 100);
+const TURNS = Number(Deno.args[2] ?? 10);
+const WORKERS = 8;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// deno-lint-ignore no-explicit-any
+async function call(
+  url: string,
+  body?: unknown,
+  headers = {},
+): Promise<{ status: number; json: any }> {
+  try {
+    const res = await fetch(url, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  } catch {
+    return { status: 0, json: null };
+  }
+}
+
+/** CPU seconds (user + system) of a process and its children so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+  // utime, stime, cutime, cstime (fields 14-17, 1-based, of the whole line)
+  const ticks = [11, 12, 13, 14].reduce((n, i) => n + Number(fields[i]), 0);
+  return ticks / 100;
+}
+
+/** The PostgreSQL server's processes (the postmaster and its backends). */
+function postgresPids(): number[] {
+  const out = new Deno.Command("pgrep", { args: ["-u", "postgres"] }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean).map(Number);
+}
+
+function postgresCpu(): number {
+  let total = 0;
+  for (const pid of postgresPids()) {
+    try {
+      total += cpuSeconds(pid);
+    } catch { /* ended */ }
+  }
+  return total;
+}
+
+interface Run {
+  turns: number;
+  seconds: number;
+  latencies: number[];
+  /** Per rollout, when it last answered (ms since the epoch). */
+  lastAnswer: Map<string, number>;
+}
+
+/** The closed-loop load against `url`; `during` runs beside it. */
+async function load(url: string, prefix: string, during?: (run: Run) => Promise<void>) {
+  const run: Run = { turns: 0, seconds: 0, latencies: [], lastAnswer: new Map() };
+  const stop = new AbortController();
+  const worker = async () => {
+    while (!stop.signal.aborted) {
+      const next = await call(`${url}/api/requests/next?wait=1`);
+      if (next.status !== 200) {
+        if (next.status !== 204) await sleep(50);
+        continue;
+      }
+      const output_ids = scriptedReply(next.json.prompt_ids);
+      for (;;) {
+        const done = await call(`${url}/api/requests/${next.json.request_id}/complete`, {
+          output_ids,
+          logprobs: output_ids.map((_, i) => scriptedLogprob(i)),
+          finish_reason: "stop",
+        });
+        if (done.status !== 0 && done.status < 500) break;
+        await sleep(100);
+      }
+    }
+  };
+  const agent = async (i: number) => {
+    const id = `${prefix}${i}`;
+    let created;
+    do created = await call(`${url}/api/rollouts`, { id }); while (created.status >= 500);
+    const headers = { authorization: `Bearer ${created.json.token}` };
+    const messages: { role: string; content: string }[] = [];
+    for (let k = 0; k < TURNS; k++) {
+      messages.push({ role: "user", content: `rollout ${id} step ${k}` });
+      for (;;) {
+        const t0 = performance.now();
+        const r = await call(
+          `${url}/rollout/${id}/v1/chat/completions`,
+          { model: "m", messages },
+          headers,
+        );
+        if (r.status === 200) {
+          run.latencies.push(performance.now() - t0);
+          run.lastAnswer.set(id, Date.now());
+          messages.push({ role: "assistant", content: r.json.choices[0].message.content });
+          run.turns++;
+          break;
+        }
+        await sleep(100);
+      }
+    }
+    await call(`${url}/api/rollouts/${id}/finish`, { reward: 1 });
+  };
+  const workers = Array.from({ length: WORKERS }, worker);
+  const t0 = performance.now();
+  const agents = Promise.all(Array.from({ length: ROLLOUTS }, (_, i) => agent(i)));
+  await Promise.all([agents, during?.(run)]);
+  run.seconds = (performance.now() - t0) / 1000;
+  stop.abort();
+  await Promise.all(workers);
+  return run;
+}
+
+const pct = (xs: number[], p: number) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length * p)];
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+async function withPostgres<T>(fn: (pg: PostgresServer) => Promise<T>): Promise<T> {
+  const pg = await startPostgres();
+  try {
+    return await fn(pg);
+  } finally {
+    await pg.stop();
+  }
+}
+
+async function journalCost() {
+  const report = async (name: string, gw: GatewayProcess, pgCpu: () => number) => {
+    const [c0, p0] = [cpuSeconds(gw.pid), pgCpu()];
+    const run = await load(gw.url, "J");
+    const [c1, p1] = [cpuSeconds(gw.pid), pgCpu()];
+    console.log(
+      `${name}: ${run.turns} turns in ${run.seconds.toFixed(1)} s (${
+        (run.turns / run.seconds).toFixed(0)
+      } turns/s); gateway CPU ${(1000 * (c1 - c0) / run.turns).toFixed(2)} ms/turn` +
+        (p1 > p0 ? `, PostgreSQL CPU ${(1000 * (p1 - p0) / run.turns).toFixed(2)} ms/turn` : "") +
+        `; agent latency p50 ${ms(pct(run.latencies, 0.5))}, p99 ${ms(pct(run.latencies, 0.99))}`,
+    );
+  };
+  const single = await startGateway();
+  await report("one gateway, SQLite journal", single, () => 0).finally(() => single.stop());
+  await withPostgres(async (pg) => {
+    const [replica] = await startReplicas(1, pg.url);
+    await report("one replica, PostgreSQL journal", replica, postgresCpu)
+      .finally(() => replica.stop());
+  });
+}
+
+function startReplicas(n: number, url: string, args: string[] = []) {
+  return Promise.all(
+    Array.from({ length: n }, () => startGateway(["--database-url", url, ...args])),
+  );
+}
+
+async function replicaThroughput() {
+  for (const n of [1, 2, 3]) {
+    await withPostgres(async (pg) => {
+      const replicas = await startReplicas(n, pg.url);
+      const lb = await startHaproxy(replicas.map((r) => `127.0.0.1:${r.port}`));
+      try {
+        const run = await load(lb.url, "R");
+        console.log(
+          `${n} replica(s) behind HAProxy: ${run.turns} turns in ${run.seconds.toFixed(1)} s, ${
+            (run.turns / run.seconds).toFixed(0)
+          } turns/s; agent latency p50 ${ms(pct(run.latencies, 0.5))}, p99 ${
+            ms(pct(run.latencies, 0.99))
+          }`,
+        );
+      } finally {
+        await lb.stop();
+        for (const r of replicas) await r.stop();
+      }
+    });
+  }
+}
+
+async function failover(leaseArgs: string[], label: string) {
+  await withPostgres(async (pg) => {
+    const replicas = await startReplicas(3, pg.url, leaseArgs);
+    const lb = await startHaproxy(replicas.map((r) => `127.0.0.1:${r.port}`));
+    const victim = replicas[1];
+    const dead = /replica (\w+) of the gateway/.exec(victim.output())![1];
+    try {
+      await load(lb.url, "F", async (run) => {
+        while (run.turns < ROLLOUTS * TURNS * 0.3) await sleep(20);
+        const held = await heldBy(lb.url, victim.url);
+        const killedAt = Date.now();
+        await victim.kill("SIGKILL");
+        // Every rollout it held answers a turn after the kill (or finished before).
+        for (;;) {
+          const back = held.filter((id) => (run.lastAnswer.get(id) ?? 0) > killedAt);
+          if (back.length === held.length || run.turns >= ROLLOUTS * TURNS) {
+            const firsts = held.map((id) => run.lastAnswer.get(id)! - killedAt);
+            console.log(
+              `kill -9 (${label}) of replica ${dead}, which held ${held.length} rollouts: first served again after ${
+                Math.min(...firsts)
+              } ms, all after ${Math.max(...firsts)} ms`,
+            );
+            return;
+          }
+          await sleep(20);
+        }
+      });
+    } finally {
+      await lb.stop();
+      for (const r of replicas) await r.stop();
+    }
+  });
+}
+
+/** Rollouts a replica holds now (its own part of the gathered list). */
+async function heldBy(_lb: string, replicaUrl: string): Promise<string[]> {
+  const r = await call(`${replicaUrl}/api/rollouts`, undefined, { "x-rollgate-local": "1" });
+  return r.json.rollouts.filter((x: { status: string }) => x.status === "active").map((
+    x: { id: string },
+  ) => x.id);
+}
+
+console.log(
+  `rollouts ${ROLLOUTS} × ${TURNS} turns, ${WORKERS} trainer workers; load: ${
+    Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+  }`,
+);
+if (WHAT === "journal" || WHAT === "all") await journalCost();
+if (WHAT === "replicas" || WHAT === "all") await replicaThroughput();
+if (WHAT === "failover" || WHAT === "all") {
+  await failover([], "owner lease 10 s");
+  await failover(["--owner-lease", "2"], "owner lease 2 s");
+}
+console.log(`load after: ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
