@@ -31,11 +31,13 @@ const WORKERS = 8;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // deno-lint-ignore no-explicit-any
+type Json = any;
+
 async function call(
   url: string,
   body?: unknown,
   headers = {},
-): Promise<{ status: number; json: any }> {
+): Promise<{ status: number; json: Json }> {
   try {
     const res = await fetch(url, {
       method: body === undefined ? "GET" : "POST",

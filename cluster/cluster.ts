@@ -214,13 +214,19 @@ export class Cluster {
     return { ...rest, prompt_ids: idsFromBase64(prompt_ids) };
   }
 
-  /** Stops the heartbeat and closes the database connections. */
+  /**
+   * Stops the heartbeat, hands this replica's rollouts over (its row and leases gone, the others
+   * may take them at once instead of a lease later) and closes the database connections.
+   */
   async close(): Promise<void> {
     this.#heartbeat?.stop();
     this.requests.close();
     for (const f of this.#onStop) f();
     for (const l of this.#listening) await l.unlisten().catch(() => {});
     await this.journal.flushed();
+    await this.sql`DELETE FROM replicas WHERE id = ${this.replica}`.catch(() => {});
+    await this.sql`UPDATE rollouts SET lease_until = NULL WHERE owner = ${this.replica}`
+      .catch(() => {});
     await this.sql.end({ timeout: 2 }).catch(() => {});
   }
 }

@@ -80,11 +80,6 @@ export class ClusterGate implements RequestQueue {
     return this.#waiting.get(requestId)?.request;
   }
 
-  /** Requests waiting on this replica. */
-  get waitingCount(): number {
-    return this.#waiting.size;
-  }
-
   generate(req: GenerationRequest): Promise<Completion> {
     return new Promise<Completion>((resolve, reject) => {
       if (req.signal?.aborted) return reject(abortError(req.signal, "the agent disconnected"));

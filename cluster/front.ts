@@ -75,7 +75,7 @@ function unavailable(message: string, path = ""): Response {
   return json(503, "unavailable", message);
 }
 
-/** The rollout a path names, and whether it is an agent call. */
+/** The rollout a path names (an agent call, or a trainer call about one rollout). */
 function rolloutOfPath(path: string): string | undefined {
   return /^\/rollout\/([^/]+)\//.exec(path)?.[1] ?? /^\/api\/rollouts\/([^/]+)/.exec(path)?.[1];
 }

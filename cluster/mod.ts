@@ -9,7 +9,8 @@
  * - `front.ts`: routing a call to the replica that holds its rollout.
  * - `ownership.ts`: owners, epochs and leases (claims are conditional updates).
  * - `takeover.ts`: claiming a rollout and restoring it from its events.
- * - `cluster_gate.ts`: the pending requests in the database (completion: one statement).
+ * - `cluster_gate.ts`: the pending requests in the database, as the trainer API's queue and the
+ *   owner's generation backend; `request_table.ts`: their statements (completion: one statement).
  * - `heartbeat.ts`: leases renewed, the pause followed, dead replicas' rollouts adopted.
  *
  * @example

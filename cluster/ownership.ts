@@ -107,8 +107,9 @@ export class Ownership {
   async orphans(limit: number): Promise<{ id: string; epoch: number }[]> {
     const rows = await this.sql<{ id: string; epoch: string }[]>`
       SELECT id, epoch FROM rollouts
-      WHERE status = 'active' AND lease_until < now() AND NOT ${this.#ownerBeats()}
-      ORDER BY lease_until LIMIT ${limit}`;
+      WHERE status = 'active' AND (lease_until IS NULL OR lease_until < now())
+        AND NOT ${this.#ownerBeats()}
+      ORDER BY lease_until NULLS FIRST LIMIT ${limit}`;
     return rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
   }
 

@@ -15,11 +15,10 @@ import {
   JournalWriter,
   type LoggedSample,
   restore,
-  type RolloutStore,
+  RolloutStore,
   type Sample,
   type TurnRunner,
 } from "../trajectory/mod.ts";
-import { RolloutStore as Store } from "../trajectory/mod.ts";
 import type { PgJournal } from "../journal/mod.ts";
 import type { Owner, Ownership } from "./ownership.ts";
 
@@ -75,7 +74,7 @@ export async function takeOver(p: TakeoverParts, seen: Owner): Promise<boolean> 
   if (epoch === undefined) return false;
   p.journal.own(seen.id, epoch);
   try {
-    const scratch = new Store({
+    const scratch = new RolloutStore({
       idleTimeoutMs: p.store.idleTimeoutMs,
       writer: new JournalWriter(p.journal),
       sampleLog: p.store.sampleLog,
