@@ -61,12 +61,12 @@ export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
 export {
   type BlackBoxAnswer,
   DEFAULT_ABANDON_GRACE_MS,
-  DEFAULT_TURN_LIMITS,
   DEFAULT_TURN_TIMEOUT_MS,
-  type TurnLimits,
   TurnRunner,
   type TurnRunnerOptions,
 } from "./turn_runner.ts";
+export { DEFAULT_TURN_LIMITS, type TurnLimits } from "./turn_flight.ts";
+export { RolloutActions, type RolloutActionsOptions } from "./rollout_actions.ts";
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { type HostCall, Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
 export {
@@ -79,7 +79,7 @@ export {
 } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
 export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
-export { JournalError, JournalWriter } from "./journal_writer.ts";
+export { JournalError } from "./journal_writer.ts";
 export { JournalReplayError, restore, type RestoreReport } from "./restore.ts";
 export {
   DEFAULT_SAMPLES_KEPT_IN_MEMORY,

@@ -207,6 +207,5 @@ Deno.test("restore: the sample stream keeps its cursors; deleted rollouts are go
 
 /** `restore` as if `ms` had passed since the journal was written. */
 async function restoreLater(t: TestGateway, ms: number) {
-  const { restore } = await import("../../trajectory/mod.ts");
-  return await restore(t.gw.store.writer.journal!, t.gw.store, t.gw.runner, Date.now() + ms);
+  return await t.gw.rollouts.restore(Date.now() + ms);
 }
