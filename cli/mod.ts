@@ -15,6 +15,3 @@
  * @module
  */
 export { runCommandLine } from "./command_line.ts";
-export { COUNT, integerFlag, type IntegerKind, PORT, POSITIVE } from "./flags.ts";
-export { UsageError } from "./usage_error.ts";
-export { USAGE } from "./usage.ts";

@@ -8,7 +8,6 @@
  */
 export {
   createGateway,
-  DEFAULT_LIMITS,
   type Gateway,
   type GatewayLimits,
   type GatewayOptions,
@@ -35,22 +34,10 @@ export {
 } from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
-export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
+export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";
 export { openaiChatAdapter } from "./openai_chat/mod.ts";
 export { responsesAdapter } from "./responses/mod.ts";
-export { BUILTIN_HOST_TOOLS, type HostTool } from "./host_tools.ts";
-export {
-  isLoopbackHost,
-  requireTokenForPublicBind,
-  sameToken,
-  UnsafeBindError,
-} from "./security/mod.ts";
+export { isLoopbackHost, requireTokenForPublicBind } from "./security/mod.ts";
 export { GatewayMetrics, operationsRoutes, Readiness } from "./operations/mod.ts";
-export {
-  AnthropicUpstream,
-  OpenAIUpstream,
-  type Upstream,
-  type UpstreamConfig,
-  upstreamsFromFlags,
-} from "./black_box/mod.ts";
+export { AnthropicUpstream, OpenAIUpstream, upstreamsFromFlags } from "./black_box/mod.ts";

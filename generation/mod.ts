@@ -32,7 +32,6 @@
  * @module
  */
 export {
-  abortError,
   type Completion,
   type FinishReason,
   type GenerationBackend,
@@ -41,26 +40,10 @@ export {
   type GenerationRequest,
   type SamplingRequest,
 } from "./backend.ts";
-export {
-  DEFAULT_ACK_TIMEOUT_MS,
-  DEFAULT_LEASE_MS,
-  type DeliveryState,
-  GateError,
-  type GateErrorKind,
-  type GateOptions,
-  type GateStats,
-  InterceptionGate,
-  type Lease,
-  MAX_LEASE_MS,
-  type PendingRequest,
-} from "./gate.ts";
-export { PauseGate, type PauseStatus } from "./pause_gate.ts";
-export {
-  DEFAULT_ENGINE_RETRIES,
-  DEFAULT_ENGINE_TIMEOUT_MS,
-  EngineHttp,
-  type EngineHttpOptions,
-} from "./engine_http.ts";
-export { idsJsonBytes, jsonWithIds } from "./ids_json.ts";
-export { VllmBackend, type VllmOptions } from "./vllm.ts";
-export { SglangBackend, type SglangOptions } from "./sglang.ts";
+export { type GateOptions, InterceptionGate, type PendingRequest } from "./gate.ts";
+export { GateError, type GateErrorKind } from "./gate_error.ts";
+export { PauseGate } from "./pause_gate.ts";
+export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
+export { jsonWithIds } from "./ids_json.ts";
+export { VllmBackend } from "./vllm.ts";
+export { SglangBackend } from "./sglang.ts";

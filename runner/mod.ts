@@ -34,37 +34,23 @@ export {
   DEFAULT_GATE_PORT,
   DEFAULT_MODEL_NAME,
   DEFAULT_TIME_BUDGET_S,
-  POLICIES,
   type PolicyName,
   policyName,
   type RolloutRunOptions,
-  RunnerError,
 } from "./options.ts";
-export { type RunOutcome, runRollouts } from "./run.ts";
-export { agentPrompt, type RolloutContext, runRollout } from "./one_rollout.ts";
-export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_agent.ts";
+export { runRollouts } from "./run.ts";
 export {
-  answerMessage,
   answerText,
   containsRun,
   FINAL_TEXT,
   finalAnswerMessage,
   sampledIds,
   scriptedLogprob,
-  type ScriptedPolicyName,
-  type ScriptedPolicyRun,
   scriptFor,
   shellActionMessage,
-  startScriptedPolicy,
   toolCallMessage,
   toolCallText,
 } from "./scripted_policy.ts";
 export { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
-export {
-  readRecords,
-  recordKey,
-  ResultsWriter,
-  type RolloutRecord,
-  type TestRecord,
-} from "./results_file.ts";
-export { formatSummary, Progress, summarize, type TaskSummary } from "./report.ts";
+export { readRecords, recordKey, ResultsWriter, type RolloutRecord } from "./results_file.ts";
+export { formatSummary, Progress, summarize } from "./report.ts";

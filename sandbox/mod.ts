@@ -21,16 +21,43 @@
  *
  * @module
  */
-export * from "./sandbox.ts";
-export { parentDir, resolveInside, shellQuote, toBase64 } from "./shell.ts";
 export {
-  createSandboxProvider,
-  SANDBOX_PROVIDERS,
-  type SandboxProviderName,
-  type SandboxProviderOptions,
-} from "./provider.ts";
-export * from "./gateway_bridge/mod.ts";
-export * from "./local/mod.ts";
-export * from "./docker/mod.ts";
-export * from "./e2b/mod.ts";
-export * from "./swe/mod.ts";
+  type GatewayAccess,
+  type Proc,
+  type Sandbox,
+  SandboxError,
+  type SandboxProvider,
+  TIMEOUT_EXIT_CODE,
+} from "./sandbox.ts";
+export { shellQuote, toBase64 } from "./shell.ts";
+export { createSandboxProvider, type SandboxProviderOptions } from "./provider.ts";
+export { rolloutSocketHandler, serveRolloutSocket } from "./gateway_bridge/mod.ts";
+export {
+  AGENTS_NODE_MODULES,
+  AGENTS_VENV,
+  LOCAL_MOUNTS,
+  LocalProvider,
+  LocalSandbox,
+} from "./local/mod.ts";
+export {
+  demuxRawStream,
+  DockerApiError,
+  DockerEngine,
+  DockerProvider,
+  findDockerSocket,
+  rawFrame,
+  tarOneFile,
+  untarFirstFile,
+} from "./docker/mod.ts";
+export { E2BProvider } from "./e2b/mod.ts";
+export {
+  type EpisodeResult,
+  evaluatePatch,
+  loadTasks,
+  patchPaths,
+  runEpisode,
+  SHIPPED_TASKS_DIR,
+  type SweTask,
+  TaskFormatError,
+  testCommand,
+} from "./swe/mod.ts";

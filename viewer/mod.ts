@@ -18,17 +18,8 @@
  *
  * @module
  */
-export { DEFAULT_PAGE_SIZE, type ViewerOptions, viewerRoutes } from "./routes.tsx";
-export {
-  liveSource,
-  type LiveSourceOptions,
-  type RunResult,
-  type RunTest,
-  type SavedRollout,
-  savedSource,
-  type ViewedRollout,
-  type ViewerSource,
-} from "./source.ts";
+export { DEFAULT_PAGE_SIZE, viewerRoutes } from "./routes.tsx";
+export { liveSource, type RunResult, type SavedRollout, savedSource } from "./source.ts";
 export { exportHtml } from "./export_html.tsx";
 export { TokenText } from "./token_text.ts";
-export { sampleTokens, type TokenData, type TokenMark, turnTokens } from "./token_data.ts";
+export { sampleTokens } from "./token_data.ts";

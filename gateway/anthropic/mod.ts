@@ -36,20 +36,6 @@ import { toMessageResponse } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
-export {
-  type AnthropicErrorBody,
-  type AnthropicErrorType,
-  errorBody,
-  errorType,
-} from "./errors.ts";
-export {
-  type AnthropicStopReason,
-  mapStopReason,
-  type MessageResponse,
-  type ResponseContentBlock,
-  toMessageResponse,
-} from "./response.ts";
-export { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */

@@ -22,9 +22,6 @@ export {
   AnthropicUpstream,
   OpenAIUpstream,
   type Upstream,
-  type UpstreamCall,
-  type UpstreamConfig,
   upstreamsFromFlags,
 } from "./upstream.ts";
-export { type UpstreamAnswer, upstreamAnswer } from "./upstream_answer.ts";
-export { serveBlackBox, upstreamError } from "./serve_black_box.ts";
+export { serveBlackBox } from "./serve_black_box.ts";

@@ -30,16 +30,6 @@ import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalRequest } from "./to_canonical.ts";
-export {
-  type ChatCompletionBody,
-  type ChatToolCall,
-  type ChatUsage,
-  mapFinishReason,
-  toChatCompletion,
-} from "./response.ts";
-export { DONE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-export { type ChatErrorBody, errorBody } from "./errors.ts";
-export { ChatRequestSchema } from "./schema.ts";
 
 /** The Chat Completions protocol; tool-call ids it mints look like OpenAI's (`call_…`). */
 export const openaiChatAdapter: ProtocolAdapter = {

@@ -4,24 +4,7 @@
  *
  * @module
  */
-export { accessLine, accessLog, type AccessRecord } from "./access_log.ts";
-export {
-  ADDED_LATENCY_BUCKETS,
-  failureKind,
-  GatewayMetrics,
-  type MetricSources,
-} from "./gateway_metrics.ts";
-export { httpMetrics, type OperationsOptions, operationsRoutes } from "./operations_routes.ts";
-export {
-  Counter,
-  Gauge,
-  Histogram,
-  MetricsRegistry,
-  PROMETHEUS_CONTENT_TYPE,
-} from "./prometheus.ts";
-export {
-  type CheckReport,
-  type CheckResult,
-  Readiness,
-  type ReadinessReport,
-} from "./readiness.ts";
+export { accessLog } from "./access_log.ts";
+export { GatewayMetrics } from "./gateway_metrics.ts";
+export { httpMetrics, operationsRoutes } from "./operations_routes.ts";
+export { Readiness } from "./readiness.ts";

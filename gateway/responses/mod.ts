@@ -42,27 +42,7 @@ import { toResponseObject } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
-export { errorBody, errorType } from "./errors.ts";
-export type { ErrorBody } from "./errors.ts";
-export {
-  inProgressResponse,
-  messageItem,
-  reasoningItem,
-  toolCallItem,
-  toOutputItems,
-  toResponseObject,
-  toResponsesUsage,
-} from "./response.ts";
-export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
-export {
-  ResponsesStreamEncoder,
-  streamEncoder,
-  streamErrorEvents,
-  toStreamEvents,
-} from "./stream.ts";
-export { contentText, CUSTOM_TOOL_PARAMETERS, toCanonicalRequest } from "./to_canonical.ts";
-export { parseResponsesRequest } from "./schema.ts";
-export type { ResponsesRequest } from "./schema.ts";
+export { toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Responses protocol as the gateway's routes use it. */
 export const responsesAdapter: ProtocolAdapter = {

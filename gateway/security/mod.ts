@@ -4,16 +4,6 @@
  *
  * @module
  */
-export {
-  isLoopbackHost,
-  MIN_ADMIN_TOKEN_LENGTH,
-  requireTokenForPublicBind,
-  UnsafeBindError,
-} from "./bind_address.ts";
-export {
-  browserGuard,
-  type BrowserGuardOptions,
-  browserRefusal,
-  jsonBodyRefusal,
-} from "./browser_guard.ts";
+export { isLoopbackHost, requireTokenForPublicBind } from "./bind_address.ts";
+export { browserGuard, jsonBodyRefusal } from "./browser_guard.ts";
 export { sameToken } from "./token_compare.ts";

@@ -36,10 +36,14 @@ import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
 import { nemotron3 } from "./nemotron3/mod.ts";
 
-export * from "./family.ts";
-export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
-export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
-export { type TurnIds, turnIds } from "./chatml_ids.ts";
+export {
+  type ChatFormat,
+  type DeltaHistory,
+  type Rendered,
+  type RenderOptions,
+  type TurnEnd,
+  turnEnd,
+} from "./family.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export {
   type ReasoningSplit,
@@ -132,7 +136,7 @@ export function detectFamily(files: ModelFiles): ModelFamily {
   return FAMILIES.find((f) => f.detect(files)) ?? generic;
 }
 
-export interface BindOptions {
+interface BindOptions {
   files: ModelFiles;
   tokenizer: TextTokenizer;
   /** Force a family by name (`--model-family`); default: detected. */

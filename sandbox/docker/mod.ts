@@ -4,15 +4,7 @@
  *
  * @module
  */
-export { type DockerExec, startDockerExec } from "./docker_exec.ts";
 export { DockerProvider, type DockerProviderOptions } from "./docker_provider.ts";
-export { DockerSandbox } from "./docker_sandbox.ts";
-export {
-  DOCKER_API_VERSION,
-  DockerApiError,
-  DockerEngine,
-  dockerSocketCandidates,
-  findDockerSocket,
-} from "./engine_client.ts";
+export { DockerApiError, DockerEngine, findDockerSocket } from "./engine_client.ts";
 export { demuxRawStream, rawFrame } from "./raw_stream.ts";
 export { tarOneFile, untarFirstFile } from "./tar.ts";

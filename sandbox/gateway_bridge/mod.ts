@@ -19,10 +19,5 @@
  *
  * @module
  */
-export {
-  type RolloutSocket,
-  rolloutSocketHandler,
-  type RolloutSocketOptions,
-  serveRolloutSocket,
-} from "./gateway_socket.ts";
+export { type RolloutSocket, rolloutSocketHandler, serveRolloutSocket } from "./gateway_socket.ts";
 export { BRIDGE_DIR, FORWARDER_PORT, FORWARDER_SCRIPT, START_FORWARDER } from "./forwarder.ts";

@@ -15,17 +15,9 @@
  *
  * @module
  */
-export { captureDiff, patchPaths } from "./diff.ts";
-export { type EpisodeOptions, type EpisodeResult, runEpisode } from "./episode.ts";
-export { type EvalOptions, type EvalReport, evaluatePatch, type TestResult } from "./evaluate.ts";
-export { loadTaskDir, loadTasks, loadTasksJsonl, SHIPPED_TASKS_DIR } from "./load_tasks.ts";
-export { isGitRepo, readDirFiles, readGitFiles } from "./repo_files.ts";
-export {
-  parseTaskRecord,
-  type RepoFile,
-  type SweTask,
-  TaskFormatError,
-  type TestRunner,
-} from "./task.ts";
-export { type TestCommand, testCommand } from "./test_command.ts";
-export { prepareWorkspace, type Workspace } from "./workspace.ts";
+export { patchPaths } from "./diff.ts";
+export { type EpisodeResult, runEpisode } from "./episode.ts";
+export { evaluatePatch } from "./evaluate.ts";
+export { loadTasks, SHIPPED_TASKS_DIR } from "./load_tasks.ts";
+export { type SweTask, TaskFormatError } from "./task.ts";
+export { testCommand } from "./test_command.ts";

@@ -31,8 +31,7 @@ import { deepSeekOutputFormat } from "./output.ts";
 import { DeepSeekV31TextRenderer, DS } from "./render.ts";
 
 export { deepSeekOutputFormat } from "./output.ts";
-export { deepSeekToolsText, DeepSeekV31TextRenderer, DS } from "./render.ts";
-export { splitDeepSeekToolCalls } from "./tool_calls.ts";
+export { deepSeekToolsText, DS } from "./render.ts";
 
 const NAME = "deepseek-v3.1";
 

@@ -26,10 +26,8 @@ import { GlmRenderer } from "./glm_renderer.ts";
 import { glmOutputFormat } from "./output.ts";
 import { type GlmLayout, GlmTextRenderer } from "./render.ts";
 
-export { type GlmLayout, type GlmOptions, GlmTextRenderer } from "./render.ts";
-export { GlmRenderer } from "./glm_renderer.ts";
-export { glmOutputFormat, type GlmOutputIds } from "./output.ts";
-export { splitGlmToolCalls } from "./tool_calls.ts";
+export { GlmTextRenderer } from "./render.ts";
+export { glmOutputFormat } from "./output.ts";
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
@@ -40,7 +38,7 @@ function template(files: ModelFiles): string {
  * `<arg_key>` calls. `wide`: the GLM-4.5 layout, whose tool instructions put a newline between
  * `</arg_key>` and `<arg_value>`.
  */
-export function glmTemplateLayout(t: string): GlmLayout | null {
+function glmTemplateLayout(t: string): GlmLayout | null {
   const glm = t.includes("[gMASK]<sop>") ||
     (t.includes("<|observation|>") && t.includes("<arg_key>"));
   if (!glm) return null;

@@ -32,13 +32,6 @@ import { HarmonyParser, readHeader, splitMessages } from "./output.ts";
 import { HARMONY_TOKENS, type HarmonyIds, HarmonyRenderer } from "./render.ts";
 import { HarmonyStreamParser } from "./stream.ts";
 
-export { type HarmonyMessage, type HarmonyPreamble } from "./conversation.ts";
-export { HarmonyParser, readHeader, splitMessages } from "./output.ts";
-export { HARMONY_TOKENS, type HarmonyIds, HarmonyRenderer } from "./render.ts";
-export { HarmonyStreamParser } from "./stream.ts";
-export { OrdinaryTextEncoder } from "./ordinary_text.ts";
-export { schemaType, toolsSection } from "./tool_declarations.ts";
-
 const FAMILY = "gpt-oss";
 
 /** Harmony's special-token ids, or a `FamilyError` naming the missing ones. */
@@ -68,7 +61,7 @@ export function harmonyOutputFormat(
 const EFFORTS = ["low", "medium", "high"] as const;
 
 /** The system message's fields from the template variables. */
-export function harmonyPreamble(
+function harmonyPreamble(
   kwargs: Record<string, unknown>,
   today = new Date(),
 ): HarmonyPreamble {

@@ -14,12 +14,10 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { kimiK2OutputFormat } from "./output.ts";
 import { KimiK2TextRenderer } from "./render.ts";
 
-export { KIMI_DEFAULT_SYSTEM, KimiK2TextRenderer } from "./render.ts";
 export { kimiK2OutputFormat } from "./output.ts";
-export { splitKimiToolCalls } from "./tool_calls.ts";
 
 /** A Kimi K2 chat template (not K2-Thinking / K2.5, which reason in `<think>`). */
-export function isKimiK2Template(t: string): boolean {
+function isKimiK2Template(t: string): boolean {
   return t.includes("<|im_middle|>") && t.includes("<|tool_calls_section_begin|>") &&
     !t.includes("<think>");
 }

@@ -13,8 +13,6 @@ import { hasXmlToolCalls } from "../qwen35/mod.ts";
 import { ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
 import { HermesParser } from "./hermes_parser.ts";
 
-export { HermesParser, splitToolCalls } from "./hermes_parser.ts";
-export { rawMember } from "./json_member.ts";
 export { qwen3SampledText } from "./sampled_text.ts";
 
 /**

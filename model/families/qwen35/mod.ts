@@ -21,9 +21,7 @@ import { turnIds } from "../chatml_ids.ts";
 import { Qwen35TextRenderer } from "./render.ts";
 import { xmlOutputFormat } from "./xml_output.ts";
 
-export { type Qwen35Options, Qwen35TextRenderer } from "./render.ts";
-export { xmlOutputFormat, type XmlOutputIds } from "./xml_output.ts";
-export { splitXmlToolCalls } from "./xml_tool_calls.ts";
+export { xmlOutputFormat } from "./xml_output.ts";
 
 /** A template in the XML tool-call format (`<function=…>`, `<parameter=…>`). */
 export function hasXmlToolCalls(template: string): boolean {
