@@ -46,4 +46,5 @@ export { PauseGate } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend } from "./vllm.ts";
+export { parseSseText, type SseMessage } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";

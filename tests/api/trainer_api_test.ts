@@ -404,7 +404,7 @@ Deno.test("SSE keep-alive comments flow while the trainer has not answered", asy
         raw += value;
       }
       const { events, comments } = parseSse(raw);
-      assert.ok(comments.filter((c) => c === ": keep-alive").length >= 2);
+      assert.ok(comments.filter((c) => c === "keep-alive").length >= 2);
       const final = events.at(-1)!;
       assert.equal(final.event ?? final.data, last);
       const text = events.map((e) => e.json).filter(Boolean).map((j) =>
