@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { randomBytes } from "node:crypto";
 import { pythonJson } from "../../model/mod.ts";
 
 /** One recorded request, as in `../shared/captures/README.md`. */
@@ -60,8 +61,7 @@ function redact(name: string, value: string): string {
 }
 
 function hex(n: number): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(n));
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return randomBytes(n).toString("hex");
 }
 
 /** Splits a text in pieces of at most `n` characters (at least one piece). */
