@@ -20,7 +20,7 @@ import {
   type TestGateway,
   TOOL_RESULT,
   withGateway,
-} from "./harness.ts";
+} from "./loopback_gateway.ts";
 
 function chat(content: string, extra: Record<string, unknown> = {}) {
   return { model: "m", messages: [{ role: "user", content }], ...extra };

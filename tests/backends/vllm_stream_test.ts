@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { parseSseText } from "../../generation/mod.ts";
 import { engineLogprob } from "./fake_engines.ts";
-import { READ_FILE, startRig } from "./harness.ts";
+import { READ_FILE, startRig } from "./engine_gateway.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };
 

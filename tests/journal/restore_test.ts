@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { SqliteJournal } from "../../journal/mod.ts";
-import type { Json, TestGateway } from "../trajectory/harness.ts";
-import { anthropicTurn, call, startGateway } from "../trajectory/harness.ts";
+import type { Json, TestGateway } from "../trajectory/agent_clients.ts";
+import { anthropicTurn, call, startGateway } from "../trajectory/agent_clients.ts";
 import { claudeCodeSession, mainBody } from "../trajectory/claude_code_session.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { sameMessage } from "../../trajectory/mod.ts";

@@ -22,7 +22,7 @@ import {
   startGateway,
   sum,
   type TestGateway,
-} from "../trajectory/harness.ts";
+} from "../trajectory/agent_clients.ts";
 import { GoldenDigests } from "../support/golden.ts";
 
 const ROOT = new URL("../../", import.meta.url);

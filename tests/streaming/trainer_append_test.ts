@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { parseSseText } from "../../generation/mod.ts";
-import { startGateway, type TestGateway } from "../api/harness.ts";
+import { startGateway, type TestGateway } from "../api/loopback_gateway.ts";
 import { answerText, sharedModel, toolCallText } from "../support/scripted_policy.ts";
 
 const model = await sharedModel();

@@ -17,7 +17,7 @@ import {
 import { generateConversations } from "../invariants/conversation_generator.ts";
 import { driveConversation } from "../invariants/drive.ts";
 import { toolCallText } from "../../runner/mod.ts";
-import { agentCall, startGateway } from "../api/harness.ts";
+import { agentCall, startGateway } from "../api/loopback_gateway.ts";
 
 const TOOLS = [{
   type: "function",

@@ -40,7 +40,7 @@ import {
   toolUses,
   type TreeResponse,
   withGateway,
-} from "./harness.ts";
+} from "./agent_clients.ts";
 
 const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
