@@ -1,6 +1,6 @@
 /**
  * Test helpers for the recorded Claude Code 2.1.330 traffic in this folder (format:
- * `/work/shared/captures/README.md`): the two request records and their replies as `TurnAnswer`s.
+ * `tests/recordings/README.md`): the two request records and their replies as `TurnAnswer`s.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Test helpers over the recorded Codex 0.169.0 traffic (`codex-0.169.0.jsonl`, format in
- * `/work/shared/captures/README.md`): the request bodies, the recorded SSE events, and the
+ * `tests/recordings/README.md`): the request bodies, the recorded SSE events, and the
  * scripted reply turned back into the canonical answer that would have produced it.
  *
  * @module
