@@ -7,9 +7,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runCommandLine } from "./mod.ts";
  *
- * const status = await runCommandLine(["--help"]); // prints the usage; 0
+ * assert.equal(await runCommandLine(["--help"]), 0); // prints the usage
  * ```
  *
  * @module

@@ -4,6 +4,25 @@
  * domain errors to HTTP statuses (`http_errors.ts`), what keeps a public address safe
  * (`security/`), and health, readiness, metrics and the access log (`operations/`).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createGateway } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
+ * const gw = createGateway({ model: await PolicyModel.load() });
+ * // Deno.serve({ port: 7860 }, gw.app.fetch) serves it; here the app answers in process.
+ * const created = await gw.app.request("/api/rollouts", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json" },
+ *   body: JSON.stringify({ metadata: { task: "demo" } }),
+ * });
+ * assert.equal(created.status, 201);
+ * const { id, token } = await created.json();
+ * assert.ok(token.startsWith("rg_"));
+ * assert.equal(gw.rollouts.require(id).metadata.task, "demo");
+ * ```
+ *
  * @module
  */
 export {

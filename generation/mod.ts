@@ -14,6 +14,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { InterceptionGate } from "./mod.ts";
  *
  * const gate = new InterceptionGate();
@@ -25,8 +26,9 @@
  *   sampling: { max_tokens: 16, stop_token_ids: [0] },
  * });
  * const pending = await gate.next(1000); // what a trainer's long poll gets
+ * assert.equal(pending!.request_id, "req_1");
  * gate.complete(pending!.request_id, { output_ids: [7, 0], finish_reason: "stop" });
- * (await answer).output_ids; // [7, 0]
+ * assert.deepEqual((await answer).output_ids, [7, 0]);
  * ```
  *
  * @module
@@ -46,5 +48,5 @@ export { PauseGate } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend } from "./vllm.ts";
-export { parseSseText, type SseMessage } from "./sse_reader.ts";
+export { parseSseText } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";

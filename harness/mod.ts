@@ -15,11 +15,13 @@
  *
  * @example
  * ```ts
- * import { harness, type LaunchOptions, runLocal } from "./mod.ts";
- * declare const launchOptions: LaunchOptions; // gateway URL, rollout id and token, model, dirs
+ * import assert from "node:assert/strict";
+ * import { harness, HARNESSES, pi } from "./mod.ts";
  *
- * const run = await runLocal(harness("pi"), "List the files", launchOptions);
- * run.completion.ok;
+ * assert.equal(harness("pi"), pi);
+ * assert.ok(Object.keys(HARNESSES).includes("codex"));
+ * assert.throws(() => harness("nope"), /unknown harness nope/);
+ * // `runLocal(harness("pi"), "List the files", launchOptions)` runs the CLI against a gateway.
  * ```
  *
  * @module

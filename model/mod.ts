@@ -4,10 +4,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PolicyModel } from "./mod.ts";
  *
- * const model = await PolicyModel.load();
- * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], []);
+ * const model = await PolicyModel.load(); // Qwen3's files, shipped by npm
+ * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], [], true);
+ * const text = await model.decode(ids);
+ * assert.ok(text.startsWith("<|im_start|>user\nhi<|im_end|>"));
+ * assert.ok(text.endsWith("<|im_start|>assistant\n"));
  * ```
  *
  * @module

@@ -13,19 +13,15 @@
  *
  * @example
  * ```ts
- * import { runRollouts } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * import { formatSummary, policyName, summarize } from "./mod.ts";
  *
- * await runRollouts({
- *   tasks: "tasks",
- *   harness: "codex",
- *   sandbox: "local",
- *   samples: 1,
- *   concurrency: 4,
- *   policy: "gold",
- *   out: "results.jsonl",
- *   timeBudgetS: 300,
- *   model: "rollgate-policy",
- * });
+ * // `runRollouts({ tasks, harness, sandbox, samples, policy, out, … })` runs agents on tasks;
+ * // its results file summarizes like this:
+ * assert.equal(policyName("gold"), "gold");
+ * assert.throws(() => policyName("clever"), /unknown policy clever/);
+ * const table = formatSummary(summarize(["py-slug"], []), 1);
+ * assert.match(table, /py-slug/);
  * ```
  *
  * @module

@@ -11,12 +11,15 @@
  *
  * @example
  * ```ts
- * import { createSandboxProvider, evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * import { loadTasks, patchPaths, SHIPPED_TASKS_DIR, shellQuote } from "./mod.ts";
  *
- * const provider = createSandboxProvider("local");
- * await provider.preflight();
+ * // `createSandboxProvider("local" | "docker" | "e2b")` gives a provider whose sandboxes run a
+ * // task's tests: `evaluatePatch(provider, task, task.gold_patch)` rewards the gold patch with 1.
  * const [task] = await loadTasks(`${SHIPPED_TASKS_DIR}/py-slug`);
- * (await evaluatePatch(provider, task, task.gold_patch)).reward; // 1
+ * assert.equal(task.instance_id, "py-slug");
+ * assert.ok(patchPaths(task.gold_patch).length > 0);
+ * assert.equal(shellQuote("it's"), `'it'\\''s'`);
  * ```
  *
  * @module

@@ -1,6 +1,32 @@
 /**
  * Rollouts, their turns and message tree, and the samples built from them.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RolloutActions } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
+ * const model = await PolicyModel.load();
+ * const rollouts = new RolloutActions({ model }); // generation through its interception gate
+ * const rollout = await rollouts.create({ metadata: { task: "demo" } });
+ * const turn = await rollouts.startTurn(rollout, {
+ *   protocol: "chat",
+ *   model: "policy",
+ *   messages: [{ role: "user", content: "Say hello." }],
+ *   tools: [],
+ *   sampling: {},
+ *   stream: false,
+ * }, "call_");
+ * // A trainer takes the request and answers with the ids its engine sampled.
+ * const pending = await rollouts.gate.next(1_000);
+ * const sampled = await model.tokenizer.encode("<think>\n\n</think>\n\nHello!<|im_end|>");
+ * await rollouts.complete(pending!.request_id, { output_ids: sampled, finish_reason: "stop" });
+ * assert.equal((await turn.result).message.content, "Hello!");
+ * const [sample] = await rollouts.finish(rollout, 1);
+ * assert.equal(sample.loss_mask.reduce((n, x) => n + x, 0), sampled.length);
+ * ```
+ *
  * @module
  */
 export { promptIds, type Turn } from "./turn.ts";

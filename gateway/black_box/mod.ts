@@ -10,10 +10,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { upstreamsFromFlags } from "./mod.ts";
  *
  * const upstreams = upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999/v1" });
- * Object.keys(upstreams); // ["openai"]
+ * assert.deepEqual(Object.keys(upstreams), ["openai"]);
  * ```
  *
  * @module

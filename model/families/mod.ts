@@ -10,14 +10,17 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bindFamily } from "./mod.ts";
  * import { loadModelFiles } from "../model_files.ts";
  * import { loadTokenizer } from "../tokenizer.ts";
  *
- * const files = await loadModelFiles();
+ * const files = await loadModelFiles(); // Qwen3's, detected as the qwen3 family
  * const tokenizer = await loadTokenizer(files);
- * const format = await bindFamily({ files, tokenizer, family: "qwen3.5" });
+ * const format = await bindFamily({ files, tokenizer });
  * const { ids } = await format.renderer.renderFull([{ role: "user", content: "hi" }], []);
+ * const prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+ * assert.equal(await tokenizer.decode(ids), prompt); // with the generation prompt
  * ```
  *
  * @module

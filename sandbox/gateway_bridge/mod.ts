@@ -6,15 +6,18 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveRolloutSocket, START_FORWARDER } from "./mod.ts";
  *
+ * const dir = await Deno.makeTempDir();
  * const socket = serveRolloutSocket({
- *   path: `${await Deno.makeTempDir()}/gw.sock`,
+ *   path: `${dir}/gw.sock`,
  *   rolloutId: "r1",
  *   fetch: () => new Response("ok"),
  * });
- * START_FORWARDER; // what the sandbox runs before the agent
+ * assert.match(START_FORWARDER, /forward/); // what the sandbox runs before the agent
  * await socket.close();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module

@@ -4,12 +4,14 @@
  *
  * @example
  * ```ts
- * import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
- * import type { SandboxProvider } from "../mod.ts";
- * declare const provider: SandboxProvider;
+ * import assert from "node:assert/strict";
+ * import { loadTasks, patchPaths, SHIPPED_TASKS_DIR } from "./mod.ts";
  *
- * for (const task of await loadTasks(SHIPPED_TASKS_DIR)) {
- *   const report = await evaluatePatch(provider, task, task.gold_patch); // reward 1
+ * // `evaluatePatch(provider, task, task.gold_patch)` grades a patch in a sandbox (reward 1 here).
+ * const tasks = await loadTasks(SHIPPED_TASKS_DIR);
+ * assert.ok(tasks.length > 0);
+ * for (const task of tasks) {
+ *   assert.ok(patchPaths(task.gold_patch).length > 0, `${task.instance_id} has a gold patch`);
  * }
  * ```
  *

@@ -72,6 +72,17 @@ Deno.test("every mod.ts exports only what another folder imports", () => {
   assert.deepEqual(unusedExports(ROOT, mods, files), {});
 });
 
+Deno.test("every mod.ts has an example that asserts what it shows (run by npm test)", () => {
+  const mods = allTsFiles(ROOT).filter((f) => f.endsWith("/mod.ts"));
+  const without = mods.filter((f) => {
+    const doc = Deno.readTextFileSync(ROOT + f).split("*/")[0];
+    const example = doc.split("@example")[1] ?? "";
+    return !/```ts\n/.test(example) || !/\bassert\./.test(example);
+  });
+  assert.deepEqual(without, []);
+  assert.match(Deno.readTextFileSync(`${ROOT}tests/run_all.sh`), /deno test -A --doc/);
+});
+
 Deno.test("the gateway and the CLI neither use the journal writer nor build journal events", () => {
   const found = productFiles(ROOT)
     .filter((f) => f.startsWith("gateway/") || f.startsWith("cli/"))

@@ -2,6 +2,18 @@
  * The viewer's pages and the pieces they share, as Hono JSX components (server-rendered; the
  * page script in `../assets/` does the rest).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { servedLinks } from "./mod.ts";
+ *
+ * // The pages link to each other through `Links`: served under a base path, or inside one file.
+ * const links = servedLinks("/ui");
+ * assert.equal(links.runs(), "/ui");
+ * assert.equal(links.rollout("r 1"), "/ui/rollouts/r%201");
+ * assert.equal(links.turn("r1", 2), "/ui/rollouts/r1/turns/2");
+ * ```
+ *
  * @module
  */
 export {

@@ -11,6 +11,26 @@
  * layouts, default true: earlier turns' reasoning leaves later prompts; GLM-5.3 default false),
  * `reasoning_effort` (GLM-5.3: `low`, `high`, `max` (default)).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { glm45, glm5, glm51 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const glm5Template = "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>{% endfor %}";
+ * assert.ok(glm5.detect(files(glm5Template)));
+ * assert.ok(!glm45.detect(files(glm5Template)) && !glm51.detect(files(glm5Template)));
+ * assert.ok(glm45.detect(files("[gMASK]<sop></arg_key>\n<arg_value>")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";

@@ -14,6 +14,26 @@
  * `high`), `conversation_start_date` (default: the UTC date the family was bound),
  * `model_identity`, `knowledge_cutoff` (default harmony's).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { gptOss } from "./mod.ts";
+ * import { HARMONY_TOKENS } from "./render.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * // Detected by its added tokens (the template is not needed).
+ * assert.ok(gptOss.detect(files("", Object.values(HARMONY_TOKENS))));
+ * assert.ok(!gptOss.detect(files("", ["<|im_start|>"])));
+ * ```
+ *
  * @module
  */
 import { addedTokenIds } from "../../model_files.ts";

@@ -6,6 +6,25 @@
  * `<|tool_calls_section_begin|>`, without `<think>`: K2-Thinking and K2.5 reason, and are not this
  * family).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { kimiK2 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * assert.ok(kimiK2.detect(files("<|im_middle|>{{ x }}<|tool_calls_section_begin|>")));
+ * // K2-Thinking reasons: not this family.
+ * assert.ok(!kimiK2.detect(files("<|im_middle|><|tool_calls_section_begin|><think>")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";

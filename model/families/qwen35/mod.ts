@@ -11,6 +11,25 @@
  * `enable_thinking` (default true), `preserve_thinking` (Qwen3.6: default false; Qwen3.8: true),
  * `reasoning_effort` (Qwen3.8: `xhigh` (default), `medium`, `low`).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { qwen35, qwen36 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const xml = "<think>{% if tools %}<function=name><parameter=x>{% endif %}";
+ * assert.ok(qwen35.detect(files(xml)) && !qwen36.detect(files(xml)));
+ * assert.ok(qwen36.detect(files(xml + "{% if preserve_thinking %}{% endif %}")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
