@@ -20,8 +20,9 @@ deno test -A --parallel || status=1
 echo "== doc examples of every mod.ts (deno test --doc)"
 deno test -A --doc $(find . -name mod.ts -not -path './node_modules/*' -not -path './agents/*' \
   -not -path './.venv/*' | sort) || status=1
-echo "== Python client (clients/python)"
-(cd clients/python && python3 -m unittest discover) || status=1
+echo "== Python client (clients/python): standard-library transport, then httpx (the venv has it)"
+(cd clients/python && ROLLGATE_CLIENT_TRANSPORT=builtin python3 -m unittest discover) || status=1
+(cd clients/python && ../../.venv/bin/python -m unittest discover) || status=1
 deno run --allow-read tests/support/report_skips.ts "$ROLLGATE_SKIP_LOG"
 rm -f "$ROLLGATE_SKIP_LOG"
 exit "$status"
