@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { parseSseText } from "../../../generation/mod.ts";
 import type { TurnAnswer } from "../../../canonical/mod.ts";
 
 /** One reply block as the scripted model sent it. */
@@ -31,9 +32,9 @@ export function loadCapture(): CaptureRecord[] {
 
 /** `{event, data}` of a recorded event string. */
 export function parseWireEvent(raw: string): { event: string; data: Record<string, unknown> } {
-  const match = /^event: (.*)\ndata: (.*)$/.exec(raw);
-  if (!match) throw new Error(`not an SSE event: ${raw}`);
-  return { event: match[1], data: JSON.parse(match[2]) };
+  const [e] = parseSseText(`${raw}\n\n`).events;
+  if (e?.event === undefined) throw new Error(`not an SSE event: ${raw}`);
+  return { event: e.event, data: JSON.parse(e.data) };
 }
 
 /**
