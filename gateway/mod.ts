@@ -32,25 +32,8 @@ export {
   type GatewayOptions,
   type GatewayTimeouts,
 } from "./app.ts";
-export { GatewayError } from "./gateway_error.ts";
-export {
-  BASE64_IDS_MEDIA_TYPE,
-  base64Ids,
-  type IdEncoding,
-  idsFromBase64,
-  pendingBody,
-  requestedIdEncoding,
-  sampleBody,
-} from "./id_transport.ts";
-export {
-  type ConnectionLimits,
-  DEFAULT_CONNECTION_LIMITS,
-  DEFAULT_HTTP_TIMEOUTS,
-  type HttpServer,
-  type HttpServerOptions,
-  type HttpTimeouts,
-  serveHttp,
-} from "./http_server.ts";
+export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./id_transport.ts";
+export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
 export type { ProtocolAdapter, SseEvent } from "./protocol.ts";

@@ -30,6 +30,5 @@
  *
  * @module
  */
-export { SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
+export { SqliteJournal } from "./sqlite_journal.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
-export { packArrays, unpackArrays } from "./array_codec.ts";

@@ -171,15 +171,18 @@ Deno.test("journal: after a failed write nothing more is written, and the error 
   const dir = await Deno.makeTempDir();
   try {
     const j = new SqliteJournal(dir);
-    await j.record({ rollout: "r1", kind: "rollout_created", data: {} });
+    await j.record(event({ rollout: "r1", kind: "rollout_created", data: {} }));
     // A write that cannot be kept (a value JSON cannot hold) breaks the journal for good.
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     await assert.rejects(
-      j.record({ rollout: "r1", kind: "x", data: cyclic }),
+      j.record(event({ rollout: "r1", kind: "x", data: cyclic })),
       /journal\.sqlite cannot be written: [^]*Nothing more is written/,
     );
-    await assert.rejects(j.record({ rollout: "r1", kind: "y", data: {} }), /cannot be written/);
+    await assert.rejects(
+      j.record(event({ rollout: "r1", kind: "y", data: {} })),
+      /cannot be written/,
+    );
     await assert.rejects(j.append([sample("r1", 1)]), /cannot be written/);
     j.close();
     const reopened = new SqliteJournal(dir);

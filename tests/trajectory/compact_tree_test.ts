@@ -85,7 +85,7 @@ Deno.test("GET /api/rollouts/:id/tree?form=compact over HTTP; an unknown form is
     };
     const history: Record<string, unknown>[] = [{ role: "user", content: "List the files" }];
     const sampled = toolCallText("Look first.", "bash", { command: "ls -la" });
-    const call = await turn(history, await model.tokenizer.encode(sampled + "<|im_end|>"));
+    const call = await turn(history, await model.tokenizer.encode(sampled)); // ends with <|im_end|>
     assert.equal(call.tool_calls.length, 1, JSON.stringify(call));
     // The agent echoes the call with its arguments re-serialized: the turn records an edit.
     const args = call.tool_calls[0].function.arguments;

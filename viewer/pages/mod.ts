@@ -16,26 +16,8 @@
  *
  * @module
  */
-export {
-  count,
-  duration,
-  Evidence,
-  JsonScript,
-  Layout,
-  type Links,
-  servedLinks,
-  VIEWER_CSP,
-} from "./layout.tsx";
-export { DEFAULT_ROW_LIMIT, RunsPage, RunsTables } from "./runs_page.tsx";
-export {
-  ChainTree,
-  DiffSection,
-  ResultSection,
-  RolloutBody,
-  RolloutPage,
-  SamplesTable,
-  turnPlaces,
-} from "./rollout_page.tsx";
-export { firstNewMessage, TurnDetails, TurnPage } from "./turn_page.tsx";
-export { Legend, SampleHeader, TokenSection, TokensPage } from "./tokens_page.tsx";
-export { Assistant, Messages, termsOf } from "./messages.tsx";
+export { Layout, type Links, servedLinks, VIEWER_CSP } from "./layout.tsx";
+export { RunsPage, RunsTables } from "./runs_page.tsx";
+export { DiffSection, ResultSection, RolloutBody, RolloutPage } from "./rollout_page.tsx";
+export { TurnDetails, TurnPage } from "./turn_page.tsx";
+export { SampleHeader, TokenSection, TokensPage } from "./tokens_page.tsx";
