@@ -193,7 +193,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   );
   // Idle rollouts leave memory on the way of later requests (no timer keeps the process busy).
   app.use("*", async (_c, next) => {
-    await rollouts.sweep();
+    rollouts.sweep();
     await next();
   });
   // The viewer reads the store; it never holds a turn up.

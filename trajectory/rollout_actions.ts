@@ -153,15 +153,16 @@ export class RolloutActions {
 
   /**
    * Expires rollouts idle for longer than the idle timeout whose turns all settled (at most once
-   * per tenth of it: the gateway calls this on its way); their gate requests are withdrawn.
+   * per tenth of it: the gateway calls this on the way of other requests); their gate requests
+   * are withdrawn. The only change not awaited: the request it rides on is not about these
+   * rollouts, and a restore expires them by the same idle rule if the mark is lost.
    */
-  async sweep(now = Date.now()): Promise<Rollout[]> {
+  sweep(now = Date.now()): Rollout[] {
     const expired = this.store.sweep((r) => this.#flight.pending(r.id) > 0, now);
     for (const r of expired) {
       this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
       this.#writer.expire(r.id);
     }
-    if (expired.length > 0) await this.#writer.durable();
     return expired;
   }
 
