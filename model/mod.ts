@@ -29,7 +29,6 @@ export {
   FAMILIES,
   GENERIC_FAMILY,
   GlmTextRenderer,
-  type ModelFamily,
   NemotronTextRenderer,
   qwen3SampledText,
   TOOL_PARSERS,

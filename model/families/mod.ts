@@ -48,65 +48,11 @@ export {
   turnEnd,
 } from "./family.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
-export {
-  type ReasoningSplit,
-  splitReasoning,
-  ThinkStreamParser,
-  type ThinkTagRules,
-  withoutEndOfTurn,
-} from "./think_tags.ts";
-export {
-  thinkToolCallOutput,
-  ThinkToolCallParser,
-  type ToolCallSplit,
-  type ToolCallSplitter,
-} from "./tool_call_output.ts";
-export { xmlArgumentsJson } from "./xml_arguments.ts";
-export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
-export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
-export {
-  hermesOutputFormat,
-  HermesParser,
-  qwen3SampledText,
-  rawMember,
-  splitToolCalls,
-} from "./qwen3/mod.ts";
-export {
-  hasXmlToolCalls,
-  Qwen35TextRenderer,
-  splitXmlToolCalls,
-  xmlOutputFormat,
-} from "./qwen35/mod.ts";
-export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
-export { NemotronTextRenderer, nemotronToolDeclarations } from "./nemotron3/mod.ts";
-export {
-  glmOutputFormat,
-  glmTemplateLayout,
-  GlmTextRenderer,
-  splitGlmToolCalls,
-} from "./glm/mod.ts";
-export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
-export {
-  harmonyIds,
-  harmonyOutputFormat,
-  harmonyPreamble,
-  HarmonyRenderer,
-  OrdinaryTextEncoder,
-} from "./gpt_oss/mod.ts";
-export {
-  deepSeekOutputFormat,
-  deepSeekToolsText,
-  DeepSeekV31TextRenderer,
-  DS,
-  splitDeepSeekToolCalls,
-} from "./deepseek_v31/mod.ts";
-export {
-  DeepSeekV4TextRenderer,
-  deepSeekV4ToolsText,
-  DS4,
-  dsmlInvoke,
-  splitDsmlToolCalls,
-} from "./deepseek_v4/mod.ts";
+export { TOOL_PARSERS } from "./tool_parsers.ts";
+export { qwen3SampledText } from "./qwen3/mod.ts";
+export { NemotronTextRenderer } from "./nemotron3/mod.ts";
+export { GlmTextRenderer } from "./glm/mod.ts";
+export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [

@@ -74,7 +74,7 @@ function glmTemplateLayout(t: string): GlmLayout | null {
 const FLAG = [true, false];
 
 /** The template variables each layout reads (GLM-5.3 always thinks). */
-export const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
+const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
   "glm-4.5": { enable_thinking: FLAG },
   "glm-5": { enable_thinking: FLAG, clear_thinking: FLAG },
   "glm-5.1": { enable_thinking: FLAG, clear_thinking: FLAG },

@@ -56,7 +56,7 @@ type QwenXmlName = "qwen3.5" | "qwen3.6" | "qwen3.8";
 const THINKING = [true, false];
 
 /** The template variables each reads (`preserve_thinking`: default on only in Qwen3.8). */
-export const QWEN_XML_TEMPLATE_OPTIONS: Record<QwenXmlName, TemplateValueLists> = {
+const QWEN_XML_TEMPLATE_OPTIONS: Record<QwenXmlName, TemplateValueLists> = {
   "qwen3.5": { enable_thinking: THINKING },
   "qwen3.6": { enable_thinking: THINKING, preserve_thinking: [true, false] },
   "qwen3.8": {
