@@ -208,7 +208,7 @@ export async function serve(args: string[]): Promise<void> {
   if (cluster) readiness.add("database", () => cluster.reachable);
   if (journal) {
     readiness.add("journal", () => {
-      const failure = gw?.runner.writer.failure;
+      const failure = gw?.rollouts.journalFailure;
       return failure ? `${journal.path}: ${failure.message}` : true;
     });
   }
@@ -229,7 +229,7 @@ export async function serve(args: string[]): Promise<void> {
     draining = true;
     metrics.setDraining(true);
     if (gw) await drainGateway(gw, server, drainGrace);
-    await gw?.runner.writer.durable().catch(() => {});
+    await gw?.rollouts.durable().catch(() => {});
     journal?.close();
     await cluster?.close();
   });

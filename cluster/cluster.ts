@@ -99,7 +99,10 @@ export class Cluster {
       if (!this.#heartbeat?.mayClaim) return Promise.resolve(false);
       let t = takeovers.get(seen.id);
       if (!t) {
-        t = takeOver({ journal: this.journal, ownership: this.ownership, ...gw }, seen)
+        t = takeOver(
+          { journal: this.journal, ownership: this.ownership, rollouts: gw.rollouts },
+          seen,
+        )
           .finally(() => takeovers.delete(seen.id));
         takeovers.set(seen.id, t);
       }
@@ -137,7 +140,7 @@ export class Cluster {
         ),
     });
     const watchWriter = setInterval(() => {
-      const failure = gw.runner.writer.failure;
+      const failure = gw.rollouts.journalFailure;
       if (failure) this.#stop(failure.message);
     }, 500);
     this.#onStop.push(() => clearInterval(watchWriter));
@@ -148,7 +151,7 @@ export class Cluster {
       if (p.startsWith("resolved:")) this.requests.resolved(p.slice(9)).catch(() => {});
     });
     await listen("rollgate_queue", () => this.requests.wake());
-    await listen("rollgate_samples", () => gw.store.samplesLogged());
+    await listen("rollgate_samples", () => gw.rollouts.samplesLogged());
     await listen("rollgate_pause", (p) => applyPause(p === "paused"));
     await this.#heartbeat.start();
     return clusterFront({

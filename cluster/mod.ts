@@ -15,17 +15,19 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Cluster } from "./mod.ts";
  *
- * const open = (url: string) =>
+ * // A replica joins the gateway in its database; none listens here, so it cannot join.
+ * await assert.rejects(
  *   Cluster.open({
- *     databaseUrl: url,
+ *     databaseUrl: "postgres://rollgate@127.0.0.1:9/rollgate",
  *     advertiseUrl: "http://10.0.0.5:7860",
  *     stop: () => Deno.exit(75),
- *   });
+ *   }),
+ * );
  * ```
  *
  * @module
  */
-export { Cluster, type ClusterOptions, DEFAULT_OWNER_LEASE_MS } from "./cluster.ts";
-export { FORWARDED, LOCAL_ONLY } from "./front.ts";
+export { Cluster } from "./cluster.ts";

@@ -1,23 +1,19 @@
 /**
  * Taking over one rollout whose owner is gone: claim it (one conditional update raising the
- * epoch), then rebuild it from its events with the journal's own restore path (`restore` of
- * `trajectory/`), into a store of its own so the replay's "do not journal" switch cannot hide
- * another rollout's writes; then it joins the gateway's store. Its waiting turns are launched
+ * epoch), then rebuild it from its events with the journal's own restore path, through the façade
+ * (`RolloutActions.adopt`). Its waiting turns are launched
  * again under their request ids: a completion accepted before the owner died is served to
  * them, a trainer's lease on a request is kept.
  *
  * @module
  */
-import {
-  type Journal,
-  type JournaledRollout,
-  type JournalEvent,
-  JournalWriter,
-  type LoggedSample,
-  restore,
-  RolloutStore,
-  type Sample,
-  type TurnRunner,
+import type {
+  Journal,
+  JournaledRollout,
+  JournalEvent,
+  LoggedSample,
+  RolloutActions,
+  Sample,
 } from "../trajectory/mod.ts";
 import type { PgJournal } from "../journal/mod.ts";
 import type { Owner, Ownership } from "./ownership.ts";
@@ -28,7 +24,10 @@ class OneRollout implements Journal {
   record(event: JournalEvent): Promise<void> {
     return this.journal.record(event);
   }
-  finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
+  finish(
+    event: Parameters<Journal["finish"]>[0],
+    samples: readonly Sample[],
+  ): Promise<number[]> {
     return this.journal.finish(event, samples);
   }
   forget(rollout: string): Promise<void> {
@@ -61,8 +60,8 @@ class OneRollout implements Journal {
 export interface TakeoverParts {
   journal: PgJournal;
   ownership: Ownership;
-  store: RolloutStore;
-  runner: TurnRunner;
+  /** The gateway's façade: the rollout is restored into it (`RolloutActions.adopt`). */
+  rollouts: RolloutActions;
 }
 
 /**
@@ -74,15 +73,7 @@ export async function takeOver(p: TakeoverParts, seen: Owner): Promise<boolean> 
   if (epoch === undefined) return false;
   p.journal.own(seen.id, epoch);
   try {
-    const scratch = new RolloutStore({
-      idleTimeoutMs: p.store.idleTimeoutMs,
-      writer: new JournalWriter(p.journal),
-      sampleLog: p.store.sampleLog,
-    });
-    const report = await restore(new OneRollout(p.journal, seen.id), scratch, p.runner);
-    const rollout = scratch.get(seen.id);
-    if (rollout) p.store.add(rollout);
-    else if (report.expired > 0) p.store.markExpired(seen.id, Date.now());
+    const report = await p.rollouts.adopt(new OneRollout(p.journal, seen.id), seen.id);
     console.log(
       `rollgate: took over rollout ${seen.id} (epoch ${epoch}) from replica ${seen.owner}: ${report.turns} turn(s), ${report.requeued} request(s) waiting, in ${
         report.ms.toFixed(0)

@@ -15,6 +15,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { InterceptionGate } from "./mod.ts";
  *
  * const gate = new InterceptionGate();
@@ -26,8 +27,9 @@
  *   sampling: { max_tokens: 16, stop_token_ids: [0] },
  * });
  * const pending = await gate.next(1000); // what a trainer's long poll gets
+ * assert.equal(pending!.request_id, "req_1");
  * gate.complete(pending!.request_id, { output_ids: [7, 0], finish_reason: "stop" });
- * (await answer).output_ids; // [7, 0]
+ * assert.deepEqual((await answer).output_ids, [7, 0]);
  * ```
  *
  * @module
@@ -45,9 +47,6 @@ export {
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
-  type DeliveryState,
-  GateError,
-  type GateErrorKind,
   type GateOptions,
   type GateStats,
   InterceptionGate,
@@ -56,13 +55,10 @@ export {
   type PendingRequest,
 } from "./gate.ts";
 export type { RequestQueue } from "./request_queue.ts";
-export { PauseGate, type PauseStatus } from "./pause_gate.ts";
-export {
-  DEFAULT_ENGINE_RETRIES,
-  DEFAULT_ENGINE_TIMEOUT_MS,
-  EngineHttp,
-  type EngineHttpOptions,
-} from "./engine_http.ts";
-export { idsJsonBytes, jsonWithIds } from "./ids_json.ts";
-export { VllmBackend, type VllmOptions } from "./vllm.ts";
-export { SglangBackend, type SglangOptions } from "./sglang.ts";
+export { GateError, type GateErrorKind } from "./gate_error.ts";
+export { PauseGate } from "./pause_gate.ts";
+export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
+export { jsonWithIds } from "./ids_json.ts";
+export { VllmBackend } from "./vllm.ts";
+export { parseSseText } from "./sse_reader.ts";
+export { SglangBackend } from "./sglang.ts";

@@ -210,11 +210,12 @@ export class SqliteJournal implements Journal {
     ).all(rollout) as unknown as EventRow[];
     const sharedValue = this.#db.prepare("SELECT value FROM shared WHERE hash = ?");
     for (const row of rows) {
-      const event: JournalEvent = {
+      // Kept as it was given: the kind says what `data` holds.
+      const event = {
         rollout: row.rollout,
         kind: row.kind,
         data: JSON.parse(row.data),
-      };
+      } as JournalEvent;
       if (row.arrays) event.arrays = unpackArrays(row.arrays);
       if (row.shared) {
         event.shared = {};

@@ -94,7 +94,7 @@ export async function writeEvents(
       }
     }
     for (const q of created) {
-      const token = q.event.data.token;
+      const token = q.event.kind === "rollout_created" ? q.event.data.token : undefined;
       await tx`
         UPDATE rollouts SET status = 'active',
           created_seq = (SELECT seq FROM events WHERE uid = ${q.uid}),

@@ -6,19 +6,26 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import postgres from "postgres";
- * import { migrate, PgJournal } from "./mod.ts";
+ * import { isConnectionError, migrate, PgJournal, tokenHash } from "./mod.ts";
  *
  * const connect = async (url: string) => {
  *   const sql = postgres(url);
- *   await migrate(sql);
+ *   await migrate(sql); // safe when several replicas start at once
  *   return new PgJournal(sql, { replica: "a1" });
  * };
+ * // Nothing listens on port 9: a connection error, which a write may be sent again after.
+ * const refused = await connect("postgres://rollgate@127.0.0.1:9/rollgate").catch((e) => e);
+ * assert.ok(isConnectionError(refused));
+ * // A rollout's token is kept as its hash only.
+ * assert.equal(tokenHash("rg_a"), tokenHash("rg_a"));
+ * assert.ok(!tokenHash("rg_a").includes("rg_a"));
  * ```
  *
  * @module
  */
-export { PgJournal, type PgJournalOptions } from "./pg_journal.ts";
-export { RolloutFencedError, tokenHash } from "./event_rows.ts";
+export { PgJournal } from "./pg_journal.ts";
+export { tokenHash } from "./event_rows.ts";
 export { isConnectionError } from "./connection_errors.ts";
-export { migrate, SCHEMA_VERSION } from "./schema.ts";
+export { migrate } from "./schema.ts";

@@ -238,7 +238,8 @@ export class PgJournal implements Journal {
       for (const f of found) values.set(f.hash, JSON.parse(f.value));
     }
     for (const row of rows) {
-      const event: JournalEvent = { rollout, kind: row.kind, data: JSON.parse(row.data) };
+      // Kept as it was given: the kind says what `data` holds.
+      const event = { rollout, kind: row.kind, data: JSON.parse(row.data) } as JournalEvent;
       if (row.arrays) event.arrays = unpackArrays(row.arrays);
       if (row.shared) {
         event.shared = {};

@@ -6,14 +6,25 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import type { Sample } from "../../trajectory/mod.ts";
-import { migrate, PgJournal, RolloutFencedError, SCHEMA_VERSION } from "./mod.ts";
+import type { JournalEvent, Sample } from "../../trajectory/mod.ts";
+import { migrate, PgJournal } from "./mod.ts";
+import { RolloutFencedError } from "./event_rows.ts";
+import { SCHEMA_VERSION } from "./schema.ts";
 import {
   postgresMissing,
   type PostgresServer,
   startPostgres,
 } from "../../tests/support/postgres_server.ts";
 import { skipGroup } from "../../tests/support/skips.ts";
+
+/** An event as a store sees it: any kind, any data (a store never interprets them). */
+const event = (
+  e: { rollout: string; kind: string; data: object; arrays?: object; shared?: object },
+) => e as JournalEvent;
+const finished = (rollout: string) =>
+  event({ rollout, kind: "rollout_finished", data: { reward: null, finishedAt: 0 } }) as Parameters<
+    PgJournal["finish"]
+  >[0];
 
 const ignore = skipGroup("PostgreSQL journal", postgresMissing());
 
@@ -64,18 +75,18 @@ Deno.test({
     withServer(async (pg) => {
       const j = await replica(pg.url, "r1", ["a", "b"]);
       const tools = [{ name: "read_file", parameters: { type: "object" } }];
-      await j.record({ rollout: "a", kind: "rollout_created", data: { token: "rg_a" } });
-      await j.record({ rollout: "b", kind: "rollout_created", data: { token: "rg_b" } });
+      await j.record(event({ rollout: "a", kind: "rollout_created", data: { token: "rg_a" } }));
+      await j.record(event({ rollout: "b", kind: "rollout_created", data: { token: "rg_b" } }));
       // Recorded without awaiting each: one group commit, still in call order.
       await Promise.all(Array.from({ length: 50 }, (_, i) =>
-        j.record({
+        j.record(event({
           rollout: "a",
           kind: "turn_registered",
           data: { index: i },
           arrays: { delta_ids: [i, 151645], logprobs: [-0.5, -1e-300] },
           shared: { tools },
-        })));
-      const cursors = await j.finish({ rollout: "b", kind: "rollout_finished", data: {} }, [
+        }))));
+      const cursors = await j.finish(finished("b"), [
         sample("b", 1),
         sample("b", 2),
       ]);
@@ -86,7 +97,9 @@ Deno.test({
       ]);
       const a = await events(j, "a");
       assert.equal(a.length, 51);
-      assert.deepEqual(a.slice(1).map((e) => e.data.index), [...Array(50).keys()]);
+      assert.deepEqual(a.slice(1).map((e) => (e.data as { index: number }).index), [
+        ...Array(50).keys(),
+      ]);
       assert.deepEqual(a[7].arrays, { delta_ids: [6, 151645], logprobs: [-0.5, -1e-300] });
       assert.deepEqual(a[50].shared, { tools });
       const [{ n }] = await j.sql`SELECT count(*)::int AS n FROM shared`;
@@ -118,22 +131,22 @@ Deno.test({
     withServer(async (pg) => {
       const old = await replica(pg.url, "old", ["r"]);
       const other = await replica(pg.url, "new");
-      await old.record({ rollout: "r", kind: "rollout_created", data: {} });
-      await old.record({ rollout: "r", kind: "turn_failed", data: { index: 0 } });
+      await old.record(event({ rollout: "r", kind: "rollout_created", data: {} }));
+      await old.record(event({ rollout: "r", kind: "turn_failed", data: { index: 0 } }));
       // The takeover: one conditional update raising the epoch.
       const [claimed] = await other.sql`
         UPDATE rollouts SET owner = 'new', epoch = epoch + 1 WHERE id = 'r' AND epoch = 1
         RETURNING epoch`;
       other.own("r", Number(claimed.epoch));
       await assert.rejects(
-        old.record({ rollout: "r", kind: "turn_failed", data: { index: 1 } }),
+        old.record(event({ rollout: "r", kind: "turn_failed", data: { index: 1 } })),
         RolloutFencedError,
       );
       await assert.rejects(
-        old.finish({ rollout: "r", kind: "rollout_finished", data: {} }, [sample("r", 1)]),
+        old.finish(finished("r"), [sample("r", 1)]),
         RolloutFencedError,
       );
-      await other.record({ rollout: "r", kind: "turn_failed", data: { index: 2 } });
+      await other.record(event({ rollout: "r", kind: "turn_failed", data: { index: 2 } }));
       const rows = await other.sql<{ replica: string; epoch: string; kind: string }[]>`
         SELECT replica, epoch, kind FROM events WHERE rollout = 'r' ORDER BY seq`;
       assert.deepEqual(rows.map((r) => [r.replica, Number(r.epoch)]), [
@@ -158,7 +171,7 @@ Deno.test({
       const b = await replica(pg.url, "b", ids.filter((_, i) => i % 2 === 1));
       const own = (id: string) => Number(id.slice(1)) % 2 === 0 ? a : b;
       for (const id of ids) {
-        await own(id).record({ rollout: id, kind: "rollout_created", data: {} });
+        await own(id).record(event({ rollout: id, kind: "rollout_created", data: {} }));
       }
       // A reader polling while they write never sees a cursor before a smaller one commits.
       let seen = 0;
@@ -174,7 +187,7 @@ Deno.test({
       })();
       const cursors = (await Promise.all(
         ids.map((id) =>
-          own(id).finish({ rollout: id, kind: "rollout_finished", data: {} }, [
+          own(id).finish(finished(id), [
             sample(id, 1),
             sample(id, 2),
           ])
@@ -213,17 +226,19 @@ Deno.test({
   fn: () =>
     withServer(async (pg) => {
       const j = await replica(pg.url, "r1", ["a"]);
-      await j.record({ rollout: "a", kind: "rollout_created", data: {} });
+      await j.record(event({ rollout: "a", kind: "rollout_created", data: {} }));
       await pg.stopServer();
       const writes = Array.from({ length: 20 }, (_, i) =>
-        j.record({ rollout: "a", kind: "turn_failed", data: { index: i } }));
+        j.record(event({ rollout: "a", kind: "turn_failed", data: { index: i } })));
       await new Promise((r) =>
         setTimeout(r, 500)
       );
       await pg.startServer();
       await Promise.all(writes);
       const got = await events(j, "a");
-      assert.deepEqual(got.slice(1).map((e) => e.data.index), [...Array(20).keys()]);
+      assert.deepEqual(got.slice(1).map((e) => (e.data as { index: number }).index), [
+        ...Array(20).keys(),
+      ]);
       await j.sql.end();
     }),
 });
