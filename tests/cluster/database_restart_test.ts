@@ -55,7 +55,9 @@ Deno.test({
                 },
                 "a replica reports not ready while the database is away",
                 10_000,
-              );
+              ).catch((e) => {
+                throw new Error(`${e.message}\n${r.output().slice(-3000)}`);
+              });
             }
             await sleep(1_000);
             await pg.startServer();
