@@ -76,6 +76,8 @@ export class RolloutActions {
   readonly sampleLog: SampleLog;
   readonly #journal?: Journal;
   readonly #writer: JournalWriter;
+  /** The writers of adopted rollouts' resumed turns (`adopt`): `durable` waits for them too. */
+  readonly #adopted = new Set<JournalWriter>();
   readonly #flight: TurnFlight;
   readonly #onSamples = new Set<() => void>();
 
@@ -243,7 +245,7 @@ export class RolloutActions {
 
   async #settled(turn: Turn | undefined): Promise<void> {
     await turn?.result.catch(() => {});
-    await this.#writer.durable();
+    await this.durable();
   }
 
   // The gateway's life.
@@ -266,9 +268,11 @@ export class RolloutActions {
    */
   async adopt(journal: Journal, id: string, now = Date.now()): Promise<RestoreReport> {
     const scratch = new RolloutStore({ idleTimeoutMs: this.store.idleTimeoutMs });
+    const writer = new JournalWriter(journal);
+    this.#adopted.add(writer);
     const report = await restore(journal, {
       store: scratch,
-      writer: new JournalWriter(journal),
+      writer,
       flight: this.#flight,
       runner: this.runner,
     }, now);
@@ -279,13 +283,16 @@ export class RolloutActions {
   }
 
   /** Resolves once every change so far is durable (throws the journal's failure if any). */
-  durable(): Promise<void> {
-    return this.#writer.durable();
+  async durable(): Promise<void> {
+    await this.#writer.durable();
+    for (const writer of this.#adopted) await writer.durable();
   }
 
   /** Why the journal stopped keeping changes, once a write failed. */
   get journalFailure(): JournalError | null {
-    return this.#writer.failure;
+    if (this.#writer.failure) return this.#writer.failure;
+    for (const writer of this.#adopted) if (writer.failure) return writer.failure;
+    return null;
   }
 
   /** Turns in flight (registered, not yet recorded or failed). */
