@@ -25,6 +25,9 @@ import { packArrays, unpackArrays } from "./array_codec.ts";
 import { joinArrays, splitArrays } from "./sample_row.ts";
 import { AckMark, type JournalExtent } from "./ack_mark.ts";
 import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
+import type { TokenRowField, TokenRows } from "../generation/mod.ts";
+import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
+import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
@@ -54,7 +57,7 @@ const SCHEMA = `
     data TEXT NOT NULL,
     arrays BLOB
   );
-`;
+${TOKEN_ROWS_SCHEMA}`;
 
 interface Row {
   cursor: number;
@@ -77,6 +80,7 @@ export class SqliteJournal implements Journal {
   readonly #insertEvent: StatementSync;
   readonly #insertShared: StatementSync;
   readonly #insertSample: StatementSync;
+  readonly #rows: TokenRowsTable;
   /** Hashes known to be in `shared`, so a repeated value costs a lookup, not a write. */
   readonly #sharedKnown = new Set<string>();
   readonly #mark: AckMark;
@@ -145,6 +149,20 @@ export class SqliteJournal implements Journal {
     this.#insertSample = db.prepare(
       "INSERT INTO samples (rollout, data, arrays) VALUES (?, ?, ?)",
     );
+    this.#rows = new TokenRowsTable(db);
+  }
+
+  putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): Promise<void> {
+    try {
+      this.#transaction(() => this.#rows.put(rollout, turn, field, rows));
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  readRows(turn: string, field: TokenRowField): Uint8Array | null {
+    return this.#rows.read(turn, field);
   }
 
   record(event: JournalEvent): Promise<void> {
@@ -175,6 +193,7 @@ export class SqliteJournal implements Journal {
       this.#transaction(() => {
         this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
         this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
+        this.#rows.forget(rollout);
       });
       return Promise.resolve();
     } catch (e) {
@@ -254,7 +273,10 @@ export class SqliteJournal implements Journal {
         try {
           out.push({
             cursor: r.cursor,
-            sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+            sample: withSampleRows(
+              joinArrays(JSON.parse(r.data), r.arrays),
+              this,
+            ) as unknown as Sample,
           });
         } catch (e) {
           if (!this.#damaged.has(r.cursor)) {
@@ -309,7 +331,7 @@ export class SqliteJournal implements Journal {
 
   #insertSamples(samples: readonly Sample[]): number[] {
     return samples.map((s) => {
-      const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
+      const { data, arrays } = splitArrays(sampleRowsJson(s));
       const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
       this.#extent.samples = Number(row.lastInsertRowid);
       return this.#extent.samples;

@@ -12,6 +12,7 @@
  */
 import type { SampleLog } from "./sample_log.ts";
 import type { Sample } from "./samples.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
 
 /** Number arrays an event carries in binary: token ids, logprobs, masks. */
 export type EventArrays = Readonly<Record<string, ArrayLike<number>>>;
@@ -40,7 +41,11 @@ export interface JournaledRollout {
   lastActivity: number;
 }
 
-export interface Journal extends SampleLog {
+/**
+ * Token rows (`routed_experts`) are kept by the journal too, apart from the events: a logged
+ * sample refers to them, so a deleted rollout's rows stay while its samples are in the log.
+ */
+export interface Journal extends SampleLog, TokenRowStore {
   /**
    * Records an event; resolves once it is durable. Call it when the change happens, before any
    * later change: the order of calls is the order of replay.

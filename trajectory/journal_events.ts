@@ -99,6 +99,8 @@ export interface TurnRecorded {
   answer: TurnAnswer;
   finishReason?: Turn["finishReason"];
   weightVersion?: Turn["weightVersion"];
+  /** Sampling facts, per-chunk versions, where the turn's token rows lie (the rows: apart). */
+  facts?: Turn["facts"];
   malformedToolCalls: number;
   drift: Turn["drift"];
   promptLength: number;
@@ -114,6 +116,7 @@ export function turnRecorded(turn: Turn): JournalEvent {
     answer: turn.answer!,
     finishReason: turn.finishReason,
     weightVersion: turn.weightVersion,
+    facts: turn.facts,
     malformedToolCalls: turn.malformedToolCalls,
     drift: turn.drift,
     promptLength: turn.promptLength,

@@ -97,3 +97,19 @@ export {
   type TurnAudit,
 } from "./audit.ts";
 export { formatTree } from "./inspect.ts";
+export { MemoryTokenRowStore, type TokenRowStore } from "./token_row_store.ts";
+export { TokenRowsGoneError, TokenRowsRef } from "./token_rows_ref.ts";
+export { rowsFromFor, rowsOf, type RowsPlan, type RowsSegment } from "./chain_rows.ts";
+export type { RowsMeta, SamplingFacts, TurnFacts } from "./turn_facts.ts";
+export { type TurnSpan, versionNumber } from "./sample_facts.ts";
+export {
+  type CallExport,
+  type CallsExport,
+  callsExport,
+  type ExportedRows,
+  type SampleHead,
+  type SegmentRows,
+  type TreeExport,
+  treeExport,
+  type TreeSegment,
+} from "./sample_exports.ts";

@@ -165,6 +165,7 @@ function apply(
         logprobs: event.arrays?.logprobs ? Float64Array.from(event.arrays.logprobs) : null,
         finishReason: d.finishReason,
         weightVersion: d.weightVersion,
+        facts: d.facts,
         malformedToolCalls: d.malformedToolCalls,
         drift: d.drift,
         promptLength: d.promptLength,
@@ -186,7 +187,10 @@ function apply(
       replayed().open.turn.retries++;
       return;
     case "rollout_finished":
-      rollout.finish(data.reward as number | null);
+      rollout.finish(
+        data.reward as number | null,
+        (data.referenceVersion ?? null) as number | null,
+      );
       rollout.finishedAt = data.finishedAt as number;
       return;
     case "host_call": {

@@ -22,6 +22,8 @@ export interface CreateRollout {
   createdAt?: number;
   /** Tokenize special-token text in content as plain text (see `PolicyModel.renderFull`). */
   splitSpecialTokens?: boolean;
+  /** The group the rollout belongs to (advantages are relative within a group). */
+  group?: string;
 }
 
 /** A rollout id that is already taken. */
@@ -95,6 +97,7 @@ export class RolloutStore {
       spec.splitSpecialTokens ?? false,
     );
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
+    rollout.group = spec.group ?? null;
     this.add(rollout);
     this.writer.record({
       rollout: id,
@@ -112,13 +115,18 @@ export class RolloutStore {
     rollout: Rollout,
     reward: number | null,
     defaults?: Partial<SampleOptions>,
+    version: number | null = null,
   ): Promise<Sample[]> {
-    rollout.finish(reward);
+    rollout.finish(reward, version);
     const samples = rollout.samples(defaults);
     const event = {
       rollout: rollout.id,
       kind: "rollout_finished",
-      data: { reward, finishedAt: rollout.finishedAt },
+      data: {
+        reward,
+        finishedAt: rollout.finishedAt,
+        referenceVersion: rollout.referenceVersion,
+      },
     };
     if (this.writer.enabled && this.sampleLog === this.writer.journal) {
       await this.writer.finish(event, samples);
@@ -143,6 +151,7 @@ export class RolloutStore {
       throw new RolloutExistsError(`rollout ${rollout.id} already exists`);
     }
     this.#expired.delete(rollout.id);
+    rollout.rows ??= this.writer.rows;
     this.#byId.set(rollout.id, rollout);
     this.#byToken.set(rollout.token, rollout);
   }

@@ -23,6 +23,7 @@ import type { FinishReason } from "../generation/mod.ts";
 import type { SpecialTextHit } from "../model/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 import { IdLine, NO_IDS } from "./id_line.ts";
+import type { TurnFacts } from "./turn_facts.ts";
 
 /** How a turn's prompt was built. */
 export type MountKind =
@@ -121,6 +122,8 @@ export interface Turn {
   logprobs: Float64Array | null;
   finishReason?: FinishReason;
   weightVersion?: string | number;
+  /** Sampling facts, per-chunk weight versions and where the turn's token rows lie. */
+  facts?: TurnFacts;
   message?: AssistantMessage;
   /** What the answer will say of itself before its first token (set once the prompt is built). */
   header?: AnswerHeader;
@@ -168,6 +171,7 @@ class TurnState implements Turn {
   logprobs: Float64Array | null;
   finishReason?: FinishReason;
   weightVersion?: string | number;
+  facts?: TurnFacts;
   message?: AssistantMessage;
   header?: AnswerHeader;
   answer?: TurnAnswer;
@@ -203,6 +207,7 @@ class TurnState implements Turn {
     this.logprobs = f.logprobs;
     this.finishReason = f.finishReason;
     this.weightVersion = f.weightVersion;
+    this.facts = f.facts;
     this.message = f.message;
     this.header = f.header;
     this.answer = f.answer;

@@ -31,6 +31,8 @@ import {
   promptIds,
   type Turn,
 } from "./turn.ts";
+import { rowsFromFor, rowsLikeFor } from "./chain_rows.ts";
+import { turnFacts } from "./turn_facts.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
 import { findDrift } from "./drift.ts";
 import { findToolSpans } from "./tool_spans.ts";
@@ -316,6 +318,7 @@ export class TurnRunner {
       max_tokens: 0,
       temperature: req.sampling.temperature ?? rollout.sampling.temperature,
       top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      top_k: rollout.sampling.top_k,
       stop_token_ids: this.model.stopTokenIds,
     };
     const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
@@ -606,6 +609,7 @@ export class TurnRunner {
         live.push({ kind: "text", delta: text });
       }).catch(() => {});
     };
+    const rowsFrom = rowsFromFor(turn, "routed_experts");
     const completion = await this.backendFor(rollout).generate({
       requestId,
       rolloutId: rollout.id,
@@ -615,6 +619,8 @@ export class TurnRunner {
       routingKey: rollout.id,
       onTokens,
       signal,
+      routedExpertsFrom: rowsFrom,
+      routedExpertsLike: rowsLikeFor(turn, "routed_experts"),
     }).finally(() => {
       release();
       open.backendMs = performance.now() - asked;
@@ -631,6 +637,11 @@ export class TurnRunner {
     turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
     turn.finishReason = completion.finish_reason;
     turn.weightVersion = completion.weight_version;
+    turn.facts = turnFacts(completion, sampling, rowsFrom);
+    if (completion.routed_experts) {
+      // The rows go to the journal now; the turn keeps where they lie, not the bytes.
+      this.writer.putRows(rollout.id, turn.id, "routed_experts", completion.routed_experts);
+    }
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next
