@@ -95,12 +95,17 @@ export class GoldenDigests {
 }
 
 /**
- * Samples without the fields issue 24 added (group, per-turn facts, version span): the digests
+ * Samples without the fields issue 24 added (group, per-turn facts, version span, routing): the digests
  * recorded before pin that every earlier field is unchanged; the new ones are pinned by their own
  * tests (`tests/trajectory/sample_facts_test.ts`).
  */
 function earlierFields(samples: Sample[]) {
-  return samples.map(({ group: _g, turn_spans: _t, version_span: _v, ...rest }) => rest);
+  return samples.map((
+    { group: _g, turn_spans: _t, version_span: _v, routed_experts: _r, metadata, ...rest },
+  ) => {
+    const { routed_experts_absent: _a, stale_turns: _s, ...earlier } = metadata;
+    return { ...rest, metadata: earlier };
+  });
 }
 
 /** Everything a trainer or a viewer reads of a rollout, under each label policy. */

@@ -35,6 +35,7 @@ import type { AssistantMessage, CanonicalRequest, Message, ToolSpec } from "../.
 import { PolicyModel } from "../../model/mod.ts";
 import {
   buildSamples,
+  callsExport,
   chainOf,
   DEFAULT_LABEL_POLICY,
   type LabelPolicy,
@@ -42,11 +43,18 @@ import {
   Rollout,
   sameMessage,
   sharedPrefixTree,
+  treeExport,
   type Turn,
   TurnRunner,
   TurnTree,
 } from "../../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import {
+  checkSampleFacts,
+  expandCalls,
+  expandTree,
+  flatArrays,
+} from "../support/sample_facts_check.ts";
 import { pythonJson } from "../support/scripted_policy.ts";
 import { GoldenDigests, handedOut } from "../support/golden.ts";
 
@@ -346,10 +354,12 @@ interface Step {
 async function runSequence(seed: number, steps: number) {
   const g = new Rng(seed);
   promptCounter = 0;
-  const backend = new InMemoryBackendTestDouble();
+  // Every completion carries MoE routing.
+  const backend = new InMemoryBackendTestDouble({ routing: { layers: 2, topK: 3 } });
   const runner = new TurnRunner(model, backend);
   specialPieces = g.chance(0.3);
   const rollout = new Rollout(`p${seed}`, "tok", {}, {}, undefined, {}, specialPieces);
+  rollout.rows = runner.writer.rows;
   const queued: Completion[] = [];
   const agents: Agent[] = [];
   /** Agent calls whose result the caller has not sent, by id: the call's agent. */
@@ -840,7 +850,18 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
       if (s.logprobs[i] !== 0) assert.ok(sampled[i], "logprob on an id nobody sampled");
     }
     await checkSft(s.input_ids, s.sft_mask, sampled, path);
+    checkSampleFacts(s, rollout.turns, true);
   }
+  // The tree and calls forms expand to these samples exactly.
+  const flat = samples.map(flatArrays);
+  const json = (v: unknown) =>
+    JSON.parse(
+      JSON.stringify(v, (_k, x) => ArrayBuffer.isView(x) ? Array.from(x as Int32Array) : x),
+    );
+  const tree = json(treeExport(rollout.id, null, rollout.turns, samples, rollout.rows));
+  assert.deepEqual(expandTree(tree), json(flat), "the tree form expands to the flat samples");
+  const calls = json(callsExport(rollout.id, null, rollout.turns, samples, rollout.rows));
+  assert.deepEqual(expandCalls(calls), json(flat), "the calls form expands to the flat samples");
   // Loss ownership: every sampled id has loss 1 in exactly one sample when its chain's label and
   // the drift policy train it, and in none otherwise; every turn is one sample's own, or dropped.
   for (const t of done) {
