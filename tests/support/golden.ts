@@ -124,9 +124,12 @@ export function handedOut(rollout: Rollout, options: { promptIds?: boolean } = {
     tree: {
       ...tree,
       rollout: summary,
-      ...(options.promptIds === false
-        ? { turns: tree.turns.map(({ prompt_ids: _, ...t }) => t) }
-        : {}),
+      // Turn facts (issue 24) are pinned by their own tests.
+      turns: tree.turns.map(({ facts: _f, ...t }) => {
+        if (options.promptIds !== false) return t;
+        const { prompt_ids: _, ...rest } = t;
+        return rest;
+      }),
     },
   };
 }
