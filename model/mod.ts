@@ -23,7 +23,7 @@ export {
   type TextTokenizer,
 } from "./tokenizer.ts";
 export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
-export { trimNativeMemory } from "./native_memory.ts";
+export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export type {
   OutputParser,
   ParsedOutput,

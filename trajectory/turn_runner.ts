@@ -21,7 +21,12 @@ import type {
   StopReason,
   TurnAnswer,
 } from "../canonical/mod.ts";
-import type { DeltaHistory, PolicyModel, Rendered } from "../model/mod.ts";
+import {
+  type DeltaHistory,
+  NativeMemoryTrim,
+  type PolicyModel,
+  type Rendered,
+} from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import {
   answerId,
@@ -641,6 +646,8 @@ export class TurnRunner {
     if (completion.routed_experts) {
       // The rows go to the journal now; the turn keeps where they lie, not the bytes.
       this.writer.putRows(rollout.id, turn.id, "routed_experts", completion.routed_experts);
+      // Its request body, text and decoded copies are ~3× the rows, freed into glibc's arenas.
+      void NativeMemoryTrim.shared().afterLargeBuffers(3 * completion.routed_experts.bytes.length);
     }
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
