@@ -26,7 +26,7 @@ async function encode(gw: TestGateway, text: string) {
 }
 
 /** The two-turn exchange: a tool call, then (after its result) an answer. */
-async function secondRequest(
+function secondRequest(
   first: { json: { choices: { message: { tool_calls: { id: string }[] } }[] } },
 ) {
   const message = first.json.choices[0].message;
@@ -99,7 +99,7 @@ Deno.test("routing, versions and sampling facts go from complete into every samp
     assert.equal(first.status, 200, JSON.stringify(first.json));
 
     // Turn 2: rows from where turn 1's ended; a weight update falls between two chunks.
-    const agent2 = agentCall(gw, r, "chat/completions", await secondRequest(first));
+    const agent2 = agentCall(gw, r, "chat/completions", secondRequest(first));
     const p2 = await take(gw, r.id);
     assert.equal(p2.routed_experts_from, p1.prompt_ids.length + out1.length - 1);
     const out2 = await encode(gw, "The README says hello.<|im_end|>");
@@ -197,7 +197,7 @@ Deno.test("staleness: turns older than max_staleness at finish carry no loss; th
       return await agent;
     };
     const first = await answer(1, { model: "m", tools, messages: [USER] }, CALL);
-    await answer(3, await secondRequest(first), "Hello.<|im_end|>");
+    await answer(3, secondRequest(first), "Hello.<|im_end|>");
     const fin = await gw.api("POST", `/rollouts/${r.id}/finish`, { reward: 0.5 });
     const [s] = fin.json.samples;
     assert.equal(s.reward, 0.5, "the reward still counts");
@@ -230,7 +230,7 @@ Deno.test("a sample without rows for every position has none, and says why", asy
       finish_reason: "stop",
       routed_experts: encodeTokenRows(expertRows(SHAPE, p1.prompt_ids, out1, 0)),
     });
-    const agent2 = agentCall(gw, r, "chat/completions", await secondRequest(await agent1));
+    const agent2 = agentCall(gw, r, "chat/completions", secondRequest(await agent1));
     const p2 = await take(gw, r.id);
     await gw.api("POST", `/requests/${p2.request_id}/complete`, {
       output_ids: await encode(gw, "Hello.<|im_end|>"),
@@ -262,7 +262,7 @@ Deno.test("restart from the journal: rows, facts and group come back from SQLite
         weight_version: 2,
         routed_experts: encodeTokenRows(expertRows(SHAPE, p1.prompt_ids, out1, 0)),
       });
-      const agent2 = agentCall(gw, r, "chat/completions", await secondRequest(await agent1));
+      const agent2 = agentCall(gw, r, "chat/completions", secondRequest(await agent1));
       const p2 = await take(gw, r.id);
       const out2 = await encode(gw, "Hello.<|im_end|>");
       await gw.api("POST", `/requests/${p2.request_id}/complete`, {
