@@ -39,8 +39,17 @@ export class TokenRowsRef {
     return { dtype: plan.dtype, shape: plan.shape, bytes: out };
   }
 
-  /** `{dtype, shape, data}` (base64), as every sample form carries them. */
-  toJSON(): TokenRowsWire {
-    return encodeTokenRows(this.rows());
+  /**
+   * `{dtype, shape, data}` (base64), as every sample form carries them; `null` when the rows are
+   * no longer stored (a deleted rollout of a gateway without a journal), so writing the rest of
+   * the sample, or a stream of them, never fails on it.
+   */
+  toJSON(): TokenRowsWire | null {
+    try {
+      return encodeTokenRows(this.rows());
+    } catch (e) {
+      if (e instanceof TokenRowsGoneError) return null;
+      throw e;
+    }
   }
 }

@@ -301,3 +301,24 @@ Deno.test("restart from the journal: rows, facts and group come back from SQLite
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("without a journal, a deleted rollout's logged samples stream with routed_experts null", async () => {
+  await withGateway({}, async (gw) => {
+    const r = await gw.rollout();
+    const agent = agentCall(gw, r, "chat/completions", { model: "m", tools, messages: [USER] });
+    const p = await take(gw, r.id);
+    const out = await encode(gw, CALL);
+    await gw.api("POST", `/requests/${p.request_id}/complete`, {
+      output_ids: out,
+      finish_reason: "stop",
+      routed_experts: encodeTokenRows(expertRows(SHAPE, p.prompt_ids, out, 0)),
+    });
+    await agent;
+    await gw.api("POST", `/rollouts/${r.id}/finish`, { reward: 1 });
+    checkRoutingRows((await firstLogged(gw.url)).routed_experts, [...p.prompt_ids, ...out], "log");
+    assert.equal((await gw.api("DELETE", `/rollouts/${r.id}`)).status, 200);
+    const logged = await firstLogged(gw.url);
+    assert.equal(logged.routed_experts, null, "the rows went with the rollout; the sample did not");
+    assert.deepEqual(logged.input_ids, [...p.prompt_ids, ...out]);
+  });
+});

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import type { TokenRows } from "../../generation/mod.ts";
+import { encodeTokenRows, type TokenRows } from "../../generation/mod.ts";
 import {
   type CallsExport,
   chainOf,
@@ -118,7 +118,11 @@ export function checkSampleFacts(sample: Sample, turns: readonly Turn[], routed:
     path.every((t) => rowsOf(t, "routed_experts"));
   assert.equal(sample.routed_experts !== undefined, covered, `sample ${sample.index} rows`);
   if (sample.routed_experts) {
-    checkRoutingRows(sample.routed_experts.toJSON(), sample.input_ids, `sample ${sample.index}`);
+    checkRoutingRows(
+      encodeTokenRows(sample.routed_experts.rows()),
+      sample.input_ids,
+      `sample ${sample.index}`,
+    );
   }
 }
 
