@@ -99,13 +99,32 @@ export class GoldenDigests {
  * recorded before pin that every earlier field is unchanged; the new ones are pinned by their own
  * tests (`tests/trajectory/sample_facts_test.ts`).
  */
-function earlierFields(samples: Sample[]) {
+// deno-lint-ignore no-explicit-any
+function earlierFields(samples: (Sample | any)[]) {
   return samples.map((
     { group: _g, turn_spans: _t, version_span: _v, routed_experts: _r, metadata, ...rest },
   ) => {
     const { routed_experts_absent: _a, stale_turns: _s, ...earlier } = metadata;
     return { ...rest, metadata: earlier };
   });
+}
+
+/**
+ * Samples and a tree export as JSON (over HTTP) without the fields issue 24 added, for digests
+ * recorded before them.
+ */
+// deno-lint-ignore no-explicit-any
+export function withoutIssue24Fields(value: { samples: any[]; tree: any }) {
+  const { group: _, ...rollout } = value.tree.rollout;
+  return {
+    samples: earlierFields(value.samples),
+    tree: {
+      ...value.tree,
+      rollout,
+      // deno-lint-ignore no-explicit-any
+      turns: value.tree.turns.map(({ facts: _f, ...t }: any) => t),
+    },
+  };
 }
 
 /** Everything a trainer or a viewer reads of a rollout, under each label policy. */
