@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { rng } from "../tests/invariants/random_text.ts";
 import type { AssistantMessage, SystemMessage, ToolSpec, UserMessage } from "../canonical/mod.ts";
 import { toolCallMessage, toolCallText } from "../runner/mod.ts";
 
@@ -80,17 +81,7 @@ export interface AgentStep {
   output: string;
 }
 
-/** mulberry32: a tiny seeded PRNG. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng };
 
 const WORDS = [
   "config",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseSseText } from "../generation/mod.ts";
 import { TOOLS } from "./agent_history.ts";
 
 /** A Chat wire message, as the agent sends and receives it. */
@@ -47,9 +48,9 @@ export function messageFromChatEvents(sse: string): ChatAnswer {
   let content = "", reasoning = "", promptTokens = 0;
   const calls: { id: string; type: "function"; function: { name: string; arguments: string } }[] =
     [];
-  for (const line of sse.split("\n")) {
-    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
-    const chunk = JSON.parse(line.slice(6));
+  for (const { data } of parseSseText(sse).events) {
+    if (data === "[DONE]") continue;
+    const chunk = JSON.parse(data);
     if (chunk.error) throw new Error(`in-stream error: ${JSON.stringify(chunk.error)}`);
     if (chunk.usage) promptTokens = chunk.usage.prompt_tokens;
     const delta = chunk.choices?.[0]?.delta;

@@ -19,7 +19,7 @@ import process from "node:process";
 import type { Message } from "../canonical/mod.ts";
 import { SqliteJournal } from "../journal/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
-import { JournalWriter, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
+import { RolloutActions } from "../trajectory/mod.ts";
 import { startGateway } from "../tests/support/gateway_process.ts";
 import { agentSteps, sampledText, SYSTEM_PROMPT, TASK, TOOLS } from "./agent_history.ts";
 import { InstantBackend } from "./instant_backend.ts";
@@ -129,21 +129,19 @@ async function round(journal: boolean): Promise<{ latencies: number[]; cpuMsPerT
 async function inProcess(journal: boolean): Promise<{ latencies: number[]; cpuMsPerTurn: number }> {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-bench-" });
   const sqlite = journal ? new SqliteJournal(dir) : undefined;
-  const writer = new JournalWriter(sqlite);
   const backend = new InstantBackend();
-  const store = new RolloutStore({ writer });
-  const runner = new TurnRunner(model, backend, {}, { writer });
+  const rollouts = new RolloutActions({ model, backend, journal: sqlite });
   const latencies: number[] = [];
   const cpu = process.cpuUsage();
   for (let r = 0; r < ROLLOUTS; r++) {
-    const rollout = store.create({ id: `r${r}` });
+    const rollout = await rollouts.create({ id: `r${r}` });
     const steps = agentSteps(7 + r, [4, 40]);
     const history: Message[] = [SYSTEM_PROMPT, TASK];
     for (let k = 0; k < TURNS; k++) {
       const step = steps.next().value!;
       backend.answerWith(await model.tokenizer.encode(sampledText(step)));
       const started = performance.now();
-      const turn = await runner.start(rollout, chatRequest([...history]), "call_");
+      const turn = await rollouts.startTurn(rollout, chatRequest([...history]), "call_");
       const answer = await turn.result;
       latencies.push(performance.now() - started);
       history.push(structuredClone(answer.message));

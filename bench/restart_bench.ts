@@ -17,7 +17,7 @@ import { createGateway } from "../gateway/mod.ts";
 import type { Completion, GenerationBackend, GenerationRequest } from "../generation/mod.ts";
 import { SqliteJournal } from "../journal/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
-import { JournalWriter, RolloutStore, TurnRunner } from "../trajectory/mod.ts";
+import { RolloutActions } from "../trajectory/mod.ts";
 import { startGateway } from "../tests/support/gateway_process.ts";
 import { agentSteps, sampledText, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
 import { chatRequest } from "./turn_fixture.ts";
@@ -43,13 +43,11 @@ try {
   const built = performance.now();
   {
     const journal = new SqliteJournal(dir);
-    const writer = new JournalWriter(journal);
     const backend = new ScriptedBackend();
-    const store = new RolloutStore({ writer });
-    const runner = new TurnRunner(model, backend, {}, { writer });
+    const rollouts = new RolloutActions({ model, backend, journal });
     const replies = new Map<string, number[]>();
     for (let r = 0; r < ROLLOUTS; r++) {
-      const rollout = store.create({ id: `r${r}`, metadata: { task: `task-${r % 50}` } });
+      const rollout = await rollouts.create({ id: `r${r}`, metadata: { task: `task-${r % 50}` } });
       const steps = agentSteps(r, [4, 40]);
       const history: Message[] = [SYSTEM_PROMPT, TASK];
       for (let k = 0; k < TURNS; k++) {
@@ -58,7 +56,7 @@ try {
         backend.answer = replies.get(text) ?? await model.tokenizer.encode(text);
         replies.set(text, backend.answer);
         backend.hold = k === TURNS - 1;
-        const turn = await runner.start(rollout, chatRequest([...history]), "call_");
+        const turn = await rollouts.startTurn(rollout, chatRequest([...history]), "call_");
         if (backend.hold) break;
         const answer = await turn.result;
         history.push(structuredClone(answer.message));
@@ -66,7 +64,7 @@ try {
         history.push({ role: "tool", tool_call_id: call.id, content: step.output });
       }
     }
-    await writer.durable();
+    await rollouts.durable();
     journal.close();
   }
   const size = [...Deno.readDirSync(dir)].reduce(

@@ -5,6 +5,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerHeader, type CanonicalRequest, type TurnAnswer } from "./mod.ts";
  *
  * const request: CanonicalRequest = {
@@ -23,7 +24,7 @@
  *   usage: { input_tokens: 9, output_tokens: 2, reasoning_tokens: 0, cached_tokens: 0 },
  *   created: 0,
  * };
- * answerHeader(answer).inputTokens; // 9
+ * assert.equal(answerHeader(answer).inputTokens, 9);
  * ```
  *
  * @module

@@ -7,14 +7,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runCommandLine } from "./mod.ts";
  *
- * const status = await runCommandLine(["--help"]); // prints the usage; 0
+ * assert.equal(await runCommandLine(["--help"]), 0); // prints the usage
  * ```
  *
  * @module
  */
 export { runCommandLine } from "./command_line.ts";
-export { COUNT, integerFlag, type IntegerKind, PORT, POSITIVE } from "./flags.ts";
-export { UsageError } from "./usage_error.ts";
-export { USAGE } from "./usage.ts";

@@ -186,7 +186,7 @@ export async function serve(args: string[]): Promise<void> {
     .add("accepting turns", () => !draining || "draining: shutting down, no new turns");
   if (journal) {
     readiness.add("journal", () => {
-      const failure = gw?.runner.writer.failure;
+      const failure = gw?.rollouts.journalFailure;
       return failure ? `${journal.path}: ${failure.message}` : true;
     });
   }
@@ -207,7 +207,7 @@ export async function serve(args: string[]): Promise<void> {
     draining = true;
     metrics.setDraining(true);
     if (gw) await drainGateway(gw, server, drainGrace);
-    await gw?.runner.writer.durable().catch(() => {});
+    await gw?.rollouts.durable().catch(() => {});
     journal?.close();
   });
 

@@ -33,13 +33,15 @@ export async function drainGateway(
   log: (line: string) => void = console.log,
 ): Promise<void> {
   const started = Date.now();
-  gw.runner.close("rollgate is shutting down and takes no new turns; retry against its successor");
-  const inFlight = gw.runner.inFlight;
+  gw.rollouts.close(
+    "rollgate is shutting down and takes no new turns; retry against its successor",
+  );
+  const inFlight = gw.rollouts.inFlight;
   log(`rollgate: draining ${turns(inFlight)} in flight (grace ${graceS} s); no new turns`);
-  await Promise.race([gw.runner.whenIdle(), sleep(graceS * 1000)]);
-  const left = gw.runner.inFlight;
+  await Promise.race([gw.rollouts.whenIdle(), sleep(graceS * 1000)]);
+  const left = gw.rollouts.inFlight;
   if (left > 0) {
-    gw.runner.abandon(`rollgate shut down before this turn was answered (grace ${graceS} s)`);
+    gw.rollouts.abandon(`rollgate shut down before this turn was answered (grace ${graceS} s)`);
   }
   log(
     `rollgate: drained: ${turns(inFlight - left)} finished` +

@@ -14,14 +14,14 @@ import { readJsonBody } from "./read_body.ts";
 import { sseResponse } from "./sse_response.ts";
 import { resolveAgentRollout } from "./auth.ts";
 import type { AnswerOptions } from "../canonical/mod.ts";
-import type { Rollout, RolloutStore, Turn, TurnRunner } from "../trajectory/mod.ts";
+import type { Rollout, RolloutActions, Turn } from "../trajectory/mod.ts";
 import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
 
 export interface AgentRouteOptions {
-  store: RolloutStore;
-  runner: TurnRunner;
+  /** Turns start here. */
+  rollouts: RolloutActions;
   maxBodyBytes: number;
   keepAliveMs: number;
   adminToken?: string;
@@ -47,7 +47,7 @@ function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Respon
 export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
   const rolloutOf = (c: Context) =>
-    resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
+    resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw.headers, o);
 
   /**
    * Reads, converts and starts a turn (or answers a black-box one). Its own function so that the
@@ -62,7 +62,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
     const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
     if (upstream) {
-      return await serveBlackBox(c, adapter, o.runner, rollout, upstream, body, o.keepAliveMs);
+      return await serveBlackBox(c, adapter, o.rollouts, rollout, upstream, body, o.keepAliveMs);
     }
     const req = {
       ...adapter.parseRequest(body),
@@ -70,7 +70,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     };
     const answer = { stream: req.stream, includeUsage: req.includeUsage };
     // Nothing after this await reads `body` or `req`: they are garbage while the prompt renders.
-    return { turn: await o.runner.start(rollout, req, adapter.toolCallIdPrefix), answer };
+    return { turn: await o.rollouts.startTurn(rollout, req, adapter.toolCallIdPrefix), answer };
   };
 
   const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
@@ -79,7 +79,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const started = await startTurn(c, adapter, rollout);
       if (started instanceof Response) return started;
       const { turn: t, answer } = started;
-      o.runner.watch(t, c.req.raw.signal);
+      o.rollouts.watch(t, c.req.raw.signal);
       if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
@@ -102,7 +102,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
         ...toCanonicalCountTokensRequest(body),
         session: clientSession(c.req.raw.headers, body),
       };
-      return c.json({ input_tokens: await o.runner.countTokens(rollout, req) });
+      return c.json({ input_tokens: await o.rollouts.countTokens(rollout, req) });
     } catch (e) {
       return errorResponse(c, anthropicAdapter, e);
     }

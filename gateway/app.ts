@@ -10,14 +10,13 @@ import type { PolicyModel } from "../model/mod.ts";
 import {
   DEFAULT_TURN_LIMITS,
   type Journal,
-  JournalWriter,
-  restore,
   type RestoreReport,
-  RolloutStore,
+  RolloutActions,
+  type RolloutStore,
   type SampleLog,
   type SampleOptions,
   type TurnLimits,
-  TurnRunner,
+  type TurnRunner,
 } from "../trajectory/mod.ts";
 import type { Upstream } from "./black_box/mod.ts";
 import { agentRoutes } from "./agent_routes.ts";
@@ -121,6 +120,9 @@ export interface GatewayOptions {
 
 export interface Gateway {
   app: Hono;
+  /** Every change to a rollout goes through it. */
+  rollouts: RolloutActions;
+  /** The rollouts in memory (`rollouts.store`), for reading. */
   store: RolloutStore;
   gate: InterceptionGate;
   runner: TurnRunner;
@@ -147,12 +149,6 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const writer = new JournalWriter(options.journal);
-  const store = new RolloutStore({
-    idleTimeoutMs: timeouts.rolloutIdleMs,
-    writer,
-    sampleLog: options.sampleLog,
-  });
   const gate = new InterceptionGate(options.delivery);
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate };
   const defaultName = options.defaultBackend ?? "gate";
@@ -162,22 +158,26 @@ export function createGateway(options: GatewayOptions): Gateway {
     throw new Error(`default backend ${defaultName} is not one of: ${known}`);
   }
   const metrics = options.metrics ?? new GatewayMetrics();
-  const runner = new TurnRunner(
-    options.model,
-    options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
+  const rollouts = new RolloutActions({
+    model: options.model,
+    backend: options.backend ?? backends[upstreamDefault ? "gate" : defaultName],
     backends,
-    {
+    gate,
+    journal: options.journal,
+    sampleLog: options.sampleLog,
+    idleTimeoutMs: timeouts.rolloutIdleMs,
+    turns: {
       turnTimeoutMs: timeouts.turnMs,
       abandonGraceMs: timeouts.abandonGraceMs,
       limits,
-      writer,
       observer: metrics,
     },
-  );
+  });
+  const { store, runner } = rollouts;
   metrics.watch({
     pendingRequests: () => gate.pendingCount(),
-    activeRollouts: () => store.list().filter((r) => r.status === "active").length,
-    damagedSamples: () => store.sampleLog.damagedSamples ?? 0,
+    activeRollouts: () => rollouts.list().filter((r) => r.status === "active").length,
+    damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
   });
   const app = new Hono();
   if (options.accessLog) app.use("*", accessLog(options.accessLog));
@@ -193,9 +193,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   );
   // Idle rollouts leave memory on the way of later requests (no timer keeps the process busy).
   app.use("*", async (_c, next) => {
-    for (const r of store.sweep((r) => runner.pendingTurns(r.id) > 0)) {
-      gate.cancelRollout(r.id, `rollout ${r.id} expired`);
-    }
+    rollouts.sweep();
     await next();
   });
   // The viewer reads the store; it never holds a turn up.
@@ -205,7 +203,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     "/ui",
     viewerRoutes({
       source: liveSource({
-        store,
+        store: rollouts,
         sampleOptions: options.sampleOptions,
         results: options.runResults,
       }),
@@ -215,9 +213,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.route(
     "/api",
     trainerRoutes({
-      store,
-      gate,
-      runner,
+      rollouts,
       model: options.model,
       sampleOptions: options.sampleOptions,
       splitSpecialTokens: options.splitSpecialTokens,
@@ -233,7 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.route(
     "/",
     hostToolRoutes({
-      store,
+      rollouts,
       tools: { ...BUILTIN_HOST_TOOLS, ...options.hostTools },
       maxBodyBytes: limits.maxToolBodyBytes,
       maxBytesPerRollout: limits.maxToolBytesPerRollout,
@@ -243,8 +239,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.route(
     "/",
     agentRoutes({
-      store,
-      runner,
+      rollouts,
       maxBodyBytes: limits.maxBodyBytes,
       keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
       adminToken: options.adminToken,
@@ -262,13 +257,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   );
   return {
     app,
+    rollouts,
     store,
     gate,
     runner,
     model: options.model,
     limits,
     metrics,
-    restore: () =>
-      options.journal ? restore(options.journal, store, runner) : Promise.resolve(null),
+    restore: () => rollouts.restore(),
   };
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Rollout, RolloutStore } from "../trajectory/mod.ts";
+import type { Rollout, RolloutActions } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { sameToken } from "./security/mod.ts";
 
@@ -31,7 +31,7 @@ export interface AgentAuthOptions {
  * key to start at all); with one configured, the rollout's own token is required.
  */
 export function resolveAgentRollout(
-  store: RolloutStore,
+  store: Pick<RolloutActions, "byToken" | "require">,
   pathId: string | undefined,
   headers: Headers,
   options: AgentAuthOptions,

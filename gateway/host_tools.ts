@@ -12,7 +12,7 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import type { Rollout, RolloutStore } from "../trajectory/mod.ts";
+import type { Rollout, RolloutActions } from "../trajectory/mod.ts";
 import { resolveAgentRollout } from "./auth.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { readJsonBody } from "./read_body.ts";
@@ -26,7 +26,7 @@ export const BUILTIN_HOST_TOOLS: Readonly<Record<string, HostTool>> = {
 };
 
 export interface HostToolOptions {
-  store: RolloutStore;
+  rollouts: RolloutActions;
   tools: Readonly<Record<string, HostTool>>;
   /** Largest arguments body of one call. */
   maxBodyBytes: number;
@@ -54,7 +54,7 @@ function jsonError(c: Context, e: unknown): Response {
 export function hostToolRoutes(o: HostToolOptions): Hono {
   const app = new Hono();
   const rolloutOf = (c: Context) => {
-    const r = resolveAgentRollout(o.store, c.req.param("id"), c.req.raw.headers, o);
+    const r = resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw.headers, o);
     if (r.status !== "active") throw new GatewayError(409, `rollout ${r.id} is finished`);
     return r;
   };
@@ -85,11 +85,13 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
         }
         const result = await tool(rollout, input);
         const bytes = argsBytes + jsonBytes(result);
-        const call = { tool: name, args: input, result, at: Date.now(), bytes };
-        rollout.hostCallBytes += bytes;
-        rollout.hostCalls.push(call);
-        o.store.writer.record({ rollout: rollout.id, kind: "host_call", data: { ...call } });
-        await o.store.writer.durable();
+        await o.rollouts.hostCall(rollout, {
+          tool: name,
+          args: input,
+          result,
+          at: Date.now(),
+          bytes,
+        });
         return c.json({ result });
       } catch (e) {
         return jsonError(c, e);
@@ -99,13 +101,10 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
       try {
         const rollout = rolloutOf(c);
         const body = (await args(c) ?? {}) as { exit_code?: unknown; reason?: unknown };
-        rollout.agentExit = {
+        await o.rollouts.agentExit(rollout, {
           exit_code: typeof body.exit_code === "number" ? body.exit_code : null,
           reason: typeof body.reason === "string" ? body.reason : null,
-          at: Date.now(),
-        };
-        o.store.writer.record({ rollout: rollout.id, kind: "agent_exit", data: rollout.agentExit });
-        await o.store.writer.durable();
+        });
         return c.json({ ok: true });
       } catch (e) {
         return jsonError(c, e);

@@ -4,53 +4,42 @@
  * domain errors to HTTP statuses (`http_errors.ts`), what keeps a public address safe
  * (`security/`), and health, readiness, metrics and the access log (`operations/`).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createGateway } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
+ * const gw = createGateway({ model: await PolicyModel.load() });
+ * // Deno.serve({ port: 7860 }, gw.app.fetch) serves it; here the app answers in process.
+ * const created = await gw.app.request("/api/rollouts", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json" },
+ *   body: JSON.stringify({ metadata: { task: "demo" } }),
+ * });
+ * assert.equal(created.status, 201);
+ * const { id, token } = await created.json();
+ * assert.ok(token.startsWith("rg_"));
+ * assert.equal(gw.rollouts.require(id).metadata.task, "demo");
+ * ```
+ *
  * @module
  */
 export {
   createGateway,
-  DEFAULT_LIMITS,
   type Gateway,
   type GatewayLimits,
   type GatewayOptions,
   type GatewayTimeouts,
 } from "./app.ts";
-export { GatewayError } from "./gateway_error.ts";
-export {
-  BASE64_IDS_MEDIA_TYPE,
-  base64Ids,
-  type IdEncoding,
-  idsFromBase64,
-  pendingBody,
-  requestedIdEncoding,
-  sampleBody,
-} from "./id_transport.ts";
-export {
-  type ConnectionLimits,
-  DEFAULT_CONNECTION_LIMITS,
-  DEFAULT_HTTP_TIMEOUTS,
-  type HttpServer,
-  type HttpServerOptions,
-  type HttpTimeouts,
-  serveHttp,
-} from "./http_server.ts";
+export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./id_transport.ts";
+export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
-export type { AnswerStreamEncoder, ProtocolAdapter, SseEvent } from "./protocol.ts";
+export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 export { anthropicAdapter } from "./anthropic/mod.ts";
 export { openaiChatAdapter } from "./openai_chat/mod.ts";
 export { responsesAdapter } from "./responses/mod.ts";
-export { BUILTIN_HOST_TOOLS, type HostTool } from "./host_tools.ts";
-export {
-  isLoopbackHost,
-  requireTokenForPublicBind,
-  sameToken,
-  UnsafeBindError,
-} from "./security/mod.ts";
+export { isLoopbackHost, requireTokenForPublicBind } from "./security/mod.ts";
 export { GatewayMetrics, operationsRoutes, Readiness } from "./operations/mod.ts";
-export {
-  AnthropicUpstream,
-  OpenAIUpstream,
-  type Upstream,
-  type UpstreamConfig,
-  upstreamsFromFlags,
-} from "./black_box/mod.ts";
+export { AnthropicUpstream, OpenAIUpstream, upstreamsFromFlags } from "./black_box/mod.ts";

@@ -7,15 +7,14 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { InterceptionGate, PauseGate } from "../generation/mod.ts";
+import type { PauseGate } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
   compactTurnTree,
   type Rollout,
-  type RolloutStore,
+  type RolloutActions,
   type SampleOptions,
   sharedPrefixTree,
-  type TurnRunner,
   turnTree,
   versionNumber,
 } from "../trajectory/mod.ts";
@@ -43,10 +42,8 @@ function idEncoding(c: Context) {
 }
 
 export interface TrainerRouteOptions {
-  store: RolloutStore;
-  gate: InterceptionGate;
-  /** Its turns are recorded (and journaled) before a completion is answered. */
-  runner: TurnRunner;
+  /** Every change the trainer makes goes through it. */
+  rollouts: RolloutActions;
   model: PolicyModel;
   maxBodyBytes: number;
   adminToken?: string;
@@ -106,8 +103,9 @@ function turnView(t: Rollout["turns"][number]) {
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
   const app = new Hono();
-  const feed = new SampleFeed(o.store.sampleLog);
-  o.store.onSamples(() => feed.wake());
+  const { rollouts, rollouts: { gate } } = o;
+  const feed = new SampleFeed(rollouts.sampleLog);
+  rollouts.onSamples(() => feed.wake());
   const body = async <T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T> => {
     const raw = c.req.header("content-length") === "0" || !c.req.raw.body
       ? {}
@@ -119,7 +117,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
   };
   const rollout = (c: Context): Rollout => {
-    const r = o.store.require(c.req.param("id")!);
+    const r = rollouts.require(c.req.param("id")!);
     r.touch();
     return r;
   };
@@ -148,7 +146,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         `invalid rollout: unknown backend ${spec.backend} (known: ${known})`,
       );
     }
-    const r = o.store.create({
+    const r = await rollouts.create({
       ...spec,
       backend: spec.backend ?? o.defaultRolloutBackend,
       splitSpecialTokens: spec.split_special_tokens ?? o.splitSpecialTokens ?? false,
@@ -160,7 +158,6 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         ...(spec.max_staleness !== undefined ? { maxStaleness: spec.max_staleness } : {}),
       },
     });
-    await o.store.writer.durable();
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
     return c.json({
       id: r.id,
@@ -168,16 +165,14 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       base_url: `${base.replace(/\/$/, "")}/rollout/${r.id}`,
     }, 201);
   });
-  app.get("/rollouts", (c) => c.json({ rollouts: o.store.list().map((r) => r.summary(false)) }));
+  app.get("/rollouts", (c) => c.json({ rollouts: rollouts.list().map((r) => r.summary(false)) }));
   app.get("/rollouts/:id", (c) => {
     const r = rollout(c);
     return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
   });
   app.delete("/rollouts/:id", async (c) => {
     const r = rollout(c);
-    o.gate.cancelRollout(r.id, `rollout ${r.id} was deleted`);
-    o.store.delete(r.id);
-    await o.store.writer.durable();
+    await rollouts.delete(r);
     return c.json({ id: r.id, deleted: true });
   });
   app.post("/rollouts/:id/finish", async (c) => {
@@ -186,9 +181,12 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const encoding = idEncoding(c);
     const { reward, weight_version } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
-    const version = versionNumber(weight_version);
-    const samples = await o.store.finish(r, reward ?? null, o.sampleOptions, version);
-    o.gate.cancelRollout(r.id, `rollout ${r.id} was finished`);
+    const samples = await rollouts.finish(
+      r,
+      reward ?? null,
+      o.sampleOptions,
+      versionNumber(weight_version),
+    );
     return c.json({
       id: r.id,
       reward: r.reward,
@@ -219,8 +217,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const pause = o.pause;
     const status = () => ({
       ...pause.status(),
-      pending_requests: o.gate.pendingCount(),
-      requests: o.gate.stats(),
+      pending_requests: gate.pendingCount(),
+      requests: gate.stats(),
     });
     app.post("/pause", (c) => {
       pause.pause();
@@ -240,9 +238,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
     }
     const filter = c.req.query("rollout");
-    if (filter !== undefined) o.store.require(filter);
+    if (filter !== undefined) rollouts.require(filter);
     const lease = c.req.query("lease");
-    const next = await o.gate.next(
+    const next = await gate.next(
       Math.min(wait, MAX_WAIT_S) * 1000,
       filter,
       c.req.raw.signal,
@@ -255,7 +253,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
       const { lease } = await body(c, AckSchema, verb);
-      const granted = o.gate.ack(
+      const granted = gate.ack(
         c.req.param("rid"),
         lease === undefined ? undefined : lease * 1000,
       );
@@ -279,7 +277,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.post("/requests/:rid/append", async (c) => {
     const { output_ids, weight_version } = await body(c, AppendSchema, "append");
     checkVocab(output_ids, "append");
-    o.gate.append(c.req.param("rid"), output_ids, weight_version);
+    rollouts.append(c.req.param("rid"), output_ids, weight_version);
     return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
   });
   const stopIds = new Set(o.model.stopTokenIds);
@@ -300,19 +298,13 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
       );
     }
     const rid = c.req.param("rid");
-    const turn = o.runner.turnOfRequest(rid);
-    o.gate.complete(rid, completion);
     // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
-    await turn?.result.catch(() => {});
-    await o.store.writer.durable();
+    await rollouts.complete(rid, completion);
     return c.json({ request_id: rid, completed: true });
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");
-    const turn = o.runner.turnOfRequest(c.req.param("rid"));
-    o.gate.fail(c.req.param("rid"), error, status);
-    await turn?.result.catch(() => {});
-    await o.store.writer.durable();
+    await rollouts.fail(c.req.param("rid"), error, status);
     return c.json({ request_id: c.req.param("rid"), failed: true });
   });
   return app;

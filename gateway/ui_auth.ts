@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { createHmac, randomBytes } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { presentedToken } from "./auth.ts";
@@ -18,37 +19,24 @@ const COOKIE = "rollgate_ui";
 /** How long a viewer sign-in lasts. */
 export const SESSION_S = 12 * 3600;
 
-const hex = (bytes: ArrayBuffer | Uint8Array) =>
-  Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
-
-function macKey(token: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(token),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-}
-
-async function mac(key: CryptoKey, salt: string, expires: number): Promise<string> {
-  return hex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${salt}.${expires}`)));
+function mac(token: string, salt: string, expires: number): string {
+  return createHmac("sha256", token).update(`${salt}.${expires}`).digest("hex");
 }
 
 /** A new session cookie's value: `salt.expires.mac`. */
-async function issue(key: CryptoKey, now: number): Promise<string> {
-  const salt = hex(crypto.getRandomValues(new Uint8Array(16)));
+function issue(token: string, now: number): string {
+  const salt = randomBytes(16).toString("hex");
   const expires = Math.floor(now / 1000) + SESSION_S;
-  return `${salt}.${expires}.${await mac(key, salt, expires)}`;
+  return `${salt}.${expires}.${mac(token, salt, expires)}`;
 }
 
 /** Whether a cookie value was issued with this token and has not expired. */
-async function valid(key: CryptoKey, value: string | undefined, now: number): Promise<boolean> {
+function valid(token: string, value: string | undefined, now: number): boolean {
   const [salt, expiresText, given, extra] = (value ?? "").split(".");
   const expires = Number(expiresText);
   if (extra !== undefined || !salt || !given || !Number.isInteger(expires)) return false;
   if (expires * 1000 <= now) return false;
-  return sameToken(given, await mac(key, salt, expires));
+  return sameToken(given, mac(token, salt, expires));
 }
 
 /** Viewer pages load nothing from elsewhere; the sign-in page has no script at all. */
@@ -73,13 +61,12 @@ export function uiAuth(
 ): MiddlewareHandler {
   if (!adminToken) return async (_c, next) => await next();
   const secret = adminToken;
-  const key = macKey(secret);
   return async (c, next) => {
     const url = new URL(c.req.url);
     const offered = url.searchParams.get("token");
     if (offered !== null) {
       if (!sameToken(offered, secret)) return loginPage(c, "That is not the admin token.");
-      setCookie(c, COOKIE, await issue(await key, now()), {
+      setCookie(c, COOKIE, issue(secret, now()), {
         httpOnly: true,
         sameSite: "Strict",
         path,
@@ -90,7 +77,7 @@ export function uiAuth(
     }
     if (
       sameToken(presentedToken(c.req.raw.headers), secret) ||
-      await valid(await key, getCookie(c, COOKIE), now())
+      valid(secret, getCookie(c, COOKIE), now())
     ) {
       return await next();
     }

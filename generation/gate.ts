@@ -22,7 +22,6 @@ import {
   type VersionRun,
 } from "./backend.ts";
 import { GateError } from "./gate_error.ts";
-export { GateError, type GateErrorKind } from "./gate_error.ts";
 export type { GateCompletion, PendingRequest } from "./gate_completion.ts";
 import { type GateCompletion, type PendingRequest, trainerCompletion } from "./gate_completion.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Why the interception gate refused a trainer's call (mapped to an HTTP status at the edge).
+ * The gate's refusals of a trainer's call about a request, by kind (mapped to HTTP at the edge).
  *
  * @module
  */

@@ -1,6 +1,7 @@
 /** The interception gate's queue: claims, long polls, leases, resolution errors. */
 import assert from "node:assert/strict";
-import { GateError, type GateErrorKind, InterceptionGate } from "./gate.ts";
+import { InterceptionGate } from "./gate.ts";
+import { GateError, type GateErrorKind } from "./gate_error.ts";
 import { type Completion, GenerationError } from "./backend.ts";
 import type { GateCompletion } from "./gate_completion.ts";
 

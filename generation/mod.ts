@@ -14,6 +14,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { InterceptionGate } from "./mod.ts";
  *
  * const gate = new InterceptionGate();
@@ -25,14 +26,14 @@
  *   sampling: { max_tokens: 16, stop_token_ids: [0] },
  * });
  * const pending = await gate.next(1000); // what a trainer's long poll gets
+ * assert.equal(pending!.request_id, "req_1");
  * gate.complete(pending!.request_id, { output_ids: [7, 0], finish_reason: "stop" });
- * (await answer).output_ids; // [7, 0]
+ * assert.deepEqual((await answer).output_ids, [7, 0]);
  * ```
  *
  * @module
  */
 export {
-  abortError,
   type Completion,
   type FinishReason,
   type GenerationBackend,
@@ -45,40 +46,19 @@ export {
 } from "./backend.ts";
 export {
   decodeTokenRows,
-  DTYPE_BYTES,
   encodeTokenRows,
-  narrowInt32Rows,
-  ROW_DTYPES,
   rowBytes,
   type RowDtype,
-  TOKEN_ROW_FIELDS,
-  TOKEN_ROW_LIMITS,
   type TokenRowField,
   type TokenRows,
-  TokenRowsError,
   type TokenRowsWire,
 } from "./token_rows.ts";
-export {
-  DEFAULT_ACK_TIMEOUT_MS,
-  DEFAULT_LEASE_MS,
-  type DeliveryState,
-  type GateCompletion,
-  GateError,
-  type GateErrorKind,
-  type GateOptions,
-  type GateStats,
-  InterceptionGate,
-  type Lease,
-  MAX_LEASE_MS,
-  type PendingRequest,
-} from "./gate.ts";
-export { PauseGate, type PauseStatus } from "./pause_gate.ts";
-export {
-  DEFAULT_ENGINE_RETRIES,
-  DEFAULT_ENGINE_TIMEOUT_MS,
-  EngineHttp,
-  type EngineHttpOptions,
-} from "./engine_http.ts";
-export { idsJsonBytes, jsonWithIds } from "./ids_json.ts";
-export { VllmBackend, type VllmOptions } from "./vllm.ts";
-export { SglangBackend, type SglangOptions } from "./sglang.ts";
+export { type GateOptions, InterceptionGate, type PendingRequest } from "./gate.ts";
+export { type GateCompletion } from "./gate_completion.ts";
+export { GateError, type GateErrorKind } from "./gate_error.ts";
+export { PauseGate } from "./pause_gate.ts";
+export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
+export { jsonWithIds } from "./ids_json.ts";
+export { VllmBackend } from "./vllm.ts";
+export { parseSseText } from "./sse_reader.ts";
+export { SglangBackend } from "./sglang.ts";

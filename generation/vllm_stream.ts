@@ -9,6 +9,7 @@
  * @module
  */
 import { GenerationError } from "./backend.ts";
+import { sseMessages } from "./sse_reader.ts";
 
 interface StreamChoice {
   token_ids?: unknown;
@@ -31,7 +32,6 @@ export async function readVllmStream(
   let withLogprobs = true;
   let finish: unknown = null;
   let weightVersion: unknown;
-  let buffer = "";
   const handle = (data: string) => {
     if (data === "[DONE]") return;
     let chunk: { choices?: StreamChoice[]; weight_version?: unknown };
@@ -60,17 +60,7 @@ export async function readVllmStream(
     if (delta.length > 0) onTokens?.(delta);
     if (choice.finish_reason != null) finish = choice.finish_reason;
   };
-  for await (const text of res.body!.pipeThrough(new TextDecoderStream())) {
-    buffer += text;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      for (const line of event.split("\n")) {
-        if (line.startsWith("data:")) handle(line.slice(5).trim());
-      }
-    }
-  }
+  for await (const message of sseMessages(res.body!)) handle(message.data.trim());
   return {
     weight_version: weightVersion,
     choices: [{

@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import {
   claudeCode,
   codex,
-  codexConfig,
   harness,
   HARNESSES,
   isHarnessName,
   type LaunchOptions,
   pi,
-  piModels,
 } from "./mod.ts";
+import { codexConfig } from "./codex.ts";
+import { piModels } from "./pi.ts";
 
 const o: LaunchOptions = {
   gatewayUrl: "http://127.0.0.1:8787/",

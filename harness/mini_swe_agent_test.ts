@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type LaunchOptions, miniConfig, miniSweAgent, sandboxLaunch } from "./mod.ts";
+import { type LaunchOptions, miniSweAgent, sandboxLaunch } from "./mod.ts";
+import { miniConfig } from "./mini_swe_agent.ts";
 
 const o: LaunchOptions = {
   gatewayUrl: "http://127.0.0.1:8787",

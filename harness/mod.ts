@@ -15,11 +15,13 @@
  *
  * @example
  * ```ts
- * import { harness, type LaunchOptions, runLocal } from "./mod.ts";
- * declare const launchOptions: LaunchOptions; // gateway URL, rollout id and token, model, dirs
+ * import assert from "node:assert/strict";
+ * import { harness, HARNESSES, pi } from "./mod.ts";
  *
- * const run = await runLocal(harness("pi"), "List the files", launchOptions);
- * run.completion.ok;
+ * assert.equal(harness("pi"), pi);
+ * assert.ok(Object.keys(HARNESSES).includes("codex"));
+ * assert.throws(() => harness("nope"), /unknown harness nope/);
+ * // `runLocal(harness("pi"), "List the files", launchOptions)` runs the CLI against a gateway.
  * ```
  *
  * @module
@@ -32,38 +34,27 @@ import { opencode } from "./opencode.ts";
 import { pi } from "./pi.ts";
 import { qwenCode } from "./qwen_code.ts";
 
-export * from "./harness.ts";
-export { claudeCode, modelCapabilities } from "./claude_code.ts";
-export { codex, CODEX_HOME_REL, CODEX_TOKEN_ENV, codexConfig, codexHome } from "./codex.ts";
-export {
-  pi,
-  PI_AGENT_DIR_REL,
-  PI_PROVIDER,
-  PI_TOKEN_ENV,
-  piAgentDir,
-  piModels,
-  piSettings,
-} from "./pi.ts";
-export {
-  MINI_CONFIG_REL,
-  MINI_FENCE,
-  MINI_SUBMIT,
-  MINI_TRAJECTORY_REL,
-  miniConfig,
-  miniSweAgent,
-} from "./mini_swe_agent.ts";
+export { type Harness, type LaunchOptions, type ShellTool } from "./harness.ts";
+export { claudeCode } from "./claude_code.ts";
+export { codex } from "./codex.ts";
+export { pi } from "./pi.ts";
+export { miniSweAgent } from "./mini_swe_agent.ts";
 export {
   opencode,
   OPENCODE_CONFIG_DIR_REL,
-  OPENCODE_PROVIDER,
-  OPENCODE_TOKEN_ENV,
   opencodeConfig,
   opencodePluginStub,
-  type OpencodeWire,
 } from "./opencode.ts";
-export { QWEN_DIR_REL, qwenCode, qwenSettings } from "./qwen_code.ts";
-export * from "./run_local.ts";
-export * from "./launch.ts";
+export { qwenCode } from "./qwen_code.ts";
+export {
+  agentInstallHint,
+  binaryInstalled,
+  describeRun,
+  runLocal,
+  type RunResult,
+  tail,
+} from "./run_local.ts";
+export { CLI_MISSING_EXIT_CODE, CLI_MISSING_MARKER, sandboxLaunch, shellWord } from "./launch.ts";
 
 /** Every harness, by name. */
 export const HARNESSES = {
@@ -76,7 +67,7 @@ export const HARNESSES = {
 } as const satisfies Readonly<Record<string, Harness>>;
 
 /** The agent CLIs rollgate knows: the registry's keys. */
-export type HarnessName = keyof typeof HARNESSES;
+type HarnessName = keyof typeof HARNESSES;
 
 /** Whether `name` names a known harness. */
 export function isHarnessName(name: string): name is HarnessName {

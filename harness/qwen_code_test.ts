@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type LaunchOptions, qwenCode, qwenSettings } from "./mod.ts";
+import { type LaunchOptions, qwenCode } from "./mod.ts";
+import { qwenSettings } from "./qwen_code.ts";
 
 const o: LaunchOptions = {
   gatewayUrl: "http://127.0.0.1:8787",

@@ -13,17 +13,22 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SqliteJournal } from "./mod.ts";
  *
  * const dir = await Deno.makeTempDir();
  * const journal = new SqliteJournal(dir);
- * await journal.record({ rollout: "r1", kind: "rollout_created", data: { token: "rg_x" } });
- * (await journal.rollouts()).map((r) => r.id); // ["r1"]
+ * await journal.record({
+ *   rollout: "r1",
+ *   kind: "rollout_created",
+ *   data: { id: "r1", token: "rg_x", createdAt: Date.now() },
+ * });
+ * assert.deepEqual((await journal.rollouts()).map((r) => [r.id, r.status]), [["r1", "active"]]);
  * journal.close();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module
  */
-export { SqliteJournal, type SqliteJournalOptions } from "./sqlite_journal.ts";
+export { SqliteJournal } from "./sqlite_journal.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
-export { packArrays, unpackArrays } from "./array_codec.ts";

@@ -153,12 +153,7 @@ export class SqliteJournal implements Journal {
   }
 
   putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): Promise<void> {
-    try {
-      this.#transaction(() => this.#rows.put(rollout, turn, field, rows));
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => this.#rows.put(rollout, turn, field, rows));
   }
 
   readRows(turn: string, field: TokenRowField): Uint8Array | null {
@@ -166,50 +161,29 @@ export class SqliteJournal implements Journal {
   }
 
   record(event: JournalEvent): Promise<void> {
-    try {
-      this.#transaction(() => this.#write(event));
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => this.#write(event));
   }
 
   finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
-    try {
-      return Promise.resolve(this.#transaction(() => {
-        this.#write(event);
-        this.#db.prepare("UPDATE rollouts SET status = 'finished' WHERE id = ?").run(
-          event.rollout,
-        );
-        return this.#insertSamples(samples);
-      }));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#write(event);
+      this.#db.prepare("UPDATE rollouts SET status = 'finished' WHERE id = ?").run(event.rollout);
+      return this.#insertSamples(samples);
+    });
   }
 
   forget(rollout: string): Promise<void> {
-    try {
-      this.#transaction(() => {
-        this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
-        this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
-        this.#rows.forget(rollout);
-      });
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
+      this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
+      this.#rows.forget(rollout);
+    });
   }
 
   expire(rollout: string): Promise<void> {
-    try {
-      this.#transaction(() =>
-        this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout)
-      );
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout);
+    });
   }
 
   rollouts(): Promise<JournaledRollout[]> {
@@ -229,11 +203,12 @@ export class SqliteJournal implements Journal {
     ).all(rollout) as unknown as EventRow[];
     const sharedValue = this.#db.prepare("SELECT value FROM shared WHERE hash = ?");
     for (const row of rows) {
-      const event: JournalEvent = {
+      // Kept as it was given: the kind says what `data` holds.
+      const event = {
         rollout: row.rollout,
         kind: row.kind,
         data: JSON.parse(row.data),
-      };
+      } as JournalEvent;
       if (row.arrays) event.arrays = unpackArrays(row.arrays);
       if (row.shared) {
         event.shared = {};
@@ -251,11 +226,7 @@ export class SqliteJournal implements Journal {
 
   /** Samples on their own (the sample log's `append`); a finishing rollout uses `finish`. */
   append(samples: readonly Sample[]): Promise<number[]> {
-    try {
-      return Promise.resolve(this.#transaction(() => this.#insertSamples(samples)));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => this.#insertSamples(samples));
   }
 
   /**
@@ -379,6 +350,15 @@ export class SqliteJournal implements Journal {
    * journal for good: every later write is refused unwritten, so the file stays a prefix of what
    * happened (replayable) and everything acknowledged before the failure is in it.
    */
+  /** `fn` in a transaction, as a promise (a failure rejects it rather than throwing). */
+  #committed<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(this.#transaction(fn));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
   #transaction<T>(fn: () => T): T {
     if (this.#broken) throw this.#broken;
     const before = { ...this.#extent };

@@ -1,9 +1,14 @@
 /** The SQLite journal: events in order with their arrays and shared values, samples with cursors, reopening, one gateway per directory. */
 import assert from "node:assert/strict";
-import type { Sample } from "../trajectory/mod.ts";
+import type { JournalEvent, Sample } from "../trajectory/mod.ts";
 import { JournalLockedError, SqliteJournal } from "./mod.ts";
 import { packArrays, unpackArrays } from "./array_codec.ts";
 import { DatabaseSync } from "node:sqlite";
+
+/** An event as a store sees it: the store keeps `data` as given and never reads it. */
+const event = (
+  e: { rollout: string; kind: string; data: object; arrays?: object; shared?: object },
+) => e as JournalEvent;
 
 async function events(j: SqliteJournal, rollout: string) {
   const out = [];
@@ -44,18 +49,18 @@ Deno.test("journal: events come back in order, per rollout, with arrays and shar
   try {
     const tools = [{ name: "read_file", parameters: { type: "object" } }];
     let j = new SqliteJournal(dir);
-    await j.record({ rollout: "a", kind: "rollout_created", data: { token: "rg_a" } });
-    await j.record({ rollout: "b", kind: "rollout_created", data: { token: "rg_b" } });
+    await j.record(event({ rollout: "a", kind: "rollout_created", data: { token: "rg_a" } }));
+    await j.record(event({ rollout: "b", kind: "rollout_created", data: { token: "rg_b" } }));
     for (let i = 0; i < 3; i++) {
-      await j.record({
+      await j.record(event({
         rollout: "a",
         kind: "turn_registered",
         data: { index: i },
         arrays: { delta_ids: [i, 151645] },
         shared: { tools },
-      });
+      }));
     }
-    await j.finish({ rollout: "b", kind: "rollout_finished", data: { reward: 1 } }, [
+    await j.finish({ rollout: "b", kind: "rollout_finished", data: { reward: 1, finishedAt: 0 } }, [
       sample("b", 1),
       sample("b", 2),
     ]);
@@ -109,7 +114,7 @@ Deno.test("journal: a second gateway on the same data directory is refused", asy
   const dir = await Deno.makeTempDir({ prefix: "rollgate-journal-" });
   const first = new SqliteJournal(dir);
   try {
-    await first.record({ rollout: "a", kind: "rollout_created", data: {} });
+    await first.record(event({ rollout: "a", kind: "rollout_created", data: {} }));
     assert.throws(() => new SqliteJournal(dir), JournalLockedError);
   } finally {
     first.close();
@@ -166,15 +171,18 @@ Deno.test("journal: after a failed write nothing more is written, and the error 
   const dir = await Deno.makeTempDir();
   try {
     const j = new SqliteJournal(dir);
-    await j.record({ rollout: "r1", kind: "rollout_created", data: {} });
+    await j.record(event({ rollout: "r1", kind: "rollout_created", data: {} }));
     // A write that cannot be kept (a value JSON cannot hold) breaks the journal for good.
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     await assert.rejects(
-      j.record({ rollout: "r1", kind: "x", data: cyclic }),
+      j.record(event({ rollout: "r1", kind: "x", data: cyclic })),
       /journal\.sqlite cannot be written: [^]*Nothing more is written/,
     );
-    await assert.rejects(j.record({ rollout: "r1", kind: "y", data: {} }), /cannot be written/);
+    await assert.rejects(
+      j.record(event({ rollout: "r1", kind: "y", data: {} })),
+      /cannot be written/,
+    );
     await assert.rejects(j.append([sample("r1", 1)]), /cannot be written/);
     j.close();
     const reopened = new SqliteJournal(dir);

@@ -4,58 +4,33 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PolicyModel } from "./mod.ts";
  *
- * const model = await PolicyModel.load();
- * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], []);
+ * const model = await PolicyModel.load(); // Qwen3's files, shipped by npm
+ * const { ids } = await model.renderFull([{ role: "user", content: "hi" }], [], true);
+ * const text = await model.decode(ids);
+ * assert.ok(text.startsWith("<|im_start|>user\nhi<|im_end|>"));
+ * assert.ok(text.endsWith("<|im_start|>assistant\n"));
  * ```
  *
  * @module
  */
 export { PolicyModel, type PolicyModelOptions } from "./policy_model.ts";
-export type { Rendered, RenderOptions } from "./families/mod.ts";
+export type { Rendered } from "./families/mod.ts";
 export { type SpecialTextHit } from "./special_text.ts";
-export { DEFAULT_MODEL_DIR, loadModelFiles, type ModelFiles, QWEN3_SHA256 } from "./model_files.ts";
-export {
-  type AddedToken,
-  loadTokenizer,
-  type LoadTokenizerOptions,
-  type TextTokenizer,
-} from "./tokenizer.ts";
+export { loadModelFiles } from "./model_files.ts";
+export { loadTokenizer } from "./tokenizer.ts";
 export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
-export type {
-  OutputParser,
-  ParsedOutput,
-  StreamDeltas,
-  StreamingOutputParser,
-} from "./parsers/mod.ts";
 export {
-  type ChatFormat,
   deepSeekToolsText,
   type DeltaHistory,
   FAMILIES,
-  FamilyError,
-  familyNamed,
-  type FamilyQuirks,
   GENERIC_FAMILY,
   GlmTextRenderer,
-  LagunaTextRenderer,
-  MiniMaxM2TextRenderer,
-  type ModelFamily,
   NemotronTextRenderer,
   qwen3SampledText,
   TOOL_PARSERS,
-  type TurnEnd,
 } from "./families/mod.ts";
-export {
-  type ArgValue,
-  isPythonSpace,
-  Num,
-  pythonFloatRepr,
-  pythonJson,
-  pythonJsonDumps,
-  pythonScalarStr,
-  pythonString,
-  pythonStrip,
-} from "./python_json.ts";
+export { type ArgValue, Num, pythonJson, pythonString, pythonStrip } from "./python_json.ts";

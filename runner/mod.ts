@@ -13,19 +13,15 @@
  *
  * @example
  * ```ts
- * import { runRollouts } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * import { formatSummary, policyName, summarize } from "./mod.ts";
  *
- * await runRollouts({
- *   tasks: "tasks",
- *   harness: "codex",
- *   sandbox: "local",
- *   samples: 1,
- *   concurrency: 4,
- *   policy: "gold",
- *   out: "results.jsonl",
- *   timeBudgetS: 300,
- *   model: "rollgate-policy",
- * });
+ * // `runRollouts({ tasks, harness, sandbox, samples, policy, out, … })` runs agents on tasks;
+ * // its results file summarizes like this:
+ * assert.equal(policyName("gold"), "gold");
+ * assert.throws(() => policyName("clever"), /unknown policy clever/);
+ * const table = formatSummary(summarize(["py-slug"], []), 1);
+ * assert.match(table, /py-slug/);
  * ```
  *
  * @module
@@ -34,37 +30,23 @@ export {
   DEFAULT_GATE_PORT,
   DEFAULT_MODEL_NAME,
   DEFAULT_TIME_BUDGET_S,
-  POLICIES,
   type PolicyName,
   policyName,
   type RolloutRunOptions,
-  RunnerError,
 } from "./options.ts";
-export { type RunOutcome, runRollouts } from "./run.ts";
-export { agentPrompt, type RolloutContext, runRollout } from "./one_rollout.ts";
-export { type AgentOutcome, runAgentInSandbox, sandboxHome } from "./sandbox_agent.ts";
+export { runRollouts } from "./run.ts";
 export {
-  answerMessage,
   answerText,
   containsRun,
   FINAL_TEXT,
   finalAnswerMessage,
   sampledIds,
   scriptedLogprob,
-  type ScriptedPolicyName,
-  type ScriptedPolicyRun,
   scriptFor,
   shellActionMessage,
-  startScriptedPolicy,
   toolCallMessage,
   toolCallText,
 } from "./scripted_policy.ts";
 export { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
-export {
-  readRecords,
-  recordKey,
-  ResultsWriter,
-  type RolloutRecord,
-  type TestRecord,
-} from "./results_file.ts";
-export { formatSummary, Progress, summarize, type TaskSummary } from "./report.ts";
+export { readRecords, recordKey, ResultsWriter, type RolloutRecord } from "./results_file.ts";
+export { formatSummary, Progress, summarize } from "./report.ts";

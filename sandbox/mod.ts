@@ -11,26 +11,56 @@
  *
  * @example
  * ```ts
- * import { createSandboxProvider, evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * import { loadTasks, patchPaths, SHIPPED_TASKS_DIR, shellQuote } from "./mod.ts";
  *
- * const provider = createSandboxProvider("local");
- * await provider.preflight();
+ * // `createSandboxProvider("local" | "docker" | "e2b")` gives a provider whose sandboxes run a
+ * // task's tests: `evaluatePatch(provider, task, task.gold_patch)` rewards the gold patch with 1.
  * const [task] = await loadTasks(`${SHIPPED_TASKS_DIR}/py-slug`);
- * (await evaluatePatch(provider, task, task.gold_patch)).reward; // 1
+ * assert.equal(task.instance_id, "py-slug");
+ * assert.ok(patchPaths(task.gold_patch).length > 0);
+ * assert.equal(shellQuote("it's"), `'it'\\''s'`);
  * ```
  *
  * @module
  */
-export * from "./sandbox.ts";
-export { parentDir, resolveInside, shellQuote, toBase64 } from "./shell.ts";
 export {
-  createSandboxProvider,
-  SANDBOX_PROVIDERS,
-  type SandboxProviderName,
-  type SandboxProviderOptions,
-} from "./provider.ts";
-export * from "./gateway_bridge/mod.ts";
-export * from "./local/mod.ts";
-export * from "./docker/mod.ts";
-export * from "./e2b/mod.ts";
-export * from "./swe/mod.ts";
+  type GatewayAccess,
+  type Proc,
+  type Sandbox,
+  SandboxError,
+  type SandboxProvider,
+  TIMEOUT_EXIT_CODE,
+} from "./sandbox.ts";
+export { shellQuote, toBase64 } from "./shell.ts";
+export { createSandboxProvider, type SandboxProviderOptions } from "./provider.ts";
+export { rolloutSocketHandler, serveRolloutSocket } from "./gateway_bridge/mod.ts";
+export {
+  AGENTS_NODE_MODULES,
+  AGENTS_VENV,
+  LOCAL_MOUNTS,
+  LocalProvider,
+  LocalSandbox,
+} from "./local/mod.ts";
+export {
+  demuxRawStream,
+  DockerApiError,
+  DockerEngine,
+  DockerProvider,
+  findDockerSocket,
+  rawFrame,
+  tarOneFile,
+  untarFirstFile,
+} from "./docker/mod.ts";
+export { E2BProvider } from "./e2b/mod.ts";
+export {
+  type EpisodeResult,
+  evaluatePatch,
+  loadTasks,
+  patchPaths,
+  runEpisode,
+  SHIPPED_TASKS_DIR,
+  type SweTask,
+  TaskFormatError,
+  testCommand,
+} from "./swe/mod.ts";

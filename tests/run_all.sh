@@ -1,7 +1,8 @@
 #!/bin/sh
 # `npm test`: the static checks first (format, lint, types including every doc example), then the
-# Deno suites and the Python client's suite, then ONE line naming every skipped test group and
-# why (`skipped: none` when nothing was skipped). Exit status: 0 only when everything passed.
+# Deno suites, every folder's `mod.ts` example run with its assertions (`deno test --doc`), and the
+# Python client's suite, then ONE line naming every skipped test group and why (`skipped: none`
+# when nothing was skipped). Exit status: 0 only when everything passed.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,8 +17,12 @@ export ROLLGATE_SKIP_LOG
 status=0
 echo "== deno test"
 deno test -A --parallel || status=1
-echo "== Python client (clients/python)"
-(cd clients/python && python3 -m unittest discover) || status=1
+echo "== doc examples of every mod.ts (deno test --doc)"
+deno test -A --doc $(find . -name mod.ts -not -path './node_modules/*' -not -path './agents/*' \
+  -not -path './.venv/*' | sort) || status=1
+echo "== Python client (clients/python): standard-library transport, then httpx (the venv has it)"
+(cd clients/python && ROLLGATE_CLIENT_TRANSPORT=builtin python3 -m unittest discover) || status=1
+(cd clients/python && ../../.venv/bin/python -m unittest discover) || status=1
 deno run --allow-read tests/support/report_skips.ts "$ROLLGATE_SKIP_LOG"
 rm -f "$ROLLGATE_SKIP_LOG"
 exit "$status"

@@ -5,33 +5,20 @@
  * rebuilds it exactly (tokens, message tree, chains, pending requests). Finished samples go to the
  * same store with their cursors (the journal is the gateway's {@link SampleLog}).
  *
- * Storage-neutral: `journal/` implements it on SQLite; a shared store (Redis, for several
- * replicas) can implement the same interface.
+ * This is the durable store behind the rollout façade (`RolloutActions`), and the one seam to
+ * swap it: `journal/` implements it on SQLite; a store shared by several replicas (PostgreSQL)
+ * implements the same interface. A store keeps events as given (`rollout`, `kind`, `data` as JSON,
+ * `arrays` as numbers, `shared` by content) and gives them back in order; it never interprets
+ * `data`, except that `rollout_created` starts a rollout afresh and `finish` marks it finished.
  *
  * @module
  */
+import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { SampleLog } from "./sample_log.ts";
 import type { Sample } from "./samples.ts";
 import type { TokenRowStore } from "./token_row_store.ts";
 
-/** Number arrays an event carries in binary: token ids, logprobs, masks. */
-export type EventArrays = Readonly<Record<string, ArrayLike<number>>>;
-
-/** One change to one rollout. */
-export interface JournalEvent {
-  rollout: string;
-  /** What happened, e.g. `rollout_created`, `turn_registered`, `turn_recorded`. */
-  kind: string;
-  /** Plain JSON (no large number arrays: those go in `arrays`). */
-  data: Record<string, unknown>;
-  /** Large number arrays, stored compactly (int32 for ids, float64 for everything else). */
-  arrays?: EventArrays;
-  /**
-   * Values many events repeat (a turn's tool list): stored once by content, given back in place
-   * on replay.
-   */
-  shared?: Record<string, unknown>;
-}
+export type { EventArrays, JournalEvent } from "./journal_events.ts";
 
 /** What the journal knows of a rollout without replaying it. */
 export interface JournaledRollout {
@@ -42,8 +29,9 @@ export interface JournaledRollout {
 }
 
 /**
- * Token rows (`routed_experts`) are kept by the journal too, apart from the events: a logged
- * sample refers to them, so a deleted rollout's rows stay while its samples are in the log.
+ * The durable store of rollout changes and finished samples. Token rows (`routed_experts`) are
+ * kept by it too, apart from the events: a logged sample refers to them, so a deleted rollout's
+ * rows stay while its samples are in the log.
  */
 export interface Journal extends SampleLog, TokenRowStore {
   /**
@@ -52,7 +40,7 @@ export interface Journal extends SampleLog, TokenRowStore {
    */
   record(event: JournalEvent): Promise<void>;
   /** Appends a rollout's finishing event and its samples at once; resolves with their cursors. */
-  finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]>;
+  finish(event: RolloutFinishedEvent, samples: readonly Sample[]): Promise<number[]>;
   /** Forgets a deleted rollout's events (its samples already streamed stay). */
   forget(rollout: string): Promise<void>;
   /** Marks a rollout expired: kept, but not restored. */

@@ -1,21 +1,23 @@
 /**
- * How the domain writes to its journal: `record` is called right where a change happens (so the
+ * How the domain writes to its journal (private to `trajectory/`: callers go through
+ * `RolloutActions`): `record` is called right where a change happens (so the
  * journal sees changes in the order they happened), and whoever answers a client first awaits
  * `durable()`. Without a journal both cost nothing. A write that fails makes every later
  * `durable()` fail too: nothing is answered as if it were kept when it may not be.
  *
  * @example
  * ```ts
- * import { JournalWriter } from "./mod.ts";
+ * import { JournalWriter } from "./journal_writer.ts";
  *
  * const writer = new JournalWriter(); // no journal: a throwaway gateway
- * writer.record({ rollout: "r1", kind: "rollout_created", data: {} });
- * await writer.durable();
+ * writer.record({ rollout: "r1", kind: "turn_retried", data: { index: 0 } });
+ * await writer.durable(); // resolves at once: nothing to wait for
  * ```
  *
  * @module
  */
-import type { Journal, JournalEvent } from "./journal.ts";
+import type { Journal } from "./journal.ts";
+import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { Sample } from "./samples.ts";
 import type { TokenRowField, TokenRows } from "../generation/mod.ts";
 import { MemoryTokenRowStore, type TokenRowStore } from "./token_row_store.ts";
@@ -36,10 +38,6 @@ export class JournalWriter {
 
   constructor(readonly journal?: Journal) {
     this.rows = journal ?? new MemoryTokenRowStore();
-  }
-
-  get enabled(): boolean {
-    return this.journal !== undefined;
   }
 
   /** Why the journal stopped keeping changes, once a write failed (readiness reports it). */
@@ -89,7 +87,7 @@ export class JournalWriter {
   }
 
   /** Records a finishing rollout and its samples at once; resolves with their cursors. */
-  async finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
+  async finish(event: RolloutFinishedEvent, samples: readonly Sample[]): Promise<number[]> {
     await this.durable();
     const cursors = this.journal!.finish(event, samples);
     this.#track(cursors.then(() => {}));

@@ -1,49 +1,45 @@
 /**
  * Rollouts, their turns and message tree, and the samples built from them.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RolloutActions } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
+ * const model = await PolicyModel.load();
+ * const rollouts = new RolloutActions({ model }); // generation through its interception gate
+ * const rollout = await rollouts.create({ metadata: { task: "demo" } });
+ * const turn = await rollouts.startTurn(rollout, {
+ *   protocol: "chat",
+ *   model: "policy",
+ *   messages: [{ role: "user", content: "Say hello." }],
+ *   tools: [],
+ *   sampling: {},
+ *   stream: false,
+ * }, "call_");
+ * // A trainer takes the request and answers with the ids its engine sampled.
+ * const pending = await rollouts.gate.next(1_000);
+ * const sampled = await model.tokenizer.encode("<think>\n\n</think>\n\nHello!<|im_end|>");
+ * await rollouts.complete(pending!.request_id, { output_ids: sampled, finish_reason: "stop" });
+ * assert.equal((await turn.result).message.content, "Hello!");
+ * const [sample] = await rollouts.finish(rollout, 1);
+ * assert.equal(sample.loss_mask.reduce((n, x) => n + x, 0), sampled.length);
+ * ```
+ *
  * @module
  */
-export {
-  answerId,
-  type Drift,
-  type MountKind,
-  promptIds,
-  pushAll,
-  type ToolSpan,
-  type Turn,
-  type TurnStatus,
-} from "./turn.ts";
-export { MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
-export { sameJson, sameMessage } from "./same_message.ts";
-export {
-  buildSample,
-  buildSamples,
-  chainLeaves,
-  chainOf,
-  DEFAULT_SAMPLE_OPTIONS,
-  type Sample,
-  type SampleJson,
-  sampleJson,
-  type SampleOptions,
-} from "./samples.ts";
-export {
-  AGENT_TOOL_NAMES,
-  BRANCH_LABELS,
-  type BranchLabel,
-  type Chain,
-  classifyChain,
-} from "./branch_label.ts";
-export { type HistoryChange, messageChange } from "./history_change.ts";
+export { promptIds, type Turn } from "./turn.ts";
+export { MessageNode, TurnTree } from "./turn_tree.ts";
+export { sameMessage } from "./same_message.ts";
+export { buildSamples, chainOf, type Sample, sampleJson, type SampleOptions } from "./samples.ts";
+export { type Chain } from "./branch_label.ts";
 export {
   DEFAULT_LABEL_POLICY,
   LABEL_ACTIONS,
-  type LabelAction,
   type LabelPolicy,
   POLICY_LABELS,
-  type PolicyLabel,
 } from "./label_policy.ts";
-export { findDrift } from "./drift.ts";
-export { findToolSpans } from "./tool_spans.ts";
 export {
   type SharedPrefixTree,
   sharedPrefixTree,
@@ -51,65 +47,23 @@ export {
   turnTree,
   type TurnTreeExport,
 } from "./tree_export.ts";
-export {
-  type CompactTreeExport,
-  type CompactTurnRecord,
-  compactTurnTree,
-  expandCompactTree,
-} from "./compact_tree.ts";
+export { type CompactTreeExport, compactTurnTree, expandCompactTree } from "./compact_tree.ts";
 export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
-export {
-  type BlackBoxAnswer,
-  DEFAULT_ABANDON_GRACE_MS,
-  DEFAULT_TURN_LIMITS,
-  DEFAULT_TURN_TIMEOUT_MS,
-  type TurnLimits,
-  TurnRunner,
-  type TurnRunnerOptions,
-} from "./turn_runner.ts";
+export { TurnRunner } from "./turn_runner.ts";
+export { DEFAULT_TURN_LIMITS, type TurnLimits } from "./turn_flight.ts";
+export { RolloutActions } from "./rollout_actions.ts";
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
-export { type HostCall, Rollout, type RolloutSampling, type RolloutStatus } from "./rollout.ts";
-export {
-  type CreateRollout,
-  DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS,
-  RolloutExistsError,
-  RolloutStore,
-  type RolloutStoreOptions,
-  UnknownRolloutError,
-} from "./rollout_store.ts";
+export { Rollout } from "./rollout.ts";
+export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
-export type { EventArrays, Journal, JournaledRollout, JournalEvent } from "./journal.ts";
-export { JournalError, JournalWriter } from "./journal_writer.ts";
-export { JournalReplayError, restore, type RestoreReport } from "./restore.ts";
-export {
-  DEFAULT_SAMPLES_KEPT_IN_MEMORY,
-  type LoggedSample,
-  MemorySampleLog,
-  type SampleLog,
-} from "./sample_log.ts";
-export {
-  auditTree,
-  describeFork,
-  describeSpecialText,
-  DRIFT_NOTE,
-  formatAudit,
-  type RolloutAudit,
-  type TurnAudit,
-} from "./audit.ts";
+export type { Journal, JournaledRollout, JournalEvent } from "./journal.ts";
+export { JournalError } from "./journal_writer.ts";
+export { type RestoreReport } from "./restore.ts";
+export { type LoggedSample, MemorySampleLog, type SampleLog } from "./sample_log.ts";
+export { auditTree, formatAudit } from "./audit.ts";
 export { formatTree } from "./inspect.ts";
-export { MemoryTokenRowStore, type TokenRowStore } from "./token_row_store.ts";
-export { TokenRowsGoneError, TokenRowsRef } from "./token_rows_ref.ts";
-export { rowsFromFor, rowsOf, type RowsPlan, type RowsSegment } from "./chain_rows.ts";
-export type { RowsMeta, SamplingFacts, TurnFacts } from "./turn_facts.ts";
-export { type TurnSpan, versionNumber } from "./sample_facts.ts";
-export {
-  type CallExport,
-  type CallsExport,
-  callsExport,
-  type ExportedRows,
-  type SampleHead,
-  type SegmentRows,
-  type TreeExport,
-  treeExport,
-  type TreeSegment,
-} from "./sample_exports.ts";
+export type { TokenRowStore } from "./token_row_store.ts";
+export { TokenRowsRef } from "./token_rows_ref.ts";
+export { rowsOf, type RowsPlan } from "./chain_rows.ts";
+export { versionNumber } from "./sample_facts.ts";
+export { type CallsExport, callsExport, type TreeExport, treeExport } from "./sample_exports.ts";

@@ -1,6 +1,7 @@
 /**
  * Rebuilding the gateway's rollouts from the journal on start. Each rollout's events are replayed
  * in order through the same code that made them (`store.create`, `openTurn`, `record`, `fail`),
+ * switching on the kind of each event (`journal_events.ts`),
  * so tokens, message trees, chains and labels come back exactly as they were. Turns that were
  * waiting for their answer get their request back in the queue under the same request id; a turn
  * the crash caught before its prompt was built fails, so the agent's retry takes its place.
@@ -8,15 +9,29 @@
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
-import type { HostCall, Rollout } from "./rollout.ts";
-import type { CreateRollout, RolloutStore } from "./rollout_store.ts";
-import type { Journal, JournalEvent } from "./journal.ts";
-import type { TurnPlanned, TurnRecorded, TurnRegistered } from "./journal_events.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
+import type { Rollout } from "./rollout.ts";
+import type { RolloutStore } from "./rollout_store.ts";
+import type { Journal } from "./journal.ts";
+import type { JournalEvent, TurnPlanned } from "./journal_events.ts";
+import type { JournalWriter } from "./journal_writer.ts";
 import { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 import type { TurnRunner } from "./turn_runner.ts";
+import type { TurnFlight } from "./turn_flight.ts";
 import { TurnTree } from "./turn_tree.ts";
 import { placeOutput, placePrompt } from "./turn.ts";
+
+/** What a restore replays into: the façade's parts (see `RolloutActions.restore`). */
+export interface RestoreTarget {
+  /** Must be empty. */
+  store: RolloutStore;
+  /** Its recording is off during the replay. */
+  writer: JournalWriter;
+  /** Replayed pending turns count in flight. */
+  flight: TurnFlight;
+  /** Generates the turns that were waiting for their answer again (`resume`). */
+  runner: Pick<TurnRunner, "resume">;
+}
 
 export interface RestoreReport {
   rollouts: number;
@@ -41,13 +56,13 @@ interface Replayed {
   planned?: TurnPlanned;
 }
 
-/** Replays the journal into `store` (which must be empty) and re-queues unanswered requests. */
+/** Replays the journal into `target` and re-queues unanswered requests. */
 export async function restore(
   journal: Journal,
-  store: RolloutStore,
-  runner: TurnRunner,
+  target: RestoreTarget,
   now = Date.now(),
 ): Promise<RestoreReport> {
+  const { store, writer, runner } = target;
   const started = performance.now();
   const report: RestoreReport = {
     rollouts: 0,
@@ -58,7 +73,7 @@ export async function restore(
     ms: 0,
   };
   const resume: (() => void)[] = [];
-  await store.writer.replaying(async () => {
+  await writer.replaying(async () => {
     for (const jr of await journal.rollouts()) {
       if (jr.status === "expired" || now - jr.lastActivity > store.idleTimeoutMs) {
         if (jr.status !== "expired") await journal.expire(jr.id);
@@ -70,13 +85,13 @@ export async function restore(
       let rollout: Rollout | undefined;
       for await (const event of journal.events(jr.id)) {
         if (event.kind === "rollout_created") {
-          rollout = store.create(event.data as CreateRollout);
+          rollout = store.create(event.data);
           continue;
         }
         if (!rollout) {
           throw new JournalReplayError(`rollout ${jr.id}: ${event.kind} before its creation`);
         }
-        apply(rollout, event, turns, runner, store);
+        apply(rollout, event, turns, target);
       }
       if (!rollout) continue;
       report.rollouts++;
@@ -97,7 +112,7 @@ export async function restore(
         }
         report.requeued++;
         resume.push(() =>
-          runner.launch(open, planned.requestId, planned.sampling, toolCallIdPrefix)
+          runner.resume(open, planned.requestId, planned.sampling, toolCallIdPrefix)
         );
       }
     }
@@ -110,20 +125,18 @@ export async function restore(
 
 function apply(
   rollout: Rollout,
-  event: JournalEvent,
+  event: Exclude<JournalEvent, { kind: "rollout_created" }>,
   turns: Map<number, Replayed>,
-  runner: TurnRunner,
-  store: RolloutStore,
+  target: RestoreTarget,
 ): void {
-  const data = event.data;
-  const replayed = () => {
-    const t = turns.get(data.index as number);
+  const replayed = (index: number) => {
+    const t = turns.get(index);
     if (!t) throw new JournalReplayError(`rollout ${rollout.id}: ${event.kind} of an unknown turn`);
     return t;
   };
   switch (event.kind) {
     case "turn_registered": {
-      const d = data as unknown as TurnRegistered;
+      const d = event.data;
       const node = d.prefix ? rollout.tree.node(d.prefix) : undefined;
       if (d.prefix && !node) {
         throw new JournalReplayError(`rollout ${rollout.id}: turn ${d.id} mounts on a lost node`);
@@ -134,7 +147,7 @@ function apply(
         tools: event.shared?.tools ?? [],
       } as CanonicalRequest;
       const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req));
-      const open = runner.track(openTurn(rollout, req, mount, store.writer, {
+      const open = target.flight.track(openTurn(rollout, req, mount, target.writer, {
         idSuffix: d.id.slice(d.id.lastIndexOf(".") + 1),
         toolCallIdPrefix: d.toolCallIdPrefix,
         blackBox: d.blackBox,
@@ -149,8 +162,8 @@ function apply(
       return;
     }
     case "turn_planned": {
-      const d = data as unknown as TurnPlanned;
-      const t = replayed();
+      const d = event.data;
+      const t = replayed(d.index);
       Object.assign(t.open.turn, d.plan, { maxTokens: d.maxTokens, header: d.header });
       placePrompt(t.open.turn, event.arrays?.bridge_ids ?? [], event.arrays?.delta_ids ?? []);
       t.open.turn.timings.rendered = d.rendered;
@@ -158,8 +171,9 @@ function apply(
       return;
     }
     case "turn_recorded": {
-      const d = data as unknown as TurnRecorded;
-      const { turn } = replayed().open;
+      const d = event.data;
+      const { open } = replayed(d.index);
+      const { turn } = open;
       placeOutput(turn, event.arrays?.output_ids ?? []);
       Object.assign(turn, {
         logprobs: event.arrays?.logprobs ? Float64Array.from(event.arrays.logprobs) : null,
@@ -174,35 +188,32 @@ function apply(
       });
       turn.timings.rendered = d.rendered;
       turn.timings.completed = d.completed;
-      record(replayed().open, d.answer as TurnAnswer);
+      record(open, d.answer);
       return;
     }
     case "turn_failed": {
-      const t = replayed();
-      t.open.turn.timings.completed = data.completed as number;
-      fail(t.open, new Error(data.error as string));
+      const { open } = replayed(event.data.index);
+      open.turn.timings.completed = event.data.completed;
+      fail(open, new Error(event.data.error));
       return;
     }
     case "turn_retried":
-      replayed().open.turn.retries++;
+      replayed(event.data.index).open.turn.retries++;
       return;
     case "rollout_finished":
-      rollout.finish(
-        data.reward as number | null,
-        (data.referenceVersion ?? null) as number | null,
-      );
-      rollout.finishedAt = data.finishedAt as number;
+      rollout.finish(event.data.reward, event.data.referenceVersion ?? null);
+      rollout.finishedAt = event.data.finishedAt;
       return;
-    case "host_call": {
-      const call = data as unknown as HostCall;
-      rollout.hostCalls.push(call);
-      rollout.hostCallBytes += call.bytes;
+    case "host_call":
+      rollout.hostCalls.push(event.data);
+      rollout.hostCallBytes += event.data.bytes;
       return;
-    }
     case "agent_exit":
-      rollout.agentExit = data as Rollout["agentExit"];
+      rollout.agentExit = event.data;
       return;
     default:
-      throw new JournalReplayError(`rollout ${rollout.id}: unknown event ${event.kind}`);
+      throw new JournalReplayError(
+        `rollout ${rollout.id}: unknown event ${(event satisfies never as JournalEvent).kind}`,
+      );
   }
 }

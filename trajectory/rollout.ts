@@ -31,6 +31,14 @@ export interface HostCall {
   bytes: number;
 }
 
+/** The agent's exit signal, as recorded. */
+export interface AgentExit {
+  exit_code: number | null;
+  reason: string | null;
+  /** Milliseconds since the epoch. */
+  at: number;
+}
+
 export class Rollout {
   readonly turns: Turn[] = [];
   readonly tree = new TurnTree();
@@ -47,7 +55,7 @@ export class Rollout {
   /** Bytes of JSON `hostCalls` hold (arguments + results), bounded by the gateway. */
   hostCallBytes = 0;
   /** The agent's exit signal (`/rollout/:id/v1/exit`), once sent. */
-  agentExit: { exit_code: number | null; reason: string | null; at: number } | null = null;
+  agentExit: AgentExit | null = null;
   finishedAt?: number;
   reward: number | null = null;
   /** GRPO-style group the rollout belongs to (advantages are relative within a group). */

@@ -1,14 +1,14 @@
 /**
- * All rollouts of a gateway, by id and by per-rollout token; their creation, finishing (with the
- * samples logged for `/api/samples/stream`), deletion and expiry, each journaled when the
- * gateway has a journal.
+ * All rollouts of a gateway in memory, by id and by per-rollout token, and the ids of those that
+ * expired. It records nothing: every change a caller makes goes through `RolloutActions`, which
+ * applies it here and journals it.
  *
  * @module
  */
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import type { Sample, SampleOptions } from "./samples.ts";
-import { MemorySampleLog, type SampleLog } from "./sample_log.ts";
-import { JournalWriter } from "./journal_writer.ts";
+import type { SampleOptions } from "./samples.ts";
+import { randomHex } from "./random_hex.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
 
 export interface CreateRollout {
   id?: string;
@@ -47,21 +47,11 @@ export interface RolloutStoreOptions {
   idleTimeoutMs?: number;
   /** How many expired ids are remembered for that answer. */
   rememberExpired?: number;
-  /** Where changes are journaled; default: nowhere. */
-  writer?: JournalWriter;
-  /** Where finished samples are logged; default: the journal, else the latest in memory. */
-  sampleLog?: SampleLog;
+  /** Where every rollout's token rows are kept (the journal, else memory). */
+  rows?: TokenRowStore;
 }
 
 export const DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS = 3_600_000;
-
-function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  )
-    .join("");
-}
 
 export class RolloutStore {
   readonly #byId = new Map<string, Rollout>();
@@ -70,19 +60,16 @@ export class RolloutStore {
   readonly #expired = new Map<string, number>();
   readonly idleTimeoutMs: number;
   readonly #rememberExpired: number;
+  readonly #rows?: TokenRowStore;
   #nextSweep = 0;
-  readonly writer: JournalWriter;
-  readonly sampleLog: SampleLog;
-  readonly #onSamples = new Set<() => void>();
 
   constructor(options: RolloutStoreOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS;
     this.#rememberExpired = options.rememberExpired ?? 100_000;
-    this.writer = options.writer ?? new JournalWriter();
-    this.sampleLog = options.sampleLog ?? this.writer.journal ?? new MemorySampleLog();
+    this.#rows = options.rows;
   }
 
-  /** A new rollout (journaled: `await writer.durable()` before answering). */
+  /** A new rollout, in memory only. */
   create(spec: CreateRollout = {}): Rollout {
     const id = spec.id ?? `r_${randomHex(8)}`;
     if (this.#byId.has(id)) throw new RolloutExistsError(`rollout ${id} already exists`);
@@ -99,50 +86,7 @@ export class RolloutStore {
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
     rollout.group = spec.group ?? null;
     this.add(rollout);
-    this.writer.record({
-      rollout: id,
-      kind: "rollout_created",
-      data: { ...spec, id, token, createdAt: rollout.createdAt },
-    });
     return rollout;
-  }
-
-  /**
-   * Ends a rollout with its reward and logs its samples (journaled together, before this
-   * resolves); `/api/samples/stream` subscribers are woken.
-   */
-  async finish(
-    rollout: Rollout,
-    reward: number | null,
-    defaults?: Partial<SampleOptions>,
-    version: number | null = null,
-  ): Promise<Sample[]> {
-    rollout.finish(reward, version);
-    const samples = rollout.samples(defaults);
-    const event = {
-      rollout: rollout.id,
-      kind: "rollout_finished",
-      data: {
-        reward,
-        finishedAt: rollout.finishedAt,
-        referenceVersion: rollout.referenceVersion,
-      },
-    };
-    if (this.writer.enabled && this.sampleLog === this.writer.journal) {
-      await this.writer.finish(event, samples);
-    } else {
-      this.writer.record(event);
-      await this.writer.durable();
-      await this.sampleLog.append(samples);
-    }
-    for (const wake of this.#onSamples) wake();
-    return samples;
-  }
-
-  /** Calls `wake` whenever samples were logged. */
-  onSamples(wake: () => void): () => void {
-    this.#onSamples.add(wake);
-    return () => this.#onSamples.delete(wake);
   }
 
   /** Puts an existing rollout (a restored one) in the store. */
@@ -151,7 +95,7 @@ export class RolloutStore {
       throw new RolloutExistsError(`rollout ${rollout.id} already exists`);
     }
     this.#expired.delete(rollout.id);
-    rollout.rows ??= this.writer.rows;
+    rollout.rows ??= this.#rows;
     this.#byId.set(rollout.id, rollout);
     this.#byToken.set(rollout.token, rollout);
   }
@@ -192,8 +136,7 @@ export class RolloutStore {
       if (now - r.lastActivity > this.idleTimeoutMs && !busy(r)) expired.push(r);
     }
     for (const r of expired) {
-      this.#evict(r.id);
-      this.writer.expire(r.id);
+      this.delete(r.id);
       this.markExpired(r.id, now);
     }
     return expired;
@@ -211,14 +154,8 @@ export class RolloutStore {
     return [...this.#byId.values()];
   }
 
-  /** Drops a rollout, from the journal too (samples already logged stay). */
+  /** Drops a rollout from memory. */
   delete(id: string): boolean {
-    if (!this.#evict(id)) return false;
-    this.writer.forget(id);
-    return true;
-  }
-
-  #evict(id: string): boolean {
     const r = this.#byId.get(id);
     if (!r) return false;
     this.#byId.delete(id);

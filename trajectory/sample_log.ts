@@ -6,7 +6,8 @@
  *
  * @example
  * ```ts
- * import { MemorySampleLog, type Sample } from "./mod.ts";
+ * import type { Sample } from "./mod.ts";
+ * import { MemorySampleLog } from "./sample_log.ts";
  *
  * const log = new MemorySampleLog(100);
  * const cursors = await log.append([{ rollout_id: "r1" } as Sample]);

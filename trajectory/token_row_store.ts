@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { MemoryTokenRowStore } from "./mod.ts";
+ * import { MemoryTokenRowStore } from "./token_row_store.ts";
  *
  * const store = new MemoryTokenRowStore();
  * await store.putRows("r1", "r1.t0.ab12", "routed_experts", {

@@ -16,6 +16,7 @@ import type {
   AssistantMessage,
   Message,
   Protocol,
+  StopReason,
   ToolSpec,
   TurnAnswer,
 } from "../canonical/mod.ts";
@@ -240,6 +241,32 @@ export function newTurn(fields: TurnFields): Turn {
 /** The id protocols build their message/response ids from (`msg_…`, `resp_…`). */
 export function answerId(turn: Turn): string {
   return turn.id.replaceAll(".", "_");
+}
+
+/** The answer a generated turn gives its agent: its header, the parsed message, why it stopped. */
+export function turnAnswer(
+  header: AnswerHeader,
+  parsed: { message: AssistantMessage; reasoningTokens: number },
+  completion: { output_ids: ArrayLike<number>; finish_reason: FinishReason },
+): TurnAnswer {
+  const stopReason: StopReason = completion.finish_reason === "length"
+    ? "length"
+    : parsed.message.tool_calls?.length
+    ? "tool_calls"
+    : "stop";
+  return {
+    id: header.id,
+    model: header.model,
+    message: parsed.message,
+    stopReason,
+    usage: {
+      input_tokens: header.inputTokens,
+      output_tokens: completion.output_ids.length,
+      reasoning_tokens: parsed.reasoningTokens,
+      cached_tokens: header.cachedTokens,
+    },
+    created: Math.floor(Date.now() / 1000),
+  };
 }
 
 /** The messages from the tree's root to `node`, with the request's own forms put back. */

@@ -10,6 +10,7 @@ import { qwen3SampledText } from "../tests/invariants/conversation_generator.ts"
 import { Rollout } from "./rollout.ts";
 import { promptIds } from "./turn.ts";
 import { TurnRunner } from "./turn_runner.ts";
+import { RolloutActions } from "./rollout_actions.ts";
 import type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 import { InterceptionGate } from "../generation/mod.ts";
 
@@ -259,17 +260,18 @@ function gated() {
     turnStarted: (backend) => started.push(backend),
     turnEnded: (e) => ended.push(e),
   };
-  const runner = new TurnRunner(model, gate, {}, { observer });
-  return { gate, runner, started, ended, rollout: new Rollout("g", "token", {}, {}) };
+  const rollouts = new RolloutActions({ model, gate, turns: { observer } });
+  const { runner } = rollouts;
+  return { gate, runner, rollouts, started, ended, rollout: new Rollout("g", "token", {}, {}) };
 }
 
 Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle waits for them", async () => {
-  const { gate, runner, started, ended, rollout } = gated();
+  const { gate, runner, rollouts, started, ended, rollout } = gated();
   const t1 = await runner.start(rollout, request([u1]), "call_");
-  assert.equal(runner.inFlight, 1);
+  assert.equal(rollouts.inFlight, 1);
   let idle = false;
-  runner.close("the gateway is shutting down");
-  const whenIdle = runner.whenIdle().then(() => idle = true);
+  rollouts.close("the gateway is shutting down");
+  const whenIdle = rollouts.whenIdle().then(() => idle = true);
 
   await assert.rejects(
     runner.start(rollout, request([{ role: "user", content: "another task" }]), "call_"),
@@ -284,7 +286,7 @@ Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle 
   gate.complete(pending!.request_id, { output_ids: ids, finish_reason: "stop" });
   await t1.result;
   await whenIdle;
-  assert.equal(runner.inFlight, 0);
+  assert.equal(rollouts.inFlight, 0);
   assert.equal(t1.status, "done");
   assert.deepEqual(started, ["gate", "gate"]);
   assert.deepEqual(ended.map((e) => [e.turn.status, (e.error as Error)?.name]), [
@@ -296,13 +298,13 @@ Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle 
 });
 
 Deno.test("TurnRunner: abandon fails what is still in flight; a late completion changes nothing", async () => {
-  const { gate, runner, ended, rollout } = gated();
+  const { gate, runner, rollouts, ended, rollout } = gated();
   const t1 = await runner.start(rollout, request([u1]), "call_");
   const pending = await gate.next(1_000);
-  runner.close("shutting down");
+  rollouts.close("shutting down");
   runner.abandon("the gateway shut down before this turn was answered");
   await assert.rejects(t1.result, { name: "TurnError", kind: "shutting_down" });
-  await runner.whenIdle();
+  await rollouts.whenIdle();
   assert.equal(t1.status, "failed");
   // The abandoned request was withdrawn: the trainer's late answer is refused (410 over HTTP).
   assert.throws(

@@ -5,30 +5,25 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Hono } from "hono";
- * import { PolicyModel } from "../model/mod.ts";
  * import { RolloutStore } from "../trajectory/mod.ts";
  * import { liveSource, viewerRoutes } from "./mod.ts";
  *
- * const model = await PolicyModel.load();
+ * const store = new RolloutStore();
+ * store.create({ id: "demo", metadata: { task: "py-slug" } });
  * const app = new Hono();
- * const source = liveSource({ store: new RolloutStore() });
- * app.route("/ui", viewerRoutes({ source, decode: (ids) => model.decode(ids) }));
+ * const decode = (ids: number[]) => Promise.resolve(ids.join(" "));
+ * app.route("/ui", viewerRoutes({ source: liveSource({ store }), decode }));
+ * const page = await app.request("/ui");
+ * assert.equal(page.status, 200);
+ * assert.match(await page.text(), /demo/);
  * ```
  *
  * @module
  */
-export { DEFAULT_PAGE_SIZE, type ViewerOptions, viewerRoutes } from "./routes.tsx";
-export {
-  liveSource,
-  type LiveSourceOptions,
-  type RunResult,
-  type RunTest,
-  type SavedRollout,
-  savedSource,
-  type ViewedRollout,
-  type ViewerSource,
-} from "./source.ts";
+export { DEFAULT_PAGE_SIZE, viewerRoutes } from "./routes.tsx";
+export { liveSource, type RunResult, type SavedRollout, savedSource } from "./source.ts";
 export { exportHtml } from "./export_html.tsx";
 export { TokenText } from "./token_text.ts";
-export { sampleTokens, type TokenData, type TokenMark, turnTokens } from "./token_data.ts";
+export { sampleTokens } from "./token_data.ts";

@@ -80,7 +80,8 @@ function stateKey(r: Rollout): string {
 }
 
 export interface LiveSourceOptions {
-  store: RolloutStore;
+  /** The live rollouts (a `RolloutStore`, or the gateway's `RolloutActions`). */
+  store: Pick<RolloutStore, "list" | "get">;
   /** The gateway's sample options (label policy, reward mode, SFT). */
   sampleOptions?: Partial<SampleOptions>;
   /** The rollout runner's results so far (`main.ts rollout`). */

@@ -6,11 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { anthropicAdapter } from "./mod.ts";
  * import type { TurnAnswer } from "../../canonical/mod.ts";
- * import type { SseEvent } from "../protocol.ts";
- * declare const answer: TurnAnswer; // what the turn produced for `request`
- * declare function write(events: SseEvent[]): void;
  *
  * const request = anthropicAdapter.parseRequest({
  *   model: "policy-model-v1",
@@ -18,14 +16,20 @@
  *   stream: true,
  *   messages: [{ role: "user", content: "list the files" }],
  * });
- * // The whole answer at once:
- * write(anthropicAdapter.toStreamEvents(answer, request));
- * // Or, as the answer is generated (reasoning pieces first, then text):
- * const encoder = anthropicAdapter.streamEncoder({ ...answer, inputTokens: 9, cachedTokens: 0 }, request);
- * write(encoder.start());
- * write(encoder.reasoning("Let me look."));
- * write(encoder.text("Here they are."));
- * write(encoder.finish(answer));
+ * assert.deepEqual(request.messages, [{ role: "user", content: "list the files" }]);
+ * const answer: TurnAnswer = {
+ *   id: "t1",
+ *   model: "policy-model-v1",
+ *   message: { role: "assistant", content: "Here they are.", reasoning_content: "Let me look." },
+ *   stopReason: "stop",
+ *   usage: { input_tokens: 9, output_tokens: 7, reasoning_tokens: 3, cached_tokens: 0 },
+ *   created: 0,
+ * };
+ * // The whole answer at once (or piece by piece with `streamEncoder`):
+ * const events = anthropicAdapter.toStreamEvents(answer, request);
+ * assert.equal(events[0].event, "message_start");
+ * assert.equal(events.at(-1)!.event, "message_stop");
+ * assert.ok(events.some((e) => e.data.includes('"thinking_delta"')));
  * ```
  *
  * @module
@@ -36,20 +40,6 @@ import { toMessageResponse } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
-export {
-  type AnthropicErrorBody,
-  type AnthropicErrorType,
-  errorBody,
-  errorType,
-} from "./errors.ts";
-export {
-  type AnthropicStopReason,
-  mapStopReason,
-  type MessageResponse,
-  type ResponseContentBlock,
-  toMessageResponse,
-} from "./response.ts";
-export { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Anthropic Messages protocol; the gateway mints `toolu_…` tool-call ids for it. */

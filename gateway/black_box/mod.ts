@@ -10,10 +10,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { upstreamsFromFlags } from "./mod.ts";
  *
  * const upstreams = upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999/v1" });
- * Object.keys(upstreams); // ["openai"]
+ * assert.deepEqual(Object.keys(upstreams), ["openai"]);
  * ```
  *
  * @module
@@ -22,9 +23,6 @@ export {
   AnthropicUpstream,
   OpenAIUpstream,
   type Upstream,
-  type UpstreamCall,
-  type UpstreamConfig,
   upstreamsFromFlags,
 } from "./upstream.ts";
-export { type UpstreamAnswer, upstreamAnswer } from "./upstream_answer.ts";
-export { serveBlackBox, upstreamError } from "./serve_black_box.ts";
+export { serveBlackBox } from "./serve_black_box.ts";

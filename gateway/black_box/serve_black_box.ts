@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import type { Upstream, UpstreamCall } from "./upstream.ts";
-import type { Rollout, TurnRunner } from "../../trajectory/mod.ts";
+import type { Rollout, RolloutActions } from "../../trajectory/mod.ts";
 import { clientSession } from "../client_session.ts";
 import { GatewayError } from "../gateway_error.ts";
 import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
@@ -41,7 +41,7 @@ async function* holdingLast(
 export async function serveBlackBox(
   c: Context,
   adapter: ProtocolAdapter,
-  runner: TurnRunner,
+  rollouts: Pick<RolloutActions, "startBlackBox">,
   rollout: Rollout,
   upstream: Upstream,
   body: unknown,
@@ -57,7 +57,7 @@ export async function serveBlackBox(
   }
   const req = { ...adapter.parseRequest(body), session: clientSession(c.req.raw.headers, body) };
   let call!: Promise<UpstreamCall>;
-  const turn = runner.startBlackBox(rollout, req, () => {
+  const turn = rollouts.startBlackBox(rollout, req, () => {
     call = upstream.call(
       adapter.name,
       body as Record<string, unknown>,

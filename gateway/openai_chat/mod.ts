@@ -7,18 +7,29 @@
  * {@linkcode openaiChatAdapter.streamEncoder} emits.
  *
  * @example
- * ```ts ignore
- * import { openaiChatAdapter } from "./gateway/openai_chat/mod.ts";
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openaiChatAdapter } from "./mod.ts";
+ * import type { TurnAnswer } from "../../canonical/mod.ts";
  *
- * const request = openaiChatAdapter.parseRequest(await httpRequest.json()); // may throw InvalidRequestError
- * const answer = await runTurn(request); // a TurnAnswer
- * if (request.stream) {
- *   for (const { data } of openaiChatAdapter.toStreamEvents(answer, request)) {
- *     write(`data: ${data}\n\n`);
- *   }
- * } else {
- *   writeJson(openaiChatAdapter.toResponseBody(answer, request));
- * }
+ * const request = openaiChatAdapter.parseRequest({
+ *   model: "policy",
+ *   stream: true,
+ *   messages: [{ role: "developer", content: "Be brief." }, { role: "user", content: "hi" }],
+ * });
+ * assert.equal(request.messages[0].role, "system"); // developer is system
+ * const answer: TurnAnswer = {
+ *   id: "t1",
+ *   model: "policy",
+ *   message: { role: "assistant", content: "hello" },
+ *   stopReason: "stop",
+ *   usage: { input_tokens: 9, output_tokens: 2, reasoning_tokens: 0, cached_tokens: 0 },
+ *   created: 0,
+ * };
+ * const chunks = openaiChatAdapter.toStreamEvents(answer, request).map((e) => e.data);
+ * assert.equal(chunks.at(-1), "[DONE]");
+ * const body = openaiChatAdapter.toResponseBody(answer, request) as { object: string };
+ * assert.equal(body.object, "chat.completion");
  * ```
  *
  * @module
@@ -30,16 +41,6 @@ import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalRequest } from "./to_canonical.ts";
-export {
-  type ChatCompletionBody,
-  type ChatToolCall,
-  type ChatUsage,
-  mapFinishReason,
-  toChatCompletion,
-} from "./response.ts";
-export { DONE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-export { type ChatErrorBody, errorBody } from "./errors.ts";
-export { ChatRequestSchema } from "./schema.ts";
 
 /** The Chat Completions protocol; tool-call ids it mints look like OpenAI's (`call_…`). */
 export const openaiChatAdapter: ProtocolAdapter = {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseSseText } from "../../generation/mod.ts";
 import type { ToolCall, TurnAnswer } from "../../canonical/mod.ts";
 
 /** One recorded request/response pair (only the fields the tests use). */
@@ -30,7 +31,7 @@ export function loadPiRecords(): PiRecord[] {
 
 /** The JSON of an SSE event recorded as `data: {…}`; `null` for `data: [DONE]`. */
 export function recordedChunk(event: string): Record<string, unknown> | null {
-  const data = event.replace(/^data: /, "");
+  const { data } = parseSseText(`${event}\n\n`).events[0];
   return data === "[DONE]" ? null : JSON.parse(data);
 }
 

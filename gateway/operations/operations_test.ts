@@ -2,19 +2,10 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { GenerationError } from "../../generation/mod.ts";
 import { type Turn, TurnError } from "../../trajectory/mod.ts";
-import {
-  accessLine,
-  accessLog,
-  Counter,
-  failureKind,
-  GatewayMetrics,
-  Gauge,
-  Histogram,
-  httpMetrics,
-  MetricsRegistry,
-  operationsRoutes,
-  Readiness,
-} from "./mod.ts";
+import { accessLog, GatewayMetrics, httpMetrics, operationsRoutes, Readiness } from "./mod.ts";
+import { accessLine } from "./access_log.ts";
+import { Counter, Gauge, Histogram, MetricsRegistry } from "./prometheus.ts";
+import { failureKind } from "./gateway_metrics.ts";
 
 Deno.test("Prometheus text: HELP/TYPE, labels escaped, cumulative histogram buckets", () => {
   const r = new MetricsRegistry();

@@ -9,29 +9,23 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { responsesAdapter } from "./mod.ts";
- * import type { AnswerHeader, TurnAnswer } from "../../canonical/mod.ts";
- * import type { SseEvent } from "../protocol.ts";
- * declare const body: unknown; // the request body
- * declare const header: AnswerHeader; // id, model, created, token counts
- * declare function generate(): AsyncIterable<{ reasoning?: string; text?: string }>;
- * declare function runTurn(): Promise<TurnAnswer>; // mints tool-call ids with "call_"
- * declare function write(text: string): void;
+ * import type { TurnAnswer } from "../../canonical/mod.ts";
  *
- * const request = responsesAdapter.parseRequest(body); // throws InvalidRequestError → 400
- * if (request.stream) {
- *   const send = (events: SseEvent[]) => {
- *     for (const e of events) write(`event: ${e.event}\ndata: ${e.data}\n\n`);
- *   };
- *   const encoder = responsesAdapter.streamEncoder(header, request);
- *   send(encoder.start());
- *   for await (const piece of generate()) { // reasoning first, then text
- *     send(piece.reasoning ? encoder.reasoning(piece.reasoning) : encoder.text(piece.text ?? ""));
- *   }
- *   send(encoder.finish(await runTurn()));
- * } else {
- *   write(JSON.stringify(responsesAdapter.toResponseBody(await runTurn(), request)));
- * }
+ * const request = responsesAdapter.parseRequest({ model: "policy", stream: true, input: "hi" });
+ * assert.deepEqual(request.messages, [{ role: "user", content: "hi" }]);
+ * const answer: TurnAnswer = {
+ *   id: "t1",
+ *   model: "policy",
+ *   message: { role: "assistant", content: "hello" },
+ *   stopReason: "stop",
+ *   usage: { input_tokens: 9, output_tokens: 2, reasoning_tokens: 0, cached_tokens: 0 },
+ *   created: 0,
+ * };
+ * const events = responsesAdapter.toStreamEvents(answer, request).map((e) => e.event);
+ * assert.equal(events[0], "response.created");
+ * assert.equal(events.at(-1), "response.completed");
  * ```
  *
  * @module
@@ -42,27 +36,7 @@ import { toResponseObject } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
 
-export { errorBody, errorType } from "./errors.ts";
-export type { ErrorBody } from "./errors.ts";
-export {
-  inProgressResponse,
-  messageItem,
-  reasoningItem,
-  toolCallItem,
-  toOutputItems,
-  toResponseObject,
-  toResponsesUsage,
-} from "./response.ts";
-export type { OutputItem, ResponseObject, ResponsesUsage } from "./response.ts";
-export {
-  ResponsesStreamEncoder,
-  streamEncoder,
-  streamErrorEvents,
-  toStreamEvents,
-} from "./stream.ts";
-export { contentText, CUSTOM_TOOL_PARAMETERS, toCanonicalRequest } from "./to_canonical.ts";
-export { parseResponsesRequest } from "./schema.ts";
-export type { ResponsesRequest } from "./schema.ts";
+export { toCanonicalRequest } from "./to_canonical.ts";
 
 /** The Responses protocol as the gateway's routes use it. */
 export const responsesAdapter: ProtocolAdapter = {

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import {
   browserGuard,
-  browserRefusal,
   isLoopbackHost,
   jsonBodyRefusal,
   requireTokenForPublicBind,
   sameToken,
-  UnsafeBindError,
 } from "./mod.ts";
+import { browserRefusal } from "./browser_guard.ts";
+import { UnsafeBindError } from "./bind_address.ts";
 
 const SECRET = "4f9c2a7d1e6b8c3a5f0e9d2b7c4a1f6e";
 

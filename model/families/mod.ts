@@ -10,14 +10,17 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bindFamily } from "./mod.ts";
  * import { loadModelFiles } from "../model_files.ts";
  * import { loadTokenizer } from "../tokenizer.ts";
  *
- * const files = await loadModelFiles();
+ * const files = await loadModelFiles(); // Qwen3's, detected as the qwen3 family
  * const tokenizer = await loadTokenizer(files);
- * const format = await bindFamily({ files, tokenizer, family: "qwen3.5" });
+ * const format = await bindFamily({ files, tokenizer });
  * const { ids } = await format.renderer.renderFull([{ role: "user", content: "hi" }], []);
+ * const prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+ * assert.equal(await tokenizer.decode(ids), prompt); // with the generation prompt
  * ```
  *
  * @module
@@ -39,88 +42,20 @@ import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
 import { nemotron3 } from "./nemotron3/mod.ts";
 
-export * from "./family.ts";
-export { type TextRenderer, TokenizedRenderer } from "./text_renderer.ts";
-export { bindJinjaFormat, JinjaTextRenderer, type OutputContext } from "./jinja_format.ts";
-export { type TurnIds, turnIds } from "./chatml_ids.ts";
+export {
+  type ChatFormat,
+  type DeltaHistory,
+  type Rendered,
+  type RenderOptions,
+  type TurnEnd,
+  turnEnd,
+} from "./family.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
-export {
-  type ReasoningSplit,
-  splitReasoning,
-  ThinkStreamParser,
-  type ThinkTagRules,
-  withoutEndOfTurn,
-} from "./think_tags.ts";
-export {
-  thinkToolCallOutput,
-  ThinkToolCallParser,
-  type ToolCallSplit,
-  type ToolCallSplitter,
-} from "./tool_call_output.ts";
-export { xmlArgumentsJson } from "./xml_arguments.ts";
-export { type JsonValue, parseOrderedJson, tryParseOrderedJson } from "./ordered_json.ts";
-export { TOOL_PARSERS, type ToolParser, toolParserNamed } from "./tool_parsers.ts";
-export {
-  hermesOutputFormat,
-  HermesParser,
-  qwen3SampledText,
-  rawMember,
-  splitToolCalls,
-} from "./qwen3/mod.ts";
-export {
-  hasXmlToolCalls,
-  Qwen35TextRenderer,
-  splitXmlToolCalls,
-  xmlOutputFormat,
-} from "./qwen35/mod.ts";
-export { xmlToolCallOutput } from "./qwen3_coder/mod.ts";
-export { NemotronTextRenderer, nemotronToolDeclarations } from "./nemotron3/mod.ts";
-export {
-  glmOutputFormat,
-  glmTemplateLayout,
-  GlmTextRenderer,
-  splitGlmToolCalls,
-} from "./glm/mod.ts";
-export { isKimiK2Template, KimiK2TextRenderer, splitKimiToolCalls } from "./kimi_k2/mod.ts";
-export {
-  harmonyIds,
-  harmonyOutputFormat,
-  harmonyPreamble,
-  HarmonyRenderer,
-  OrdinaryTextEncoder,
-} from "./gpt_oss/mod.ts";
-export {
-  isKimiK25Template,
-  KIMI_K25_TEMPLATE_OPTIONS,
-  KimiK25TextRenderer,
-  kimiToolDeclarations,
-} from "./kimi_k25/mod.ts";
-export {
-  LAGUNA_TEMPLATE_OPTIONS,
-  lagunaLayout,
-  LagunaTextRenderer,
-  LagunaXs2TextRenderer,
-} from "./laguna/mod.ts";
-export {
-  isMiniMaxM2Template,
-  MINIMAX_M2_TEMPLATE_OPTIONS,
-  MiniMaxM2TextRenderer,
-  splitMiniMaxToolCalls,
-} from "./minimax_m2/mod.ts";
-export {
-  deepSeekOutputFormat,
-  deepSeekToolsText,
-  DeepSeekV31TextRenderer,
-  DS,
-  splitDeepSeekToolCalls,
-} from "./deepseek_v31/mod.ts";
-export {
-  DeepSeekV4TextRenderer,
-  deepSeekV4ToolsText,
-  DS4,
-  dsmlInvoke,
-  splitDsmlToolCalls,
-} from "./deepseek_v4/mod.ts";
+export { TOOL_PARSERS } from "./tool_parsers.ts";
+export { qwen3SampledText } from "./qwen3/mod.ts";
+export { NemotronTextRenderer } from "./nemotron3/mod.ts";
+export { GlmTextRenderer } from "./glm/mod.ts";
+export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -156,7 +91,7 @@ export function detectFamily(files: ModelFiles): ModelFamily {
   return FAMILIES.find((f) => f.detect(files)) ?? generic;
 }
 
-export interface BindOptions {
+interface BindOptions {
   files: ModelFiles;
   tokenizer: TextTokenizer;
   /** Force a family by name (`--model-family`); default: detected. */

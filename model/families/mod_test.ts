@@ -3,14 +3,8 @@ import { DEFAULT_MODEL_DIR, loadModelFiles } from "../model_files.ts";
 import { PolicyModel } from "../policy_model.ts";
 import { loadTokenizer } from "../tokenizer.ts";
 import { TEMPLATE_DOUBLES, tokenizerDoubleDir } from "../../tests/support/tokenizer_doubles.ts";
-import {
-  bindFamily,
-  detectFamily,
-  FAMILIES,
-  FamilyError,
-  familyNamed,
-  TOOL_PARSERS,
-} from "./mod.ts";
+import { bindFamily, detectFamily, FAMILIES, familyNamed, TOOL_PARSERS } from "./mod.ts";
+import { FamilyError } from "./family.ts";
 
 const files = await loadModelFiles();
 const tokenizer = await loadTokenizer(files);

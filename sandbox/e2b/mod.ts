@@ -3,14 +3,16 @@
  * timeouts, background handles), files, kill, and a preflight that turns every way the API can be
  * unusable into one clear error.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { E2BProvider } from "./mod.ts";
+ *
+ * // Sandboxes in E2B's cloud; `preflight` says what is missing before any rollout starts.
+ * const provider = new E2BProvider({ apiKey: "" });
+ * assert.equal(provider.name, "e2b");
+ * ```
+ *
  * @module
  */
-export { DEFAULT_E2B_LIFETIME_MS, E2BProvider, type E2BProviderOptions } from "./e2b_provider.ts";
-export { E2BSandbox } from "./e2b_sandbox.ts";
-export {
-  describeE2BError,
-  E2B_FIX,
-  e2bApiKey,
-  e2bApiUrl,
-  type E2BConnection,
-} from "./e2b_errors.ts";
+export { E2BProvider, type E2BProviderOptions } from "./e2b_provider.ts";

@@ -6,23 +6,21 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveRolloutSocket, START_FORWARDER } from "./mod.ts";
  *
+ * const dir = await Deno.makeTempDir();
  * const socket = serveRolloutSocket({
- *   path: `${await Deno.makeTempDir()}/gw.sock`,
+ *   path: `${dir}/gw.sock`,
  *   rolloutId: "r1",
  *   fetch: () => new Response("ok"),
  * });
- * START_FORWARDER; // what the sandbox runs before the agent
+ * assert.match(START_FORWARDER, /forward/); // what the sandbox runs before the agent
  * await socket.close();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module
  */
-export {
-  type RolloutSocket,
-  rolloutSocketHandler,
-  type RolloutSocketOptions,
-  serveRolloutSocket,
-} from "./gateway_socket.ts";
+export { type RolloutSocket, rolloutSocketHandler, serveRolloutSocket } from "./gateway_socket.ts";
 export { BRIDGE_DIR, FORWARDER_PORT, FORWARDER_SCRIPT, START_FORWARDER } from "./forwarder.ts";

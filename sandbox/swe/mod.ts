@@ -4,28 +4,22 @@
  *
  * @example
  * ```ts
- * import { evaluatePatch, loadTasks, SHIPPED_TASKS_DIR } from "./mod.ts";
- * import type { SandboxProvider } from "../mod.ts";
- * declare const provider: SandboxProvider;
+ * import assert from "node:assert/strict";
+ * import { loadTasks, patchPaths, SHIPPED_TASKS_DIR } from "./mod.ts";
  *
- * for (const task of await loadTasks(SHIPPED_TASKS_DIR)) {
- *   const report = await evaluatePatch(provider, task, task.gold_patch); // reward 1
+ * // `evaluatePatch(provider, task, task.gold_patch)` grades a patch in a sandbox (reward 1 here).
+ * const tasks = await loadTasks(SHIPPED_TASKS_DIR);
+ * assert.ok(tasks.length > 0);
+ * for (const task of tasks) {
+ *   assert.ok(patchPaths(task.gold_patch).length > 0, `${task.instance_id} has a gold patch`);
  * }
  * ```
  *
  * @module
  */
-export { captureDiff, patchPaths } from "./diff.ts";
-export { type EpisodeOptions, type EpisodeResult, runEpisode } from "./episode.ts";
-export { type EvalOptions, type EvalReport, evaluatePatch, type TestResult } from "./evaluate.ts";
-export { loadTaskDir, loadTasks, loadTasksJsonl, SHIPPED_TASKS_DIR } from "./load_tasks.ts";
-export { isGitRepo, readDirFiles, readGitFiles } from "./repo_files.ts";
-export {
-  parseTaskRecord,
-  type RepoFile,
-  type SweTask,
-  TaskFormatError,
-  type TestRunner,
-} from "./task.ts";
-export { type TestCommand, testCommand } from "./test_command.ts";
-export { prepareWorkspace, type Workspace } from "./workspace.ts";
+export { patchPaths } from "./diff.ts";
+export { type EpisodeResult, runEpisode } from "./episode.ts";
+export { evaluatePatch } from "./evaluate.ts";
+export { loadTasks, SHIPPED_TASKS_DIR } from "./load_tasks.ts";
+export { type SweTask, TaskFormatError } from "./task.ts";
+export { testCommand } from "./test_command.ts";

@@ -19,7 +19,7 @@ import {
   startGateway,
   take,
   type TestGateway,
-} from "./harness.ts";
+} from "./loopback_gateway.ts";
 
 type Shape = "anthropic" | "openai" | "trainer";
 

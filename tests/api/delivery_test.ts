@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { agentCall, parseSse, take, withGateway } from "./harness.ts";
+import { agentCall, parseSse, take, withGateway } from "./loopback_gateway.ts";
 import { until } from "../support/until.ts";
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { BASE64_IDS_MEDIA_TYPE, idsFromBase64 } from "../../gateway/mod.ts";
-import { agentCall, call, startGateway, type TestGateway } from "./harness.ts";
+import { agentCall, call, startGateway, type TestGateway } from "./loopback_gateway.ts";
 
 const OUTPUT = [9707, 151645]; // "Hello" <|im_end|>
 const LOGPROBS = [-0.25, -0.0078125];

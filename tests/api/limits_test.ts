@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { agentCall, withGateway } from "./harness.ts";
+import { agentCall, withGateway } from "./loopback_gateway.ts";
 import { until } from "../support/until.ts";
 
 const anthropic = (content: string) => ({

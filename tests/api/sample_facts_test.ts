@@ -15,7 +15,13 @@ import {
   expandTree,
   expertRows,
 } from "../support/sample_facts_check.ts";
-import { agentCall, READ_FILE_TOOL, take, type TestGateway, withGateway } from "./harness.ts";
+import {
+  agentCall,
+  READ_FILE_TOOL,
+  take,
+  type TestGateway,
+  withGateway,
+} from "./loopback_gateway.ts";
 
 const SHAPE = { layers: 2, topK: 3 };
 const tools = [{ type: "function", function: READ_FILE_TOOL }];

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteJournal } from "../../journal/mod.ts";
-import { agentCall, plainAnswer, startGateway, type TestGateway } from "./harness.ts";
+import { agentCall, plainAnswer, startGateway, type TestGateway } from "./loopback_gateway.ts";
 
 interface Line {
   cursor: number;

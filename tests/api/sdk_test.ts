@@ -21,7 +21,7 @@ import {
   TOOL_ARGS,
   TOOL_REASONING,
   TOOL_RESULT,
-} from "./harness.ts";
+} from "./loopback_gateway.ts";
 
 const MODEL = "policy-under-test";
 const SYSTEM = "You are a careful coding agent.";

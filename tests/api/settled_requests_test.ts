@@ -14,8 +14,8 @@ import vm from "node:vm";
 import Anthropic from "@anthropic-ai/sdk";
 import { AnthropicUpstream, createGateway } from "../../gateway/mod.ts";
 import type { GenerationBackend, GenerationRequest } from "../../generation/mod.ts";
-import { agentCall, startGateway } from "./harness.ts";
-import { READ_FILE, startRig } from "../backends/harness.ts";
+import { agentCall, startGateway } from "./loopback_gateway.ts";
+import { READ_FILE, startRig } from "../backends/engine_gateway.ts";
 import { FakeUpstreamTestDouble, FIXTURES } from "../black_box/fake_upstream.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
 

@@ -20,7 +20,7 @@ import {
   type TestGateway,
   TOOL_RESULT,
   withGateway,
-} from "./harness.ts";
+} from "./loopback_gateway.ts";
 
 function chat(content: string, extra: Record<string, unknown> = {}) {
   return { model: "m", messages: [{ role: "user", content }], ...extra };
@@ -404,7 +404,7 @@ Deno.test("SSE keep-alive comments flow while the trainer has not answered", asy
         raw += value;
       }
       const { events, comments } = parseSse(raw);
-      assert.ok(comments.filter((c) => c === ": keep-alive").length >= 2);
+      assert.ok(comments.filter((c) => c === "keep-alive").length >= 2);
       const final = events.at(-1)!;
       assert.equal(final.event ?? final.data, last);
       const text = events.map((e) => e.json).filter(Boolean).map((j) =>

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { engineLogprob, type Received } from "./fake_engines.ts";
-import { ENGINE_MODEL, READ_FILE, type Rig, startRig } from "./harness.ts";
+import { ENGINE_MODEL, READ_FILE, type Rig, startRig } from "./engine_gateway.ts";
 import { checkRoutingRows } from "../support/sample_facts_check.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { until } from "../support/until.ts";
-import { type Rig, startRig } from "./harness.ts";
+import { type Rig, startRig } from "./engine_gateway.ts";
 
 const ASK = {
   model: "policy",

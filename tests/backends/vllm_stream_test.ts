@@ -4,8 +4,9 @@
  * are the same as without streaming.
  */
 import assert from "node:assert/strict";
+import { parseSseText } from "../../generation/mod.ts";
 import { engineLogprob } from "./fake_engines.ts";
-import { READ_FILE, startRig } from "./harness.ts";
+import { READ_FILE, startRig } from "./engine_gateway.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };
 
@@ -39,8 +40,8 @@ Deno.test("vLLM streaming: reasoning reaches the agent before the engine finishe
     rig.vllm.release();
     const rest = early + await readUntil(reader, /\[DONE\]/);
     await reader.cancel();
-    const chunks = rest.split("\n\n").filter((e) => e.startsWith("data: {"))
-      .map((e) => JSON.parse(e.slice(6)));
+    const chunks = parseSseText(rest).events.filter((e) => e.data.startsWith("{"))
+      .map((e) => JSON.parse(e.data));
     const reasoning = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? "").join("");
     assert.equal(reasoning, "I should read the README.");
     const call = chunks.find((c) => c.choices[0]?.delta?.tool_calls)?.choices[0].delta

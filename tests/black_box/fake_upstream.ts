@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { parseSseText } from "../../generation/mod.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -26,7 +27,7 @@ export const FIXTURES = {
 
 /** The JSON payloads of a captured stream's events. */
 function payloads(events: string[]): Record<string, unknown>[] {
-  return events.map((e) => e.split("\n").find((l) => l.startsWith("data: "))!.slice(6))
+  return parseSseText(events.map((e) => `${e}\n\n`).join("")).events.map((e) => e.data)
     .filter((d) => d !== "[DONE]").map((d) => JSON.parse(d));
 }
 

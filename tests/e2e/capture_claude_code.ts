@@ -16,7 +16,7 @@
  * @module
  */
 import { claudeCode, runLocal } from "../../harness/mod.ts";
-import { startGateway } from "../trajectory/harness.ts";
+import { startGateway } from "../trajectory/agent_clients.ts";
 import { answerText, toolCallText } from "../support/scripted_policy.ts";
 import { makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";
 

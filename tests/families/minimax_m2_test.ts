@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts";
-import { MiniMaxM2TextRenderer, PolicyModel } from "../../model/mod.ts";
+import { PolicyModel } from "../../model/mod.ts";
+import { MiniMaxM2TextRenderer } from "../../model/families/minimax_m2/mod.ts";
 import { renderRequest, type RenderResult, withRenderers } from "../reference/renderers_env.ts";
 import { referenceMissing, skipGroup } from "../support/skips.ts";
 import { cliToolLists } from "./cli_tool_lists.ts";

@@ -6,7 +6,10 @@
  * @module
  */
 
-/** mulberry32: small, fast, deterministic. */
+/**
+ * mulberry32: small, fast, deterministic; the one seeded generator of the tests and benches
+ * (property tests draw from fast-check, whose seeds replay).
+ */
 export class Rng {
   #state: number;
   constructor(seed: number) {
@@ -38,6 +41,12 @@ export class Rng {
     }
     return choices[choices.length - 1][1];
   }
+}
+
+/** `Rng(seed).next` as a function. */
+export function rng(seed: number): () => number {
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { SqliteJournal } from "../../journal/mod.ts";
-import type { Json, TestGateway } from "../trajectory/harness.ts";
-import { anthropicTurn, call, startGateway } from "../trajectory/harness.ts";
+import type { Json, TestGateway } from "../trajectory/agent_clients.ts";
+import { anthropicTurn, call, startGateway } from "../trajectory/agent_clients.ts";
 import { claudeCodeSession, mainBody } from "../trajectory/claude_code_session.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { sameMessage } from "../../trajectory/mod.ts";
@@ -207,6 +207,5 @@ Deno.test("restore: the sample stream keeps its cursors; deleted rollouts are go
 
 /** `restore` as if `ms` had passed since the journal was written. */
 async function restoreLater(t: TestGateway, ms: number) {
-  const { restore } = await import("../../trajectory/mod.ts");
-  return await restore(t.gw.store.writer.journal!, t.gw.store, t.gw.runner, Date.now() + ms);
+  return await t.gw.rollouts.restore(Date.now() + ms);
 }

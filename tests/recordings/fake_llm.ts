@@ -2,7 +2,7 @@
  * TEST DOUBLE at the model boundary, for recording what a real agent CLI sends: a loopback HTTP
  * server that speaks OpenAI Chat Completions and Anthropic Messages well enough for a CLI to run
  * a scripted two-step task, and writes every request (headers, body, what it answered, every SSE
- * event as sent) as one JSON line in the format of `../shared/captures/README.md`.
+ * event as sent) as one JSON line in the format of `README.md` in this folder.
  *
  * The script: while the history holds no result of an action yet, reason, say a short text and
  * act (call the shell tool the request offers; a tool-less request gets a text action in
@@ -13,9 +13,10 @@
  *
  * @module
  */
+import { randomBytes } from "node:crypto";
 import { pythonJson } from "../../model/mod.ts";
 
-/** One recorded request, as in `../shared/captures/README.md`. */
+/** One recorded request, as in `README.md` in this folder. */
 export interface RecordedRequest {
   seq: number;
   ts: string;
@@ -60,8 +61,7 @@ function redact(name: string, value: string): string {
 }
 
 function hex(n: number): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(n));
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return randomBytes(n).toString("hex");
 }
 
 /** Splits a text in pieces of at most `n` characters (at least one piece). */

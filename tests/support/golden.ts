@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import assert from "node:assert/strict";
 import {
   buildSamples,
@@ -41,9 +42,8 @@ export function normalized(value: unknown): string {
   });
 }
 
-async function sha256(text: string): Promise<string> {
-  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 function fileName(name: string): string {
@@ -68,9 +68,9 @@ export class GoldenDigests {
   }
 
   /** Checks (or records) the digest of `value` under `name`. */
-  async check(name: string, value: unknown): Promise<void> {
+  check(name: string, value: unknown): void {
     const text = normalized(value);
-    const digest = await sha256(text);
+    const digest = sha256(text);
     this.#actual[name] = digest;
     const dump = Deno.env.get("ROLLGATE_GOLDEN_DUMP");
     if (dump) Deno.writeTextFileSync(`${dump}/${fileName(name)}.json`, text);

@@ -19,7 +19,7 @@ import {
   type RolloutHandle,
   type TestGateway,
   toolUses,
-} from "./harness.ts";
+} from "./agent_clients.ts";
 
 export const SUB_PROMPT =
   "List every file in the repository root and report their names, one per line.";

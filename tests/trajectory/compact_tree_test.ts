@@ -17,7 +17,7 @@ import {
 import { generateConversations } from "../invariants/conversation_generator.ts";
 import { driveConversation } from "../invariants/drive.ts";
 import { toolCallText } from "../../runner/mod.ts";
-import { agentCall, startGateway } from "../api/harness.ts";
+import { agentCall, startGateway } from "../api/loopback_gateway.ts";
 
 const TOOLS = [{
   type: "function",
@@ -85,7 +85,7 @@ Deno.test("GET /api/rollouts/:id/tree?form=compact over HTTP; an unknown form is
     };
     const history: Record<string, unknown>[] = [{ role: "user", content: "List the files" }];
     const sampled = toolCallText("Look first.", "bash", { command: "ls -la" });
-    const call = await turn(history, await model.tokenizer.encode(sampled + "<|im_end|>"));
+    const call = await turn(history, await model.tokenizer.encode(sampled)); // ends with <|im_end|>
     assert.equal(call.tool_calls.length, 1, JSON.stringify(call));
     // The agent echoes the call with its arguments re-serialized: the turn records an edit.
     const args = call.tool_calls[0].function.arguments;

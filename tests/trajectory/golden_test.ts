@@ -28,7 +28,7 @@ Deno.test("generated conversations: samples and exports as before", async () => 
       logprobs: g.seed % 4 !== 1,
     });
     c.rollout.finish(g.seed % 2);
-    await golden.check(`conversation ${g.seed}`, handedOut(c.rollout));
+    golden.check(`conversation ${g.seed}`, handedOut(c.rollout));
   }
 });
 
@@ -37,5 +37,5 @@ Deno.test("the 1M-token tree of the benches: samples and exports as before", asy
   const rollout = new Rollout("big", "tok", {}, {});
   await buildBigRollout(big, rollout);
   rollout.finish(1);
-  await golden.check("big rollout", handedOut(rollout, { promptIds: false }));
+  golden.check("big rollout", handedOut(rollout, { promptIds: false }));
 });

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { parseSseText } from "../../generation/mod.ts";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { Sample, TurnRecord } from "../../trajectory/mod.ts";
@@ -39,7 +40,7 @@ import {
   toolUses,
   type TreeResponse,
   withGateway,
-} from "./harness.ts";
+} from "./agent_clients.ts";
 
 const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -356,8 +357,8 @@ Deno.test("retry: pi's SDK re-sends the identical body after a lost response", a
     assert.equal(sent[0].body, sent[1].body, "the SDK re-sends the identical body");
     assert.deepEqual(sent.map((s) => s.retry), ["0", "1"]);
     const first = accumulateChat(
-      sent[0].text!.split("\n\n").filter((l) => l.startsWith("data: {"))
-        .map((l) => JSON.parse(l.slice(6))),
+      parseSseText(sent[0].text!).events.filter((e) => e.data.startsWith("{"))
+        .map((e) => JSON.parse(e.data)),
     );
     assert.deepEqual(answer, first, "the replay is the recorded answer");
     assert.equal(answer.tool_calls[0].function.arguments, '{"command": "ls -a"}');

@@ -27,7 +27,7 @@ import {
   toolUses,
   type TreeResponse,
   withGateway,
-} from "./harness.ts";
+} from "./agent_clients.ts";
 
 /**
  * Every sampled id of the rollout has loss 1 in exactly one sample (all chains here train), and

@@ -11,7 +11,7 @@ import {
   turnTree,
   type TurnTreeExport,
 } from "../../trajectory/mod.ts";
-import { startGateway } from "./harness.ts";
+import { startGateway } from "./agent_clients.ts";
 import { driftRollout, sessionRollout } from "../viewer/rollouts.ts";
 
 Deno.test("a tree export read back gives the same tree and the same samples", async () => {

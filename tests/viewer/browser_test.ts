@@ -16,7 +16,7 @@ import { answerText } from "../support/scripted_policy.ts";
 import { runQuiet, skipReason } from "../runner/support.ts";
 import { HARNESSES } from "../../harness/mod.ts";
 import { CAT_OUTPUT, SUB_PROMPT, SUB_REPORT } from "../trajectory/claude_code_session.ts";
-import { chatTurn, fixtures, startGateway, type TestGateway } from "../trajectory/harness.ts";
+import { chatTurn, fixtures, startGateway, type TestGateway } from "../trajectory/agent_clients.ts";
 import { driftRollout, sessionRollout } from "./rollouts.ts";
 
 const DENO = new URL("../../node_modules/.bin/deno", import.meta.url).pathname;

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { createGateway } from "../../gateway/mod.ts";
 import { sampleTokens, TokenText } from "../../viewer/mod.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
-import { startGateway, type TestGateway } from "../trajectory/harness.ts";
+import { startGateway, type TestGateway } from "../trajectory/agent_clients.ts";
 import { driftRollout, sessionRollout } from "./rollouts.ts";
 
 async function withGateway(fn: (t: TestGateway) => Promise<void>) {

@@ -16,7 +16,7 @@ import {
   piEcho,
   type RolloutHandle,
   type TestGateway,
-} from "../trajectory/harness.ts";
+} from "../trajectory/agent_clients.ts";
 
 /** The Claude Code session, finished with reward 1. */
 export async function sessionRollout(t: TestGateway): Promise<RolloutHandle> {

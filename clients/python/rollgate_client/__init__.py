@@ -1,4 +1,5 @@
-"""Python trainer client for rollgate (standard library only, asyncio).
+"""Python trainer client for rollgate (asyncio): on ``httpx`` when it is importable, else on its
+own standard-library HTTP transport.
 
 See ``clients/python/README.md``.
 """

@@ -26,7 +26,7 @@ from .schema import (
     Sample,
     ServeStats,
 )
-from .transport import AsyncHTTPClient, HTTPResponse, StreamError
+from .transport import HTTPResponse, StreamError, open_http_client
 from .tree import expand_compact_tree
 
 __all__ = ["RollgateClient", "Handler"]
@@ -92,7 +92,8 @@ class RollgateClient:
         self.ids = ids
         headers = {"Authorization": f"Bearer {admin_token}"} if admin_token else {}
         self.base_url = base_url.rstrip("/")
-        self._http = AsyncHTTPClient(self.base_url, headers=headers, timeout=timeout)
+        # httpx when it is importable, the standard-library transport otherwise.
+        self._http = open_http_client(self.base_url, headers=headers, timeout=timeout)
         self.timeout = timeout
 
     async def __aenter__(self) -> "RollgateClient":

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import ssl
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
-__all__ = ["AsyncHTTPClient", "HTTPResponse", "StreamError"]
+__all__ = ["AsyncHTTPClient", "HTTPResponse", "StreamError", "open_http_client"]
 
-_USER_AGENT = "rollgate-client-python/0.1"
+USER_AGENT = "rollgate-client-python/0.1"
 _LINE_LIMIT = 1 << 20
 
 
@@ -37,6 +38,18 @@ class HTTPResponse:
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
+
+
+def encode_body(method: str, json_body: Any, headers: dict[str, str]) -> bytes:
+    """The request body: ``json_body`` as compact JSON, ``{}`` for a bodiless POST/PUT/PATCH (the
+    trainer API takes JSON bodies only); sets ``Content-Type`` when there is one."""
+    if json_body is not None:
+        headers.setdefault("Content-Type", "application/json")
+        return json.dumps(json_body, separators=(",", ":")).encode()
+    if method.upper() in ("POST", "PUT", "PATCH"):
+        headers.setdefault("Content-Type", "application/json")
+        return b"{}"
+    return b""
 
 
 class StreamError(Exception):
@@ -134,14 +147,8 @@ class AsyncHTTPClient:
             q = {k: v for k, v in query.items() if v is not None}
             if q:
                 target += "?" + urlencode(q)
-        body = b""
         hdrs = {"Accept": "application/json", **self.headers, **(headers or {})}
-        if json_body is not None:
-            body = json.dumps(json_body, separators=(",", ":")).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        elif method.upper() in ("POST", "PUT", "PATCH"):
-            body = b"{}"
-            hdrs.setdefault("Content-Type", "application/json")
+        body = encode_body(method, json_body, hdrs)
         head = self._head(method.upper(), target, hdrs, len(body))
         return await asyncio.wait_for(
             self._exchange(method.upper(), head + body),
@@ -149,7 +156,7 @@ class AsyncHTTPClient:
         )
 
     def _head(self, method: str, target: str, headers: Mapping[str, str], length: int) -> bytes:
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}", f"User-Agent: {_USER_AGENT}"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}", f"User-Agent: {USER_AGENT}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         if length or method in ("POST", "PUT", "PATCH"):
             lines.append(f"Content-Length: {length}")
@@ -303,3 +310,18 @@ class AsyncHTTPClient:
     @classmethod
     async def _read_chunked(cls, reader: asyncio.StreamReader) -> bytes:
         return b"".join([chunk async for chunk in cls._chunked(reader)])
+
+
+def open_http_client(base_url: str, **options: Any) -> Any:
+    """An HTTP client for ``base_url``: on ``httpx`` when it is importable, else this module's own
+    standard-library transport. ``ROLLGATE_CLIENT_TRANSPORT=builtin`` (or ``httpx``) forces one."""
+    choice = os.environ.get("ROLLGATE_CLIENT_TRANSPORT", "")
+    if choice != "builtin":
+        try:
+            from .httpx_transport import HttpxHTTPClient
+        except ImportError:
+            if choice == "httpx":
+                raise
+        else:
+            return HttpxHTTPClient(base_url, **options)
+    return AsyncHTTPClient(base_url, **options)

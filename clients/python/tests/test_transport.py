@@ -1,11 +1,13 @@
-"""The asyncio HTTP/1.1 transport against a scripted raw-socket server (framing, keep-alive,
-stale connections, timeouts). No gateway needed."""
+"""Both HTTP transports (the standard-library one and the httpx one, when httpx is importable)
+against a scripted raw-socket server: framing, keep-alive, timeouts, error mapping; stale
+keep-alive connections for the standard-library one. No gateway needed."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import unittest
+from typing import Any
 
 try:
     from . import support  # noqa: F401 - puts clients/python on sys.path
@@ -13,6 +15,12 @@ except ImportError:
     import support  # type: ignore[no-redef] # noqa: F401
 
 from rollgate_client import AsyncHTTPClient, RollgateClient, RollgateError
+from rollgate_client.transport import open_http_client
+
+try:
+    from rollgate_client.httpx_transport import HttpxHTTPClient
+except ImportError:  # a bare standard library: only the fallback is tested
+    HttpxHTTPClient = None  # type: ignore[assignment,misc]
 
 
 class ScriptedServer:
@@ -61,6 +69,8 @@ class ScriptedServer:
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
             self.disconnects += 1
+        except asyncio.CancelledError:
+            pass  # the test's loop is ending with this connection still open
         finally:
             writer.close()
 
@@ -97,11 +107,15 @@ class ScriptedServer:
         return True
 
 
-class TransportTest(unittest.IsolatedAsyncioTestCase):
+class TransportCases:
+    """What both transports must do; ``client`` is the transport class under test."""
+
+    client: Any = AsyncHTTPClient
+
     async def asyncSetUp(self) -> None:
         self.srv = ScriptedServer()
         self.url = await self.srv.start()
-        self.http = AsyncHTTPClient(self.url + "/prefix/", headers={"X-Test": "1"}, timeout=5)
+        self.http = self.client(self.url + "/prefix/", headers={"X-Test": "1"}, timeout=5)
 
     async def asyncTearDown(self) -> None:
         await self.http.close()
@@ -120,7 +134,7 @@ class TransportTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(headers["host"], self.url.split("//")[1])
 
     async def test_chunked_and_no_body(self) -> None:
-        plain = AsyncHTTPClient(self.url)
+        plain = self.client(self.url)
         try:
             r = await plain.request("GET", "/chunked", query={"q": "x y"})
             self.assertEqual(r.json(), {"ok": True, "echo": "/chunked?q=x+y"})
@@ -133,7 +147,7 @@ class TransportTest(unittest.IsolatedAsyncioTestCase):
             await plain.close()
 
     async def test_connection_close_and_http10_are_not_reused(self) -> None:
-        plain = AsyncHTTPClient(self.url)
+        plain = self.client(self.url)
         try:
             self.assertEqual((await plain.request("GET", "/close")).status, 200)
             self.assertEqual((await plain.request("GET", "/http10")).json(), {"v": 10})
@@ -141,6 +155,29 @@ class TransportTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(self.srv.connections, 3)
         finally:
             await plain.close()
+
+    async def test_timeout_closes_the_connection(self) -> None:
+        plain = self.client(self.url)
+        try:
+            with self.assertRaises(asyncio.TimeoutError):
+                await plain.request("GET", "/slow", timeout=0.2)
+            self.assertEqual((await plain.request("GET", "/x")).status, 200)
+            self.assertEqual(self.srv.connections, 2, "the timed-out connection was not reused")
+        finally:
+            await plain.close()
+
+    async def test_unreachable_server_is_a_connection_error(self) -> None:
+        await self.srv.stop()
+        with self.assertRaises(ConnectionError):
+            await self.http.request("GET", "/x")
+
+    def test_bad_base_url(self) -> None:
+        with self.assertRaises(ValueError):
+            self.client("localhost:7860")
+
+
+class BuiltinTransportTest(TransportCases, unittest.IsolatedAsyncioTestCase):
+    client = AsyncHTTPClient
 
     async def test_stale_keep_alive_connection_is_retried_once(self) -> None:
         plain = AsyncHTTPClient(self.url)
@@ -150,16 +187,6 @@ class TransportTest(unittest.IsolatedAsyncioTestCase):
             r = await plain.request("GET", "/stale")
             self.assertEqual(r.status, 200)
             self.assertEqual(self.srv.connections, 2)
-        finally:
-            await plain.close()
-
-    async def test_timeout_closes_the_connection(self) -> None:
-        plain = AsyncHTTPClient(self.url)
-        try:
-            with self.assertRaises(asyncio.TimeoutError):
-                await plain.request("GET", "/slow", timeout=0.2)
-            self.assertEqual((await plain.request("GET", "/x")).status, 200)
-            self.assertEqual(self.srv.connections, 2, "the timed-out connection was not reused")
         finally:
             await plain.close()
 
@@ -173,9 +200,27 @@ class TransportTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual((t.exception.status, t.exception.type, t.exception.message), (502, "http_error", "upstrea"))
             self.assertIsNone(await c._call("GET", "/api/empty"))
 
-    def test_bad_base_url(self) -> None:
-        with self.assertRaises(ValueError):
-            AsyncHTTPClient("localhost:7860")
+
+
+@unittest.skipIf(HttpxHTTPClient is None, "httpx is not importable here (the fallback is tested)")
+class HttpxTransportTest(TransportCases, unittest.IsolatedAsyncioTestCase):
+    client = HttpxHTTPClient
+
+    def test_chosen_when_importable(self) -> None:
+        self.assertIsInstance(open_http_client(self.url), HttpxHTTPClient)
+
+
+class ChoiceTest(unittest.TestCase):
+    def test_builtin_when_asked_or_without_httpx(self) -> None:
+        import os
+
+        os.environ["ROLLGATE_CLIENT_TRANSPORT"] = "builtin"
+        try:
+            self.assertIsInstance(open_http_client("http://127.0.0.1:1"), AsyncHTTPClient)
+        finally:
+            del os.environ["ROLLGATE_CLIENT_TRANSPORT"]
+        if HttpxHTTPClient is None:
+            self.assertIsInstance(open_http_client("http://127.0.0.1:1"), AsyncHTTPClient)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 /**
  * Test helpers for the recorded Claude Code 2.1.330 traffic in this folder (format:
- * `/work/shared/captures/README.md`): the two request records and their replies as `TurnAnswer`s.
+ * `tests/recordings/README.md`): the two request records and their replies as `TurnAnswer`s.
  *
  * @module
  */
+import { parseSseText } from "../../../generation/mod.ts";
 import type { TurnAnswer } from "../../../canonical/mod.ts";
 
 /** One reply block as the scripted model sent it. */
@@ -31,9 +32,9 @@ export function loadCapture(): CaptureRecord[] {
 
 /** `{event, data}` of a recorded event string. */
 export function parseWireEvent(raw: string): { event: string; data: Record<string, unknown> } {
-  const match = /^event: (.*)\ndata: (.*)$/.exec(raw);
-  if (!match) throw new Error(`not an SSE event: ${raw}`);
-  return { event: match[1], data: JSON.parse(match[2]) };
+  const [e] = parseSseText(`${raw}\n\n`).events;
+  if (e?.event === undefined) throw new Error(`not an SSE event: ${raw}`);
+  return { event: e.event, data: JSON.parse(e.data) };
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * Test helpers over the recorded Codex 0.169.0 traffic (`codex-0.169.0.jsonl`, format in
- * `/work/shared/captures/README.md`): the request bodies, the recorded SSE events, and the
+ * `tests/recordings/README.md`): the request bodies, the recorded SSE events, and the
  * scripted reply turned back into the canonical answer that would have produced it.
  *
  * @module
  */
+import { parseSseText } from "../../../generation/mod.ts";
 import type { TurnAnswer } from "../../../canonical/mod.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -18,10 +19,9 @@ export interface CodexRecord {
 }
 
 function parseEvent(raw: string): { event: string; data: Json } {
-  const event = /^event: (.*)$/m.exec(raw)?.[1];
-  const data = /^data: (.*)$/m.exec(raw)?.[1];
-  if (event === undefined || data === undefined) throw new Error(`bad fixture event: ${raw}`);
-  return { event, data: JSON.parse(data) };
+  const [e] = parseSseText(`${raw}\n\n`).events;
+  if (e?.event === undefined) throw new Error(`bad fixture event: ${raw}`);
+  return { event: e.event, data: JSON.parse(e.data) };
 }
 
 export function loadCodexRecords(): CodexRecord[] {

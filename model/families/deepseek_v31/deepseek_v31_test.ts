@@ -8,7 +8,8 @@ import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod
 import { PolicyModel } from "../../policy_model.ts";
 import { Rng } from "../../../tests/invariants/random_text.ts";
 import { deepSeekV31ModelDir } from "../../../tests/support/deepseek_v31_model.ts";
-import { DS, splitDeepSeekToolCalls } from "./mod.ts";
+import { DS } from "./mod.ts";
+import { splitDeepSeekToolCalls } from "./tool_calls.ts";
 
 const dir = await deepSeekV31ModelDir();
 const plain = await PolicyModel.load({ dir, family: "deepseek-v3.1" });

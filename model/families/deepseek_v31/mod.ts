@@ -15,6 +15,24 @@
  * prefix-stable: the next prompt keeps the sampled reasoning where a re-render drops it and
  * writes `</think>` for the `<think>` the prompt had.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { deepSeekV31, DS } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * assert.ok(deepSeekV31.detect(files(`{{ "${DS.sep}" }}{{ "${DS.thinkEnd}" }}`)));
+ * assert.ok(!deepSeekV31.detect(files("<|im_start|>{{ content }}<|im_end|>")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -31,8 +49,7 @@ import { deepSeekOutputFormat } from "./output.ts";
 import { DeepSeekV31TextRenderer, DS } from "./render.ts";
 
 export { deepSeekOutputFormat } from "./output.ts";
-export { deepSeekToolsText, DeepSeekV31TextRenderer, DS } from "./render.ts";
-export { splitDeepSeekToolCalls } from "./tool_calls.ts";
+export { deepSeekToolsText, DS } from "./render.ts";
 
 const NAME = "deepseek-v3.1";
 

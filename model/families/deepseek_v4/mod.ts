@@ -13,6 +13,26 @@
  * token, thinking mode only), `drop_thinking` (default true: without tools, earlier turns lose
  * their reasoning after a new user turn; with tools every turn keeps it).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { deepSeekV4 } from "./mod.ts";
+ * import { DS4 } from "./render.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * // Detected by its DSML token (its chat template is not needed).
+ * assert.ok(deepSeekV4.detect(files("", [DS4.dsml])));
+ * assert.ok(!deepSeekV4.detect(files("{{ messages }}", ["<think>"])));
+ * ```
+ *
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
@@ -33,13 +53,10 @@ import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { DSML_SECTION, splitDsmlToolCalls } from "./dsml_calls.ts";
 import { DeepSeekV4TextRenderer, DS4, type ReasoningEffort } from "./render.ts";
 
-export { DSML_SECTION, splitDsmlToolCalls } from "./dsml_calls.ts";
-export { DeepSeekV4TextRenderer, deepSeekV4ToolsText, DS4, dsmlInvoke } from "./render.ts";
-
 const NAME = "deepseek-v4";
 
 /** The template variables DeepSeek V4 reads (defaults: false, `low`, true). */
-export const DEEPSEEK_V4_TEMPLATE_OPTIONS: TemplateValueLists = {
+const DEEPSEEK_V4_TEMPLATE_OPTIONS: TemplateValueLists = {
   enable_thinking: [true, false],
   reasoning_effort: ["low", "high", "max"],
   drop_thinking: [true, false],

@@ -4,6 +4,25 @@
  * named with `--tool-parser` (`hermes`, `qwen3_coder`, …; default `none`: all output is text, and
  * text in a known tool-call markup is counted as malformed, never passed off as a plain answer).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { generic } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * // Any directory with a Jinja chat template; its output is read by `--tool-parser`.
+ * assert.ok(generic.detect(files("{% for m in messages %}{{ m.content }}{% endfor %}")));
+ * assert.equal(generic.name, "generic");
+ * ```
+ *
  * @module
  */
 import { type ChatFormat, type FamilyContext, FamilyError, type ModelFamily } from "../family.ts";

@@ -11,6 +11,26 @@
  * layouts, default true: earlier turns' reasoning leaves later prompts; GLM-5.3 default false),
  * `reasoning_effort` (GLM-5.3: `low`, `high`, `max` (default)).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { glm45, glm5, glm51 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const glm5Template = "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>{% endfor %}";
+ * assert.ok(glm5.detect(files(glm5Template)));
+ * assert.ok(!glm45.detect(files(glm5Template)) && !glm51.detect(files(glm5Template)));
+ * assert.ok(glm45.detect(files("[gMASK]<sop></arg_key>\n<arg_value>")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -26,9 +46,8 @@ import { GlmRenderer } from "./glm_renderer.ts";
 import { glmOutputFormat } from "./output.ts";
 import { type GlmLayout, GlmTextRenderer } from "./render.ts";
 
-export { type GlmLayout, type GlmOptions, GlmTextRenderer } from "./render.ts";
-export { GlmRenderer } from "./glm_renderer.ts";
-export { glmOutputFormat, type GlmOutputIds } from "./output.ts";
+export { GlmTextRenderer } from "./render.ts";
+export { glmOutputFormat } from "./output.ts";
 export { splitGlmToolCalls } from "./tool_calls.ts";
 
 function template(files: ModelFiles): string {
@@ -40,7 +59,7 @@ function template(files: ModelFiles): string {
  * `<arg_key>` calls. `wide`: the GLM-4.5 layout, whose tool instructions put a newline between
  * `</arg_key>` and `<arg_value>`.
  */
-export function glmTemplateLayout(t: string): GlmLayout | null {
+function glmTemplateLayout(t: string): GlmLayout | null {
   const glm = t.includes("[gMASK]<sop>") ||
     (t.includes("<|observation|>") && t.includes("<arg_key>"));
   if (!glm) return null;
@@ -56,7 +75,7 @@ export function glmTemplateLayout(t: string): GlmLayout | null {
 const FLAG = [true, false];
 
 /** The template variables each layout reads (GLM-5.3 always thinks). */
-export const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
+const GLM_TEMPLATE_OPTIONS: Record<GlmLayout, TemplateValueLists> = {
   "glm-4.5": { enable_thinking: FLAG },
   "glm-5": { enable_thinking: FLAG, clear_thinking: FLAG },
   "glm-5.1": { enable_thinking: FLAG, clear_thinking: FLAG },

@@ -14,6 +14,26 @@
  * `high`), `conversation_start_date` (default: the UTC date the family was bound),
  * `model_identity`, `knowledge_cutoff` (default harmony's).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { gptOss } from "./mod.ts";
+ * import { HARMONY_TOKENS } from "./render.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * // Detected by its added tokens (the template is not needed).
+ * assert.ok(gptOss.detect(files("", Object.values(HARMONY_TOKENS))));
+ * assert.ok(!gptOss.detect(files("", ["<|im_start|>"])));
+ * ```
+ *
  * @module
  */
 import { addedTokenIds } from "../../model_files.ts";
@@ -31,13 +51,6 @@ import { OrdinaryTextEncoder } from "./ordinary_text.ts";
 import { HarmonyParser, readHeader, splitMessages } from "./output.ts";
 import { HARMONY_TOKENS, type HarmonyIds, HarmonyRenderer } from "./render.ts";
 import { HarmonyStreamParser } from "./stream.ts";
-
-export { type HarmonyMessage, type HarmonyPreamble } from "./conversation.ts";
-export { HarmonyParser, readHeader, splitMessages } from "./output.ts";
-export { HARMONY_TOKENS, type HarmonyIds, HarmonyRenderer } from "./render.ts";
-export { HarmonyStreamParser } from "./stream.ts";
-export { OrdinaryTextEncoder } from "./ordinary_text.ts";
-export { schemaType, toolsSection } from "./tool_declarations.ts";
 
 const FAMILY = "gpt-oss";
 
@@ -68,7 +81,7 @@ export function harmonyOutputFormat(
 const EFFORTS = ["low", "medium", "high"] as const;
 
 /** The system message's fields from the template variables. */
-export function harmonyPreamble(
+function harmonyPreamble(
   kwargs: Record<string, unknown>,
   today = new Date(),
 ): HarmonyPreamble {

@@ -3,8 +3,27 @@
  * `tool_declare` system turn, tool calls in a `<|tool_calls_section_begin|>` section with the
  * policy's own call ids (`functions.NAME:INDEX`), no reasoning. Written in code from the format
  * (`render.ts`); detected from the chat template's markers (`<|im_middle|>` and
- * `<|tool_calls_section_begin|>`, without `<think>`: K2-Thinking, K2.5 and K2.6 reason, and are
- * not this family).
+ * `<|tool_calls_section_begin|>`, without `<think>`: K2-Thinking and K2.5 reason, and are not this
+ * family).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { kimiK2 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * assert.ok(kimiK2.detect(files("<|im_middle|>{{ x }}<|tool_calls_section_begin|>")));
+ * // K2-Thinking reasons: not this family.
+ * assert.ok(!kimiK2.detect(files("<|im_middle|><|tool_calls_section_begin|><think>")));
+ * ```
  *
  * @module
  */
@@ -14,12 +33,11 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { kimiK2OutputFormat } from "./output.ts";
 import { KimiK2TextRenderer } from "./render.ts";
 
-export { KIMI_DEFAULT_SYSTEM, KimiK2TextRenderer } from "./render.ts";
 export { kimiK2OutputFormat } from "./output.ts";
 export { splitKimiToolCalls } from "./tool_calls.ts";
 
-/** A Kimi K2 chat template (not K2-Thinking / K2.5 / K2.6, which reason in `<think>`). */
-export function isKimiK2Template(t: string): boolean {
+/** A Kimi K2 chat template (not K2-Thinking / K2.5, which reason in `<think>`). */
+function isKimiK2Template(t: string): boolean {
   return t.includes("<|im_middle|>") && t.includes("<|tool_calls_section_begin|>") &&
     !t.includes("<think>");
 }

@@ -9,6 +9,19 @@
  * turn keeps its reasoning). Call ids are the policy's own (`functions.NAME:INDEX`) and round-trip
  * verbatim: agents echo what was sampled.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { kimiK25 } from "./mod.ts";
+ *
+ * const files = (chat_template: string) => ({ config: { chat_template } }) as unknown as ModelFiles;
+ * const k25 = "<|im_middle|>{{ tools_ts_str }}<|tool_calls_section_begin|><think>";
+ * assert.ok(kimiK25.detect(files(k25)));
+ * // Kimi K2 (no TypeScript declarations) is another family.
+ * assert.ok(!kimiK25.detect(files("<|im_middle|><|tool_calls_section_begin|>")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -18,17 +31,14 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { kimiK25OutputFormat } from "./output.ts";
 import { KimiK25TextRenderer } from "./render.ts";
 
-export { KimiK25TextRenderer } from "./render.ts";
-export { kimiToolDeclarations } from "./tool_declarations.ts";
-
 /** The template variables Kimi K2.5 / K2.6 reads (`thinking` defaults to true, the other false). */
-export const KIMI_K25_TEMPLATE_OPTIONS: TemplateValueLists = {
+const KIMI_K25_TEMPLATE_OPTIONS: TemplateValueLists = {
   thinking: [true, false],
   preserve_thinking: [true, false],
 };
 
 /** A Kimi K2.5 / K2.6 chat template (TypeScript tool declarations, `<think>` turns). */
-export function isKimiK25Template(t: string): boolean {
+function isKimiK25Template(t: string): boolean {
   return t.includes("<|im_middle|>") && t.includes("<|tool_calls_section_begin|>") &&
     t.includes("tools_ts_str");
 }

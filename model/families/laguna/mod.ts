@@ -17,6 +17,17 @@
  * template reads `preserve_thinking`, off for the others), `preserve_thinking` (S-2.1, default
  * false: turns keep their reasoning while thinking is off).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { laguna } from "./mod.ts";
+ *
+ * const files = (chat_template: string) => ({ config: { chat_template } }) as unknown as ModelFiles;
+ * assert.ok(laguna.detect(files("〈|EOS|〉{% for m in messages %}<assistant>{% endfor %}")));
+ * assert.ok(!laguna.detect(files("<|im_start|>assistant")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -28,17 +39,14 @@ import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { LagunaTextRenderer } from "./render.ts";
 import { LagunaXs2TextRenderer } from "./render_xs2.ts";
 
-export { LAGUNA_DEFAULT_SYSTEM, LagunaTextRenderer } from "./render.ts";
-export { LagunaXs2TextRenderer } from "./render_xs2.ts";
-
 /** The template variables Laguna reads (`preserve_thinking`: S-2.1 only). */
-export const LAGUNA_TEMPLATE_OPTIONS: TemplateValueLists = {
+const LAGUNA_TEMPLATE_OPTIONS: TemplateValueLists = {
   enable_thinking: [true, false],
   preserve_thinking: [true, false],
 };
 
 /** Laguna's template layouts. */
-export type LagunaLayout = "xs-2.1" | "s-2.1" | "xs.2" | "m.1";
+type LagunaLayout = "xs-2.1" | "s-2.1" | "xs.2" | "m.1";
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";

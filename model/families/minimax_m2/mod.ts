@@ -11,6 +11,17 @@
  * template (`set model_identity = "…"`), and `--template-kwargs '{"model_identity": "…"}'`
  * overrides it.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { miniMaxM2 } from "./mod.ts";
+ *
+ * const files = (chat_template: string) => ({ config: { chat_template } }) as unknown as ModelFiles;
+ * assert.ok(miniMaxM2.detect(files("]~b]ai\n{{ content }}<minimax:tool_call>")));
+ * assert.ok(!miniMaxM2.detect(files("<|im_start|>assistant")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -21,18 +32,17 @@ import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
 import { BLOCK_OPEN, splitMiniMaxToolCalls } from "./tool_calls.ts";
 
-export { MINIMAX_M25_IDENTITY, MiniMaxM2TextRenderer } from "./render.ts";
-export { splitMiniMaxToolCalls } from "./tool_calls.ts";
+export { MiniMaxM2TextRenderer } from "./render.ts";
 
 /** The template variable MiniMax M2 reads: the default system identity, any text. */
-export const MINIMAX_M2_TEMPLATE_OPTIONS: TemplateValueLists = { model_identity: "text" };
+const MINIMAX_M2_TEMPLATE_OPTIONS: TemplateValueLists = { model_identity: "text" };
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
 }
 
 /** A MiniMax M2 chat template. */
-export function isMiniMaxM2Template(t: string): boolean {
+function isMiniMaxM2Template(t: string): boolean {
   return t.includes("]~b]") && t.includes("<minimax:tool_call>");
 }
 

@@ -10,6 +10,25 @@
  * `low_effort` hint is not supported: it rides on the newest user message, so it would move in
  * every earlier prompt.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { nemotron3 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const xml = "<function=name><parameter=x>{% if truncate_history_thinking %}{% endif %}";
+ * assert.ok(nemotron3.detect(files(xml)));
+ * assert.ok(!nemotron3.detect(files("<function=name><parameter=x>"))); // Qwen3-Coder
+ * ```
+ *
  * @module
  */
 import type { AssistantMessage } from "../../../canonical/mod.ts";
@@ -23,11 +42,10 @@ import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { NemotronTextRenderer } from "./render.ts";
 
-export { type NemotronOptions, NemotronTextRenderer } from "./render.ts";
-export { nemotronToolDeclarations } from "./tool_declarations.ts";
+export { NemotronTextRenderer } from "./render.ts";
 
 /** The template variables Nemotron 3 reads (both default to true). */
-export const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {
+const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {
   enable_thinking: [true, false],
   truncate_history_thinking: [true, false],
 };

@@ -1,3 +1,4 @@
+import { rng } from "../../../tests/invariants/random_text.ts";
 import assert from "node:assert/strict";
 import { PolicyModel } from "../../policy_model.ts";
 import type { AssistantMessage } from "../../../canonical/mod.ts";
@@ -23,16 +24,6 @@ for (let id = 0; id < 300; id++) {
   if (await model.decode([id]) === "\uFFFD") BYTE_IDS.push(id);
 }
 assert.ok(BYTE_IDS.length > 60);
-
-function rng(seed: number): () => number {
-  // mulberry32
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function parse(ids: readonly number[], m: PolicyModel = model): Promise<AssistantMessage> {
   let n = 0;

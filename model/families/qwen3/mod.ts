@@ -4,6 +4,25 @@
  * chat template (cross-checked against `transformers.apply_chat_template`); the template drops
  * earlier turns' reasoning after a new user message.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { qwen3 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const hermes = "<tool_call>\n{{ tool_call | tojson }}\n</tool_call>";
+ * assert.ok(qwen3.detect(files(hermes, ["<think>", "</think>"])));
+ * assert.ok(!qwen3.detect(files(hermes))); // no reasoning tokens: not Qwen3
+ * ```
+ *
  * @module
  */
 import { addedTokenIds } from "../../model_files.ts";
@@ -13,8 +32,6 @@ import { hasXmlToolCalls } from "../qwen35/mod.ts";
 import { ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
 import { HermesParser } from "./hermes_parser.ts";
 
-export { HermesParser, splitToolCalls } from "./hermes_parser.ts";
-export { rawMember } from "./json_member.ts";
 export { qwen3SampledText } from "./sampled_text.ts";
 
 /**

@@ -11,6 +11,25 @@
  * `enable_thinking` (default true), `preserve_thinking` (Qwen3.6: default false; Qwen3.8: true),
  * `reasoning_effort` (Qwen3.8: `xhigh` (default), `medium`, `low`).
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { qwen35, qwen36 } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * const xml = "<think>{% if tools %}<function=name><parameter=x>{% endif %}";
+ * assert.ok(qwen35.detect(files(xml)) && !qwen36.detect(files(xml)));
+ * assert.ok(qwen36.detect(files(xml + "{% if preserve_thinking %}{% endif %}")));
+ * ```
+ *
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
@@ -21,9 +40,7 @@ import { turnIds } from "../chatml_ids.ts";
 import { Qwen35TextRenderer } from "./render.ts";
 import { xmlOutputFormat } from "./xml_output.ts";
 
-export { type Qwen35Options, Qwen35TextRenderer } from "./render.ts";
-export { xmlOutputFormat, type XmlOutputIds } from "./xml_output.ts";
-export { splitXmlToolCalls } from "./xml_tool_calls.ts";
+export { xmlOutputFormat } from "./xml_output.ts";
 
 /** A template in the XML tool-call format (`<function=…>`, `<parameter=…>`). */
 export function hasXmlToolCalls(template: string): boolean {
@@ -39,7 +56,7 @@ type QwenXmlName = "qwen3.5" | "qwen3.6" | "qwen3.8";
 const THINKING = [true, false];
 
 /** The template variables each reads (`preserve_thinking`: default on only in Qwen3.8). */
-export const QWEN_XML_TEMPLATE_OPTIONS: Record<QwenXmlName, TemplateValueLists> = {
+const QWEN_XML_TEMPLATE_OPTIONS: Record<QwenXmlName, TemplateValueLists> = {
   "qwen3.5": { enable_thinking: THINKING },
   "qwen3.6": { enable_thinking: THINKING, preserve_thinking: [true, false] },
   "qwen3.8": {

@@ -3,6 +3,24 @@
  * listed as XML in the system turn. Rendered through the model's own chat template, which reads
  * tool-call arguments as a mapping; parsed with the Qwen3.5 XML parser.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ModelFiles } from "../../model_files.ts";
+ * import { qwen3Coder } from "./mod.ts";
+ *
+ * // Model files with only a chat template (and added tokens): enough to detect a family.
+ * const files = (chat_template: string, added: string[] = []) =>
+ *   ({
+ *     config: {
+ *       chat_template,
+ *       added_tokens_decoder: Object.fromEntries(added.map((content, i) => [i, { content }])),
+ *     },
+ *   }) as unknown as ModelFiles;
+ * assert.ok(qwen3Coder.detect(files("<function=name><parameter=x>")));
+ * assert.ok(!qwen3Coder.detect(files("<think><function=name><parameter=x>"))); // reasons: Qwen3.5
+ * ```
+ *
  * @module
  */
 import { type ModelFamily, type OutputFormat, requireToken } from "../family.ts";

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { createGateway, type Gateway, type GatewayOptions } from "../../gateway/mod.ts";
+import { parseSseText } from "../../generation/mod.ts";
 import {
   answerText,
   type Script,
@@ -145,26 +146,16 @@ export interface SseMessage {
 
 /** Splits a raw SSE body into its events (comments dropped) and its comment lines. */
 export function parseSse(raw: string): { events: SseMessage[]; comments: string[] } {
-  const events: SseMessage[] = [];
-  const comments: string[] = [];
-  for (const block of raw.split("\n\n")) {
-    if (block.trim() === "") continue;
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) comments.push(line);
-      else if (line.startsWith("event: ")) event = line.slice("event: ".length);
-      else if (line.startsWith("data: ")) data.push(line.slice("data: ".length));
-    }
-    if (data.length === 0) continue;
-    const message: SseMessage = { data: data.join("\n") };
+  const parsed = parseSseText(raw);
+  const events = parsed.events.map(({ event, data }) => {
+    const message: SseMessage = { data };
     if (event !== undefined) message.event = event;
     try {
-      message.json = JSON.parse(message.data);
+      message.json = JSON.parse(data);
     } catch { /* e.g. [DONE] */ }
-    events.push(message);
-  }
-  return { events, comments };
+    return message;
+  });
+  return { events, comments: parsed.comments };
 }
 
 /** The default tool the scripted policy calls. */

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createGateway, type Gateway, type GatewayOptions } from "../../gateway/mod.ts";
+import { parseSseText } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Sample, SharedPrefixTree, TurnTreeExport } from "../../trajectory/mod.ts";
 import { answerText, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
@@ -150,22 +151,13 @@ export async function call(
 
 /** Server-sent events of a raw body: `{event, data}` with `data` parsed when it is JSON. */
 export function parseSse(raw: string): { event?: string; data: Json }[] {
-  const out: { event?: string; data: Json }[] = [];
-  for (const block of raw.split("\n\n")) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith("event: ")) event = line.slice(7);
-      else if (line.startsWith("data: ")) data.push(line.slice(6));
-    }
-    if (data.length === 0) continue;
-    let parsed: Json = data.join("\n");
+  return parseSseText(raw).events.map(({ event, data }) => {
+    let parsed: Json = data;
     try {
-      parsed = JSON.parse(parsed);
+      parsed = JSON.parse(data);
     } catch { /* [DONE] */ }
-    out.push(event === undefined ? { data: parsed } : { event, data: parsed });
-  }
-  return out;
+    return event === undefined ? { data: parsed } : { event, data: parsed };
+  });
 }
 
 async function post(url: string, headers: Record<string, string>, body: unknown) {

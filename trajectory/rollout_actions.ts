@@ -1,0 +1,296 @@
+/**
+ * Every change a caller can make to a rollout, in one place: create, finish, delete, expire the
+ * idle ones, a trainer's complete / fail / append of a request, a host-side tool call, the agent's
+ * exit, and a turn (start, black-box, count tokens). Each applies the change (to the store, the
+ * runner, the gate), records it in the journal and resolves once it is durable, so whoever answers
+ * a client after awaiting it has nothing to lose in a crash. The gateway and the CLI call this
+ * and nothing below it; the journal writer and the journal events stay inside `trajectory/`.
+ *
+ * The durable store behind it is a {@link Journal} (the SQLite one of `journal/`, or any other
+ * implementation, such as a store shared by several replicas); without one nothing is kept.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RolloutActions } from "./mod.ts";
+ * import { PolicyModel } from "../model/mod.ts";
+ *
+ * const rollouts = new RolloutActions({ model: await PolicyModel.load() });
+ * const r = await rollouts.create({ metadata: { task: "demo" } });
+ * await rollouts.agentExit(r, { exit_code: 0, reason: "done" });
+ * const samples = await rollouts.finish(r, 1);
+ * assert.equal(r.status, "finished");
+ * assert.deepEqual(samples, []); // no turns, no samples
+ * await rollouts.delete(r);
+ * assert.equal(rollouts.get(r.id), undefined);
+ * ```
+ *
+ * @module
+ */
+import {
+  type GateCompletion,
+  type GenerationBackend,
+  InterceptionGate,
+} from "../generation/mod.ts";
+import type { CanonicalRequest } from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import type { AgentExit, HostCall, Rollout } from "./rollout.ts";
+import { type CreateRollout, RolloutStore } from "./rollout_store.ts";
+import type { Sample, SampleOptions } from "./samples.ts";
+import { MemorySampleLog, type SampleLog } from "./sample_log.ts";
+import type { Journal } from "./journal.ts";
+import { type JournalError, JournalWriter } from "./journal_writer.ts";
+import { agentExit, hostCall, rolloutCreated, rolloutFinished } from "./journal_events.ts";
+import { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
+import { TurnFlight } from "./turn_flight.ts";
+import type { Turn } from "./turn.ts";
+import { restore, type RestoreReport } from "./restore.ts";
+
+export interface RolloutActionsOptions {
+  model: PolicyModel;
+  /** The default generation backend; default: the gate. */
+  backend?: GenerationBackend;
+  /** Named backends a rollout can choose (`CreateRollout.backend`). */
+  backends?: Readonly<Record<string, GenerationBackend>>;
+  /** Where trainers take requests from; its requests are completed, failed and withdrawn here. */
+  gate?: InterceptionGate;
+  /** The durable store of every change; default: none (a throwaway gateway). */
+  journal?: Journal;
+  /** Where finished samples are logged; default: the journal, else the latest in memory. */
+  sampleLog?: SampleLog;
+  /** A rollout idle for this long leaves memory (`RolloutStore`). */
+  idleTimeoutMs?: number;
+  /** The turn runner's timeouts, limits, pause gate and observer. */
+  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
+}
+
+export class RolloutActions {
+  /** The rollouts in memory (read them here; change them through the methods below). */
+  readonly store: RolloutStore;
+  readonly runner: TurnRunner;
+  readonly gate: InterceptionGate;
+  readonly sampleLog: SampleLog;
+  readonly #journal?: Journal;
+  readonly #writer: JournalWriter;
+  readonly #flight: TurnFlight;
+  readonly #onSamples = new Set<() => void>();
+
+  constructor(o: RolloutActionsOptions) {
+    this.#journal = o.journal;
+    this.#writer = new JournalWriter(o.journal);
+    this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
+    this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
+    this.gate = o.gate ?? new InterceptionGate();
+    this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
+    this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
+      ...o.turns,
+      writer: this.#writer,
+      flight: this.#flight,
+    });
+  }
+
+  // Reading.
+
+  get(id: string): Rollout | undefined {
+    return this.store.get(id);
+  }
+
+  /** The rollout `id`, or an `UnknownRolloutError` saying whether it expired. */
+  require(id: string): Rollout {
+    return this.store.require(id);
+  }
+
+  byToken(token: string): Rollout | undefined {
+    return this.store.byToken(token);
+  }
+
+  list(): Rollout[] {
+    return this.store.list();
+  }
+
+  /** Calls `wake` whenever samples were logged. */
+  onSamples(wake: () => void): () => void {
+    this.#onSamples.add(wake);
+    return () => this.#onSamples.delete(wake);
+  }
+
+  // Rollouts.
+
+  /** A new rollout, durable when this resolves. */
+  async create(spec: CreateRollout = {}): Promise<Rollout> {
+    const rollout = this.store.create(spec);
+    this.#writer.record(rolloutCreated(rollout, spec));
+    await this.#writer.durable();
+    return rollout;
+  }
+
+  /**
+   * Ends a rollout with its reward and logs its samples (journaled together, before this
+   * resolves); `/api/samples/stream` subscribers are woken, the gate's requests withdrawn.
+   * `version`: the trainer's weight version now, what staleness is measured against (default:
+   * the newest version its turns saw).
+   */
+  async finish(
+    rollout: Rollout,
+    reward: number | null,
+    defaults?: Partial<SampleOptions>,
+    version: number | null = null,
+  ): Promise<Sample[]> {
+    rollout.finish(reward, version);
+    const samples = rollout.samples(defaults);
+    const event = rolloutFinished(rollout);
+    if (this.#journal && this.sampleLog === this.#journal) {
+      await this.#writer.finish(event, samples);
+    } else {
+      this.#writer.record(event);
+      await this.#writer.durable();
+      await this.sampleLog.append(samples);
+    }
+    for (const wake of this.#onSamples) wake();
+    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
+    return samples;
+  }
+
+  /** Drops a rollout, from the journal too (samples already logged stay). */
+  async delete(rollout: Rollout): Promise<void> {
+    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
+    await this.#writer.durable();
+  }
+
+  /**
+   * Expires rollouts idle for longer than the idle timeout whose turns all settled (at most once
+   * per tenth of it: the gateway calls this on the way of other requests); their gate requests
+   * are withdrawn. The only change not awaited: the request it rides on is not about these
+   * rollouts, and a restore expires them by the same idle rule if the mark is lost.
+   */
+  sweep(now = Date.now()): Rollout[] {
+    const expired = this.store.sweep((r) => this.#flight.pending(r.id) > 0, now);
+    for (const r of expired) {
+      this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+      this.#writer.expire(r.id);
+    }
+    return expired;
+  }
+
+  /** Records a host-side tool call the agent made (the tool already ran). */
+  async hostCall(rollout: Rollout, call: HostCall): Promise<void> {
+    rollout.hostCallBytes += call.bytes;
+    rollout.hostCalls.push(call);
+    this.#writer.record(hostCall(rollout, call));
+    await this.#writer.durable();
+  }
+
+  /** Records the agent's exit signal. */
+  async agentExit(rollout: Rollout, exit: Omit<AgentExit, "at">): Promise<void> {
+    rollout.agentExit = { ...exit, at: Date.now() };
+    this.#writer.record(agentExit(rollout, rollout.agentExit));
+    await this.#writer.durable();
+  }
+
+  // Turns.
+
+  /** Starts (or, for a client's retry, finds) a turn; see `TurnRunner.start`. */
+  startTurn(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
+    return this.runner.start(rollout, req, toolCallIdPrefix);
+  }
+
+  /** A turn a hosted API answers; see `TurnRunner.startBlackBox`. */
+  startBlackBox(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    ask: () => Promise<BlackBoxAnswer>,
+  ): Turn {
+    return this.runner.startBlackBox(rollout, req, ask);
+  }
+
+  /** The policy's prompt length for a request, recording nothing. */
+  countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
+    return this.runner.countTokens(rollout, req);
+  }
+
+  /** Counts a client waiting on `turn` (its disconnect may withdraw the generation). */
+  watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
+    this.runner.watch(turn, clientSignal);
+  }
+
+  // A trainer's answers to the gate's requests.
+
+  /**
+   * Appends streamed ids to a request (kept when it completes: nothing is recorded yet), sampled
+   * under weight `version` when the trainer says.
+   */
+  append(requestId: string, ids: number[], version?: string | number): void {
+    this.gate.append(requestId, ids, version);
+  }
+
+  /**
+   * Completes a request with a trainer's answer (its routing rows as the wire sends them: checked
+   * by the gate); resolves once its turn is recorded and durable.
+   */
+  async complete(requestId: string, completion: GateCompletion): Promise<void> {
+    const turn = this.runner.turnOfRequest(requestId);
+    this.gate.complete(requestId, completion);
+    await this.#settled(turn);
+  }
+
+  /** Fails a request; resolves once its turn's failure is durable. */
+  async fail(requestId: string, error: string, status?: number): Promise<void> {
+    const turn = this.runner.turnOfRequest(requestId);
+    this.gate.fail(requestId, error, status);
+    await this.#settled(turn);
+  }
+
+  async #settled(turn: Turn | undefined): Promise<void> {
+    await turn?.result.catch(() => {});
+    await this.#writer.durable();
+  }
+
+  // The gateway's life.
+
+  /** Rebuilds the journaled rollouts and re-queues their requests; `null` without a journal. */
+  async restore(now = Date.now()): Promise<RestoreReport | null> {
+    if (!this.#journal) return null;
+    return await restore(this.#journal, {
+      store: this.store,
+      writer: this.#writer,
+      flight: this.#flight,
+      runner: this.runner,
+    }, now);
+  }
+
+  /** Resolves once every change so far is durable (throws the journal's failure if any). */
+  durable(): Promise<void> {
+    return this.#writer.durable();
+  }
+
+  /** Why the journal stopped keeping changes, once a write failed. */
+  get journalFailure(): JournalError | null {
+    return this.#writer.failure;
+  }
+
+  /** Turns in flight (registered, not yet recorded or failed). */
+  get inFlight(): number {
+    return this.#flight.pending();
+  }
+
+  /** Turns waiting for their answer (of one rollout, or of all). */
+  pendingTurns(rolloutId?: string): number {
+    return this.#flight.pending(rolloutId);
+  }
+
+  /** Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. */
+  close(reason: string): void {
+    this.#flight.close(reason);
+  }
+
+  /** Resolves once no turn is in flight. */
+  whenIdle(): Promise<void> {
+    return this.#flight.whenIdle();
+  }
+
+  /** Fails every turn still in flight with `reason` (a drain whose grace ran out). */
+  abandon(reason: string): void {
+    this.runner.abandon(reason);
+  }
+}
