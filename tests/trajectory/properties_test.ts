@@ -3,13 +3,12 @@
  * (commands) against the real `RolloutActions` and its `TurnRunner` (real Qwen3 tokenizer and
  * template; generation by the in-memory backend TEST DOUBLE). The model is what the clients hold
  * (each agent's history, its last answer, the sub-agent calls still open); the real system is the
- * runner and its rollout.
- * Agents extend their history with the recorded answer (tool arguments re-serialised, keys
- * reordered, null members added), re-send identical requests (one at a time and concurrently),
- * rewrite, re-encode or compact their history, open a second session, fire side requests, spawn
- * sub-agents from `Agent` calls, and send malformed histories (odd role order, empty contents,
- * results without calls, unicode, lone surrogates, huge strings, special-token text in split-mode
- * rollouts). The policy's outputs are random too: answers, parallel tool calls, non-canonical
+ * façade and its rollout. Agents extend their history with the recorded answer (tool arguments
+ * re-serialised, keys reordered, null members added), re-send identical requests (one at a time
+ * and concurrently), rewrite, re-encode or compact their history, open a second session, fire
+ * side requests, spawn sub-agents from `Agent` calls, and send malformed histories (odd role
+ * order, empty contents, results without calls, unicode, lone surrogates, huge strings,
+ * special-token text in split-mode rollouts). The policy's outputs are random too: answers, parallel tool calls, non-canonical
  * formats (drift), malformed calls, truncated outputs, missing end-of-turn ids, missing logprobs.
  * Every generation also sends MoE routing rows (`routed_experts`) from where its chain's rows end,
  * as an SGLang engine would.
