@@ -16,6 +16,7 @@ const request: PendingRequest = {
   request_id: "req_bench",
   rollout_id: "bench",
   turn_id: "bench.0.abcd",
+  routed_experts_from: 0,
   // Ids spread over Qwen3's vocabulary, as in real prompts (JSON length depends on digits).
   prompt_ids: Int32Array.from({ length: 131072 }, () => Math.floor(random() * 151643)),
   sampling: { max_tokens: 4096, temperature: 1, top_p: 1, stop_token_ids: [151645, 151643] },

@@ -18,7 +18,11 @@
  *
  *     deno run -A bench/rollout_memory.ts [--rollouts 1000] [--turns 10] [--tokens 32768] \
  *       [--trainers 4] [--concurrency N] [--ids base64|json] [--no-stream] [--inspect] \
- *       [--serve-flags "--no-journal"] [--idle] [--allocations]
+ *       [--serve-flags "--no-journal"] [--idle] [--allocations] [--routing] [--finish]
+ *
+ * `--routing`: the trainer loops send MoE routing with every completion (48 layers × top-8, uint8:
+ * 384 bytes a position, kept in the journal, not in memory; issue 24). `--finish`: each rollout is
+ * finished when its agent is done (samples built and logged; without it they stay active).
  *
  * `--concurrency N` plays N agents at a time instead of all at once (the easier case: fewer
  * histories in flight). `--idle` (with `--inspect`) creates `--rollouts` rollouts, plays `--turns`
@@ -61,6 +65,10 @@ const LIVE_FROM = flag("live-from", 0);
 const INSPECT = ALLOCATIONS || Deno.args.includes("--inspect");
 const IDLE = Deno.args.includes("--idle");
 const SERVE_FLAGS = text("serve-flags", "").split(" ").filter(Boolean);
+/** `--routing`: every completion carries MoE routing (48 layers × top-8, uint8; issue 24). */
+const ROUTING = Deno.args.includes("--routing") ? { layers: 48, topK: 8 } : undefined;
+/** `--finish`: each agent's rollout is finished (its samples built and logged) when it is done. */
+const FINISH = Deno.args.includes("--finish");
 /** `deno run` flags for the gateway process (e.g. `--v8-flags=...`). */
 const DENO_FLAGS = text("deno-flags", "").split(" ").filter(Boolean);
 
@@ -88,6 +96,8 @@ console.log(
       STREAM,
       IDLE,
       SERVE_FLAGS,
+      ROUTING,
+      FINISH,
     })
   }; load ${loadavg()}`,
 );
@@ -136,7 +146,7 @@ const trainers = startTrainerLoops(gateway.url, TRAINERS, async (pending) => {
   }
   const output_ids = await model.tokenizer.encode(sampledText(steps.next().value!));
   return { output_ids, logprobs: output_ids.map((_, i) => -((i % 7) + 1) / 100) };
-}, { ids: IDS });
+}, { ids: IDS, routing: ROUTING });
 
 let turnsDone = 0, lastPrompt = 0, errors = 0;
 async function playAgent(i: number): Promise<void> {
@@ -160,6 +170,15 @@ async function playAgent(i: number): Promise<void> {
       if (++errors <= 3) console.error(`agent ${i}: ${(e as Error).message}`);
       return;
     }
+  }
+  if (FINISH) {
+    const res = await fetch(`${gateway.url}/api/rollouts/${id}/finish`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ reward: 1 }),
+    });
+    await res.body?.cancel();
+    if (!res.ok && ++errors <= 3) console.error(`agent ${i}: finish ${res.status}`);
   }
 }
 

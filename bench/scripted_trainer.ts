@@ -47,6 +47,20 @@ function promptLength(body: { prompt_ids: number[] | string }): number {
   return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4).length;
 }
 
+/** `rows` rows of made-up expert ids (uint8 `[rows, layers, top_k]`), as `complete` takes them. */
+export function routingRows(
+  shape: { layers: number; topK: number },
+  rows: number,
+): { dtype: "uint8"; shape: number[]; data: string } {
+  const bytes = new Uint8Array(rows * shape.layers * shape.topK);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 37) % 128;
+  return {
+    dtype: "uint8",
+    shape: [rows, shape.layers, shape.topK],
+    data: Buffer.from(bytes).toString("base64"),
+  };
+}
+
 /** Starts `count` trainer loops against the gateway at `url`. */
 export function startTrainerLoops(
   url: string,
@@ -57,6 +71,11 @@ export function startTrainerLoops(
     adminToken?: string;
     /** Acknowledge each request before completing it (default true; releases before issue 8 had no `ack`). */
     ack?: boolean;
+    /**
+     * Send MoE routing with each completion (`routed_experts`, uint8 `[T, layers, top_k]` from
+     * the request's `routed_experts_from`), as a trainer replaying an SGLang engine's would.
+     */
+    routing?: { layers: number; topK: number };
   } = {},
 ): TrainerLoops {
   const ids = options.ids ?? "base64";
@@ -102,9 +121,12 @@ export function startTrainerLoops(
           turn_id: body.turn_id,
           promptLength: promptLength(body),
         });
+        const rows = options.routing &&
+          promptLength(body) + output.output_ids.length - 1 - body.routed_experts_from;
         const status = await post(`/api/requests/${rid}/complete`, {
           ...output,
           finish_reason: "stop",
+          ...(options.routing ? { routed_experts: routingRows(options.routing, rows!) } : {}),
         });
         if (status === 200) stats.completed++;
       } catch (e) {

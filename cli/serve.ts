@@ -88,6 +88,21 @@ function envFlag(value: string | undefined): boolean {
   return /^(1|true|yes|on)$/i.test(value ?? "");
 }
 
+/** `--sglang-routed-experts LAYERSxTOP_KxEXPERTS`, e.g. `48x8x128`. */
+function routedExpertsFlag(
+  value: string | undefined,
+): { layers: number; topK: number; experts: number } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)x(\d+)x(\d+)$/.exec(value);
+  const [layers, topK, experts] = m ? m.slice(1).map(Number) : [];
+  if (!m || layers < 1 || topK < 1 || experts < topK || experts > 65536) {
+    throw new UsageError(
+      `--sglang-routed-experts must be LAYERSxTOP_KxEXPERTS (e.g. 48x8x128), got ${value}`,
+    );
+  }
+  return { layers, topK, experts };
+}
+
 /** Runs `main.ts serve <args>`: loads the model and serves until the process ends. */
 export async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -115,6 +130,9 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "sglang-routed-experts": { type: "string" },
+      "logprobs-mode": { type: "string" },
+      "max-staleness": { type: "string" },
       "split-special-tokens": { type: "boolean" },
       "access-log": { type: "boolean" },
       "drain-grace": { type: "string" },
@@ -146,15 +164,28 @@ export async function serve(args: string[]): Promise<void> {
   const backends: Record<string, GenerationBackend> = {};
   const vllmUrl = values["vllm-url"] ?? env("ROLLGATE_VLLM_URL");
   const sglangUrl = values["sglang-url"] ?? env("ROLLGATE_SGLANG_URL");
+  const logprobsMode = values["logprobs-mode"] ?? "raw";
+  if (logprobsMode !== "raw" && logprobsMode !== "processed") {
+    throw new UsageError(`--logprobs-mode must be raw or processed, got ${logprobsMode}`);
+  }
   if (vllmUrl) {
     backends.vllm = new VllmBackend({
       url: vllmUrl,
       model: values["engine-model"],
       stream: values["engine-stream"],
+      logprobsMode,
       ...engine,
     });
   }
-  if (sglangUrl) backends.sglang = new SglangBackend({ url: sglangUrl, ...engine });
+  if (sglangUrl) {
+    backends.sglang = new SglangBackend({
+      url: sglangUrl,
+      logprobsMode,
+      routedExperts: routedExpertsFlag(values["sglang-routed-experts"]),
+      ...engine,
+    });
+  }
+  const maxStaleness = integerFlag(values["max-staleness"], "--max-staleness", COUNT);
   const upstreams = upstreamsFromFlags({
     anthropicUrl: values["upstream-anthropic-url"] ?? env("ROLLGATE_UPSTREAM_ANTHROPIC_URL"),
     openaiUrl: values["upstream-openai-url"] ?? env("ROLLGATE_UPSTREAM_OPENAI_URL"),
@@ -252,6 +283,7 @@ export async function serve(args: string[]): Promise<void> {
     publicUrl: values["public-url"] ?? env("ROLLGATE_PUBLIC_URL"),
     modelName: values["model-name"],
     splitSpecialTokens: values["split-special-tokens"],
+    ...(maxStaleness !== undefined ? { sampleOptions: { maxStaleness } } : {}),
     loopbackOnly: isLoopbackHost(hostname),
     accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
       ? (line) => console.log(line)

@@ -63,6 +63,10 @@ export const USAGE = `usage: main.ts serve [options]
   --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
   --engine-model NAME   "model" sent to vLLM (default: omitted)
   --engine-stream       ask vLLM to stream: agents see the answer while it is generated
+  --sglang-routed-experts LxKxE  MoE routing replay from SGLang (started with
+                        --enable-return-routed-experts): L layers, top-K, E experts
+  --logprobs-mode raw|processed  how the engines compute logprobs (recorded per turn; default raw)
+  --max-staleness N     turns more than N weight versions old at finish are not trained
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 

@@ -22,6 +22,7 @@ import type { Sql } from "postgres";
 import {
   abortError,
   type Completion,
+  type GateCompletion,
   GateError,
   type GateStats,
   GenerationError,
@@ -90,6 +91,7 @@ export class ClusterGate implements RequestQueue {
           turn_id: req.turnId,
           prompt_ids: req.promptIds,
           sampling: req.sampling,
+          routed_experts_from: req.routedExpertsFrom ?? 0,
         },
         resolve,
         reject,
@@ -155,6 +157,7 @@ export class ClusterGate implements RequestQueue {
       };
       if (arrays.logprobs) completion.logprobs = arrays.logprobs;
       if (data.weight_version !== undefined) completion.weight_version = data.weight_version;
+      if (data.logprobs_mode !== undefined) completion.logprobs_mode = data.logprobs_mode;
       this.#settle(w, () => w.resolve(completion));
     } else if (row.state === "failed" && row.data) {
       const data = JSON.parse(row.data);
@@ -253,13 +256,27 @@ export class ClusterGate implements RequestQueue {
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 
-  append(requestId: string, ids: number[]): Promise<void> {
-    return this.#guard(() => this.#table.append(requestId, ids));
+  async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
+    if (version !== undefined) {
+      // The pending row keeps the appended ids, not a version per chunk: refused, never dropped.
+      throw new GatewayError(
+        400,
+        "a replicated gateway (--database-url) does not keep weight_version per appended chunk yet: send it with the completion",
+      );
+    }
+    return await this.#guard(() => this.#table.append(requestId, ids));
   }
 
   /** The trainer's completion, accepted at most once whichever replica it reaches. */
-  complete(requestId: string, c: Completion): Promise<void> {
-    return this.#guard(() => this.#table.complete(requestId, c));
+  async complete(requestId: string, c: GateCompletion): Promise<void> {
+    const { routed_experts, ...completion } = c;
+    if (routed_experts !== undefined) {
+      throw new GatewayError(
+        400,
+        "a replicated gateway (--database-url) does not keep routed_experts yet: complete without them or run one gateway",
+      );
+    }
+    return await this.#guard(() => this.#table.complete(requestId, completion));
   }
 
   fail(requestId: string, error: string, status?: number): Promise<void> {

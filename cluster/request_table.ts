@@ -160,7 +160,7 @@ export class RequestTable {
     if (!row) throw await this.refusal(requestId, ids.length);
   }
 
-  async complete(requestId: string, c: Completion): Promise<void> {
+  async complete(requestId: string, c: Omit<Completion, "routed_experts">): Promise<void> {
     const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
     if (c.logprobs) arrays.logprobs = c.logprobs;
     const data = { request_id: requestId, finish_reason: c.finish_reason } as Record<
@@ -168,6 +168,7 @@ export class RequestTable {
       unknown
     >;
     if (c.weight_version !== undefined) data.weight_version = c.weight_version;
+    if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
     const output = idBytes(c.output_ids);
     const won = await this.resolve(
       requestId,

@@ -54,6 +54,12 @@ class OneRollout implements Journal {
   newest(): Promise<number> {
     return this.journal.newest();
   }
+  putRows(...args: Parameters<Journal["putRows"]>): Promise<void> {
+    return this.journal.putRows(...args);
+  }
+  readRows(...args: Parameters<Journal["readRows"]>): Uint8Array | null {
+    return this.journal.readRows(...args);
+  }
   close(): void {}
 }
 

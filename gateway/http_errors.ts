@@ -51,6 +51,7 @@ const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   not_appended_prefix: 400,
   output_too_long: 400,
   invalid_lease: 400,
+  invalid_routed_experts: 400,
 };
 
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */

@@ -16,7 +16,9 @@ import {
   type SampleOptions,
   sharedPrefixTree,
   turnTree,
+  versionNumber,
 } from "../trajectory/mod.ts";
+import { sampleForm, samplesBody } from "./sample_forms.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { httpStatus } from "./http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
@@ -91,6 +93,7 @@ function turnView(t: Rollout["turns"][number]) {
     finish_reason: t.finishReason ?? null,
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,
+    ...(t.facts ? { facts: t.facts } : {}),
     timings: t.timings,
     chain: t.chain,
     session: t.session,
@@ -152,6 +155,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         ...(spec.reward_mode ? { rewardMode: spec.reward_mode } : {}),
         ...(spec.sft?.weight !== undefined ? { sftWeight: spec.sft.weight } : {}),
         ...(spec.sft?.tools ? { sftTools: spec.sft.tools } : {}),
+        ...(spec.max_staleness !== undefined ? { maxStaleness: spec.max_staleness } : {}),
       },
     });
     const base = o.publicUrl ?? `http://${c.req.header("host") ?? "127.0.0.1"}`;
@@ -175,9 +179,14 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     const r = rollout(c);
     // Checked before anything changes: a bad `ids` must not finish the rollout.
     const encoding = idEncoding(c);
-    const { reward } = await body(c, FinishSchema, "finish request");
+    const { reward, weight_version } = await body(c, FinishSchema, "finish request");
     if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
-    const samples = await rollouts.finish(r, reward ?? null, o.sampleOptions);
+    const samples = await rollouts.finish(
+      r,
+      reward ?? null,
+      o.sampleOptions,
+      versionNumber(weight_version),
+    );
     return c.json({
       id: r.id,
       reward: r.reward,
@@ -186,9 +195,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   app.get("/rollouts/:id/samples", (c) => {
     const r = rollout(c);
-    const encoding = idEncoding(c);
-    const samples = r.samples(o.sampleOptions).map((s) => sampleBody(s, encoding));
-    return c.json({ id: r.id, samples });
+    const body = samplesBody(r, sampleForm(c.req.query("form")), idEncoding(c), o.sampleOptions);
+    return c.body(body, 200, { "content-type": "application/json" });
   });
   app.get("/rollouts/:id/tree", (c) => {
     const r = rollout(c);
@@ -267,9 +275,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
     }
   };
   app.post("/requests/:rid/append", async (c) => {
-    const { output_ids } = await body(c, AppendSchema, "append");
+    const { output_ids, weight_version } = await body(c, AppendSchema, "append");
     checkVocab(output_ids, "append");
-    await rollouts.append(c.req.param("rid"), output_ids);
+    await rollouts.append(c.req.param("rid"), output_ids, weight_version);
     return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
   });
   const stopIds = new Set(o.model.stopTokenIds);

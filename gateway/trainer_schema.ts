@@ -12,6 +12,7 @@ export const SamplingSchema = z.object({
   max_tokens: z.number().int().positive().optional(),
   temperature: TemperatureSchema.optional(),
   top_p: TopPSchema.optional(),
+  top_k: z.number().int().positive().optional(),
 });
 
 export const CreateRolloutSchema = z.object({
@@ -32,13 +33,30 @@ export const CreateRolloutSchema = z.object({
   backend: z.string().min(1).optional(),
   /** Special-token text in content is tokenized as plain text (default: the gateway's flag). */
   split_special_tokens: z.boolean().optional(),
+  /** GRPO-style group (e.g. the task's id): advantages are relative within a group. */
+  group: z.string().min(1).max(256).optional(),
+  /** Turns more than this many weight versions older than at finish are not trained. */
+  max_staleness: z.number().int().nonnegative().optional(),
+});
+
+const VersionSchema = z.union([z.string(), z.number()]);
+
+/** Token rows on the wire; their shape and length are checked against the request (the gate). */
+const TokenRowsSchema = z.object({
+  dtype: z.string(),
+  shape: z.array(z.number()),
+  data: z.string(),
 });
 
 export const CompleteSchema = z.object({
   output_ids: z.array(z.number().int().nonnegative()),
   logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")).optional(),
   finish_reason: z.enum(["stop", "length"]),
-  weight_version: z.union([z.string(), z.number()]).optional(),
+  weight_version: VersionSchema.optional(),
+  /** Whether `logprobs` are the raw model's or after temperature/top-p (the engine's setting). */
+  logprobs_mode: z.enum(["raw", "processed"]).optional(),
+  /** MoE routing of positions `routed_experts_from … len(prompt_ids) + len(output_ids) − 2`. */
+  routed_experts: TokenRowsSchema.optional(),
 }).refine((b) => !b.logprobs || b.logprobs.length === b.output_ids.length, {
   message: "logprobs must have one entry per output id",
   path: ["logprobs"],
@@ -47,6 +65,8 @@ export const CompleteSchema = z.object({
 /** Sampled ids streamed before the completion (`POST /api/requests/:id/append`). */
 export const AppendSchema = z.object({
   output_ids: z.array(z.number().int().nonnegative()).min(1),
+  /** The weight version that sampled this chunk (a weight update may fall inside a turn). */
+  weight_version: VersionSchema.optional(),
 });
 
 /** `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds. */
@@ -61,6 +81,8 @@ export const FailSchema = z.object({
 
 export const FinishSchema = z.object({
   reward: z.number().nullable().optional(),
+  /** The trainer's weight version now: what `max_staleness` is measured against. */
+  weight_version: VersionSchema.optional(),
 });
 
 /** `parse` that turns zod issues into one readable line. */

@@ -4,11 +4,13 @@
  *
  * @module
  */
+import type { RowDtype, TokenRows } from "./token_rows.ts";
 
 export interface SamplingRequest {
   max_tokens: number;
   temperature?: number;
   top_p?: number;
+  top_k?: number;
   stop_token_ids: number[];
 }
 
@@ -29,17 +31,35 @@ export interface GenerationRequest {
   onTokens?: (ids: number[]) => void;
   /** Aborted when nobody waits for the answer any more. */
   signal?: AbortSignal;
+  /**
+   * How many leading positions of the prompt already have token rows (`routed_experts`) recorded
+   * on this chain: the call's rows are wanted from there on (0 on a chain's first turn).
+   */
+  routedExpertsFrom?: number;
+  /** The dtype and row shape the chain's earlier rows have; a call's rows must keep them. */
+  routedExpertsLike?: { dtype: RowDtype; shape: readonly number[] };
 }
 
 export type FinishReason = "stop" | "length";
+
+/** How the producer computed logprobs: before (`raw`) or after (`processed`) temperature etc. */
+export type LogprobsMode = "raw" | "processed";
+
+/** From `offset` (an index into the output) on, the ids came from weight version `version`. */
+export type VersionRun = [offset: number, version: string | number];
 
 export interface Completion {
   output_ids: number[];
   /** One per output id when the producer reports them. */
   logprobs?: number[];
   finish_reason: FinishReason;
-  /** Policy / weight version that produced the tokens, when known. */
+  /** Policy / weight version that produced the tokens, when known (the last chunk's). */
   weight_version?: string | number;
+  /** When streamed chunks came from different versions: each version from where it starts. */
+  weight_versions?: VersionRun[];
+  logprobs_mode?: LogprobsMode;
+  /** Routing of positions `routedExpertsFrom … prompt + output − 2`, when the producer sent it. */
+  routed_experts?: TokenRows;
 }
 
 export interface GenerationBackend {

@@ -19,19 +19,11 @@ import {
   type GenerationBackend,
   GenerationError,
   type GenerationRequest,
-  type SamplingRequest,
+  type VersionRun,
 } from "./backend.ts";
 import { GateError } from "./gate_error.ts";
-
-/** What `GET /api/requests/next` hands a trainer. */
-export interface PendingRequest {
-  request_id: string;
-  rollout_id: string;
-  turn_id: string;
-  /** A view of the chain's ids (written to the trainer with `jsonWithIds` or as base64). */
-  prompt_ids: Int32Array;
-  sampling: SamplingRequest;
-}
+export type { GateCompletion, PendingRequest } from "./gate_completion.ts";
+import { type GateCompletion, type PendingRequest, trainerCompletion } from "./gate_completion.ts";
 
 /** Timings of delivery; every field has a default. */
 export interface GateOptions {
@@ -65,6 +57,10 @@ interface Entry {
   deadline?: ReturnType<typeof setTimeout>;
   /** Ids the trainer appended so far (streaming); the completion must start with them. */
   appended: number[];
+  /** The weight version of each appended chunk, where it changed. */
+  versions: VersionRun[];
+  /** What the chain's earlier rows look like (a completion's rows must keep it). */
+  routedLike?: GenerationRequest["routedExpertsLike"];
   onTokens?: (ids: number[]) => void;
   resolve(c: Completion): void;
   reject(e: Error): void;
@@ -148,11 +144,14 @@ export class InterceptionGate implements GenerationBackend {
           turn_id: req.turnId,
           prompt_ids: req.promptIds,
           sampling: req.sampling,
+          routed_experts_from: req.routedExpertsFrom ?? 0,
         },
         state: "queued",
         deliveries: 0,
         leaseMs: this.defaultLeaseMs,
         appended: [],
+        versions: [],
+        routedLike: req.routedExpertsLike,
         onTokens: req.onTokens,
         resolve,
         reject,
@@ -266,17 +265,25 @@ export class InterceptionGate implements GenerationBackend {
 
   /**
    * Streams sampled ids to the agent before the completion: the trainer appends each chunk as
-   * its engine produces it, then completes with the whole output. Renews the lease.
+   * its engine produces it, then completes with the whole output. Renews the lease. A chunk may
+   * name the weight version that sampled it (a weight update can fall inside one turn).
    */
-  append(requestId: string, ids: number[]): void {
+  append(requestId: string, ids: number[], version?: string | number): void {
     const entry = this.#pending(requestId);
     this.#checkLength(entry, entry.appended.length + ids.length);
     this.ack(requestId);
+    if (version !== undefined && entry.versions.at(-1)?.[1] !== version) {
+      entry.versions.push([entry.appended.length, version]);
+    }
     for (const id of ids) entry.appended.push(id);
     entry.onTokens?.(ids);
   }
 
-  complete(requestId: string, completion: Completion): void {
+  /**
+   * Resolves a request with the trainer's output. Everything is checked before anything changes:
+   * a refused completion leaves the request pending as it was.
+   */
+  complete(requestId: string, completion: GateCompletion): void {
     const entry = this.#pending(requestId);
     this.#checkLength(entry, completion.output_ids.length);
     const streamed = entry.appended;
@@ -286,7 +293,14 @@ export class InterceptionGate implements GenerationBackend {
         `output_ids must start with the ${streamed.length} ids appended to ${requestId}`,
       );
     }
-    this.#end(requestId, { kind: "resolved" }).resolve(completion);
+    const resolved = trainerCompletion(
+      entry.request,
+      streamed.length,
+      entry.versions,
+      completion,
+      entry.routedLike,
+    );
+    this.#end(requestId, { kind: "resolved" }).resolve(resolved);
   }
 
   /** The trainer gives up on a request; `status` is what it asks the agent to get. */

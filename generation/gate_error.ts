@@ -17,7 +17,9 @@ export type GateErrorKind =
   /** More ids than the request's `max_tokens` allows. */
   | "output_too_long"
   /** A lease that is not a positive duration within the gate's bound. */
-  | "invalid_lease";
+  | "invalid_lease"
+  /** `routed_experts` of the wrong shape, length, dtype or encoding. */
+  | "invalid_routed_experts";
 
 export class GateError extends Error {
   override name = "GateError";

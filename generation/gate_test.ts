@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { InterceptionGate } from "./gate.ts";
 import { GateError, type GateErrorKind } from "./gate_error.ts";
 import { type Completion, GenerationError } from "./backend.ts";
+import type { GateCompletion } from "./gate_completion.ts";
 
 const refused = (kind: GateErrorKind) => (e: unknown) => e instanceof GateError && e.kind === kind;
 
@@ -24,7 +25,7 @@ function ask(
   return p;
 }
 
-const done: Completion = { output_ids: [5], finish_reason: "stop" };
+const done: GateCompletion = { output_ids: [5], finish_reason: "stop" };
 
 Deno.test("gate: oldest request first, rollout filter, long poll delivery", async () => {
   const gate = new InterceptionGate();

@@ -42,8 +42,19 @@ export {
   GenerationError,
   type GenerationErrorKind,
   type GenerationRequest,
+  type LogprobsMode,
   type SamplingRequest,
+  type VersionRun,
 } from "./backend.ts";
+export {
+  decodeTokenRows,
+  encodeTokenRows,
+  rowBytes,
+  type RowDtype,
+  type TokenRowField,
+  type TokenRows,
+  type TokenRowsWire,
+} from "./token_rows.ts";
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
@@ -55,6 +66,7 @@ export {
   type PendingRequest,
 } from "./gate.ts";
 export type { RequestQueue } from "./request_queue.ts";
+export { type GateCompletion } from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
 export { PauseGate } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";

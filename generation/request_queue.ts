@@ -6,8 +6,9 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend } from "./backend.ts";
+import type { GenerationBackend } from "./backend.ts";
 import type { GateStats, Lease, PendingRequest } from "./gate.ts";
+import type { GateCompletion } from "./gate_completion.ts";
 
 export interface RequestQueue extends GenerationBackend {
   /** The oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. */
@@ -18,8 +19,9 @@ export interface RequestQueue extends GenerationBackend {
     leaseMs?: number,
   ): Promise<PendingRequest | null>;
   ack(requestId: string, leaseMs?: number): Lease | Promise<Lease>;
-  append(requestId: string, ids: number[]): void | Promise<void>;
-  complete(requestId: string, completion: Completion): void | Promise<void>;
+  /** Streamed ids, sampled under weight `version` when the trainer says. */
+  append(requestId: string, ids: number[], version?: string | number): void | Promise<void>;
+  complete(requestId: string, completion: GateCompletion): void | Promise<void>;
   fail(requestId: string, message: string, status?: number): void | Promise<void>;
   /** Withdraws a rollout's pending requests (deleted, finished, expired). */
   cancelRollout(rolloutId: string, reason: string): void;

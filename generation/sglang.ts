@@ -13,7 +13,12 @@
  *   `meta_info.weight_version` is the server's current weight version (set by
  *   `/update_weights_*` with `weight_version`, or `/update_weight_version`);
  * - `POST /abort_request {rid}` aborts a running request (SGLang treats `rid` as a prefix, so it
- *   is never sent empty).
+ *   is never sent empty);
+ * - MoE routing replay (server started with `--enable-return-routed-experts`):
+ *   `return_routed_experts: true` and `routed_experts_start_len` (absolute start position, in
+ *   `[0, len(input_ids)]`) ask for `meta_info.routed_experts`, base64 of int32 values of shape
+ *   `[T, layers, top_k]` covering positions `[start_len, len(input_ids) + len(output_ids) − 1)`
+ *   (`GenerateReqInput`; the shape's layers and top-k are the model's, not sent: configured here).
  *
  * @module
  */
@@ -22,7 +27,10 @@ import {
   type GenerationBackend,
   GenerationError,
   type GenerationRequest,
+  type LogprobsMode,
 } from "./backend.ts";
+import { Buffer } from "node:buffer";
+import { narrowInt32Rows, type TokenRows } from "./token_rows.ts";
 import {
   EngineHttp,
   type EngineHttpOptions,
@@ -36,6 +44,13 @@ export interface SglangOptions extends EngineHttpOptions {
   name?: string;
   /** Header carrying the routing key (the rollout id); default `X-Session-ID`; `""` = none. */
   routingHeader?: string;
+  /**
+   * Ask for MoE routing (`return_routed_experts`) of a model with these many layers, experts per
+   * token and experts (the dtype kept: uint8 up to 256 experts, else uint16).
+   */
+  routedExperts?: { layers: number; topK: number; experts: number };
+  /** How the server computes logprobs (recorded with every turn); default `raw`. */
+  logprobsMode?: LogprobsMode;
 }
 
 interface SglangAnswer {
@@ -44,6 +59,7 @@ interface SglangAnswer {
     output_token_logprobs?: unknown;
     finish_reason?: { type?: unknown; message?: unknown } | string | null;
     weight_version?: unknown;
+    routed_experts?: unknown;
   };
 }
 
@@ -79,6 +95,9 @@ export class SglangBackend implements GenerationBackend {
         return_logprob: true,
         rid: rid(a),
         stream: false,
+        ...(this.options.routedExperts
+          ? { return_routed_experts: true, routed_experts_start_len: req.routedExpertsFrom ?? 0 }
+          : {}),
       }),
       onCancel: (a) => void this.http.notify("/abort_request", { rid: rid(a) }),
     });
@@ -125,6 +144,34 @@ export class SglangBackend implements GenerationBackend {
     };
     const version = weightVersionOf(meta.weight_version);
     if (version !== undefined) completion.weight_version = version;
+    completion.logprobs_mode = this.options.logprobsMode ?? "raw";
+    if (this.options.routedExperts) {
+      completion.routed_experts = this.#routing(meta.routed_experts, req, ids.length, where);
+    }
     return completion;
+  }
+
+  /** `meta_info.routed_experts` checked against the call's positions, in the configured dtype. */
+  #routing(data: unknown, req: GenerationRequest, outputs: number, where: string): TokenRows {
+    const { layers, topK, experts } = this.options.routedExperts!;
+    const from = req.routedExpertsFrom ?? 0;
+    const rows = Math.max(0, req.promptIds.length + outputs - 1 - from);
+    const dtype = experts <= 256 ? "uint8" : "uint16";
+    const bytes = typeof data === "string" ? Buffer.from(data, "base64") : null;
+    if (!bytes || bytes.byteLength !== rows * layers * topK * 4) {
+      throw new GenerationError(
+        "engine_failed",
+        `${where} sent meta_info.routed_experts of ${
+          bytes?.byteLength ?? "no"
+        } bytes; expected ${rows} rows × ${layers} layers × ${topK} int32 (positions ${from} … ${
+          from + rows - 1
+        }; is the server started with --enable-return-routed-experts?)`,
+      );
+    }
+    try {
+      return narrowInt32Rows(new Uint8Array(bytes), [rows, layers, topK], dtype);
+    } catch (e) {
+      throw new GenerationError("engine_failed", `${where}: ${(e as Error).message}`);
+    }
   }
 }

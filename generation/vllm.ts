@@ -24,6 +24,7 @@ import {
   type GenerationBackend,
   GenerationError,
   type GenerationRequest,
+  type LogprobsMode,
 } from "./backend.ts";
 import { readVllmStream } from "./vllm_stream.ts";
 import {
@@ -48,6 +49,11 @@ export interface VllmOptions extends EngineHttpOptions {
    * the answer while it is generated. The recorded turn is the same either way.
    */
   stream?: boolean;
+  /**
+   * How the server computes logprobs (`--logprobs-mode`: `raw_logprobs`, vLLM's default, is
+   * `raw`; `processed_logprobs` is `processed`); recorded with every turn. Default `raw`.
+   */
+  logprobsMode?: LogprobsMode;
 }
 
 interface VllmChoice {
@@ -127,6 +133,8 @@ export class VllmBackend implements GenerationBackend {
         top.weight_version ?? choice.weight_version,
     );
     if (version !== undefined) completion.weight_version = version;
+    // vLLM's completions API returns no MoE routing: turns through it carry none.
+    completion.logprobs_mode = this.options.logprobsMode ?? "raw";
     return completion;
   }
 }

@@ -25,6 +25,9 @@ import { packArrays, unpackArrays } from "./array_codec.ts";
 import { joinArrays, splitArrays } from "./sample_row.ts";
 import { AckMark, type JournalExtent } from "./ack_mark.ts";
 import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
+import type { TokenRowField, TokenRows } from "../generation/mod.ts";
+import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
+import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
@@ -54,7 +57,7 @@ const SCHEMA = `
     data TEXT NOT NULL,
     arrays BLOB
   );
-`;
+${TOKEN_ROWS_SCHEMA}`;
 
 interface Row {
   cursor: number;
@@ -77,6 +80,7 @@ export class SqliteJournal implements Journal {
   readonly #insertEvent: StatementSync;
   readonly #insertShared: StatementSync;
   readonly #insertSample: StatementSync;
+  readonly #rows: TokenRowsTable;
   /** Hashes known to be in `shared`, so a repeated value costs a lookup, not a write. */
   readonly #sharedKnown = new Set<string>();
   readonly #mark: AckMark;
@@ -145,52 +149,41 @@ export class SqliteJournal implements Journal {
     this.#insertSample = db.prepare(
       "INSERT INTO samples (rollout, data, arrays) VALUES (?, ?, ?)",
     );
+    this.#rows = new TokenRowsTable(db);
+  }
+
+  putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): Promise<void> {
+    return this.#committed(() => this.#rows.put(rollout, turn, field, rows));
+  }
+
+  readRows(turn: string, field: TokenRowField): Uint8Array | null {
+    return this.#rows.read(turn, field);
   }
 
   record(event: JournalEvent): Promise<void> {
-    try {
-      this.#transaction(() => this.#write(event));
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => this.#write(event));
   }
 
   finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
-    try {
-      return Promise.resolve(this.#transaction(() => {
-        this.#write(event);
-        this.#db.prepare("UPDATE rollouts SET status = 'finished' WHERE id = ?").run(
-          event.rollout,
-        );
-        return this.#insertSamples(samples);
-      }));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#write(event);
+      this.#db.prepare("UPDATE rollouts SET status = 'finished' WHERE id = ?").run(event.rollout);
+      return this.#insertSamples(samples);
+    });
   }
 
   forget(rollout: string): Promise<void> {
-    try {
-      this.#transaction(() => {
-        this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
-        this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
-      });
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#db.prepare("DELETE FROM events WHERE rollout = ?").run(rollout);
+      this.#db.prepare("DELETE FROM rollouts WHERE id = ?").run(rollout);
+      this.#rows.forget(rollout);
+    });
   }
 
   expire(rollout: string): Promise<void> {
-    try {
-      this.#transaction(() =>
-        this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout)
-      );
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => {
+      this.#db.prepare("UPDATE rollouts SET status = 'expired' WHERE id = ?").run(rollout);
+    });
   }
 
   rollouts(): Promise<JournaledRollout[]> {
@@ -233,11 +226,7 @@ export class SqliteJournal implements Journal {
 
   /** Samples on their own (the sample log's `append`); a finishing rollout uses `finish`. */
   append(samples: readonly Sample[]): Promise<number[]> {
-    try {
-      return Promise.resolve(this.#transaction(() => this.#insertSamples(samples)));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#committed(() => this.#insertSamples(samples));
   }
 
   /**
@@ -255,7 +244,10 @@ export class SqliteJournal implements Journal {
         try {
           out.push({
             cursor: r.cursor,
-            sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+            sample: withSampleRows(
+              joinArrays(JSON.parse(r.data), r.arrays),
+              this,
+            ) as unknown as Sample,
           });
         } catch (e) {
           if (!this.#damaged.has(r.cursor)) {
@@ -310,7 +302,7 @@ export class SqliteJournal implements Journal {
 
   #insertSamples(samples: readonly Sample[]): number[] {
     return samples.map((s) => {
-      const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
+      const { data, arrays } = splitArrays(sampleRowsJson(s));
       const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
       this.#extent.samples = Number(row.lastInsertRowid);
       return this.#extent.samples;
@@ -358,6 +350,15 @@ export class SqliteJournal implements Journal {
    * journal for good: every later write is refused unwritten, so the file stays a prefix of what
    * happened (replayable) and everything acknowledged before the failure is in it.
    */
+  /** `fn` in a transaction, as a promise (a failure rejects it rather than throwing). */
+  #committed<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(this.#transaction(fn));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
   #transaction<T>(fn: () => T): T {
     if (this.#broken) throw this.#broken;
     const before = { ...this.#extent };

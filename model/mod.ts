@@ -22,7 +22,7 @@ export { type SpecialTextHit } from "./special_text.ts";
 export { loadModelFiles } from "./model_files.ts";
 export { loadTokenizer } from "./tokenizer.ts";
 export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
-export { trimNativeMemory } from "./native_memory.ts";
+export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export {
   deepSeekToolsText,
   type DeltaHistory,

@@ -74,6 +74,20 @@ export class NativeMemoryTrim {
   /** Counts `chars` tokenized; once enough went through, the trim it started (null: none). */
   afterEncoding(chars: number): Promise<void> | null {
     this.#chars += chars;
+    return this.#due();
+  }
+
+  /**
+   * Counts bytes of large native buffers a request made and dropped (a trainer's routing rows:
+   * its body, the decoded rows, SQLite's copy; issue 24), which glibc keeps the same way; they
+   * weigh as much as characters tokenized.
+   */
+  afterLargeBuffers(bytes: number): Promise<void> | null {
+    this.#chars += bytes;
+    return this.#due();
+  }
+
+  #due(): Promise<void> | null {
     if (this.#chars < this.everyChars || this.trim === null || this.#running) return null;
     this.#chars = 0;
     this.trims++;

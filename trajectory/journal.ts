@@ -16,6 +16,7 @@
 import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { SampleLog } from "./sample_log.ts";
 import type { Sample } from "./samples.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
 
 export type { EventArrays, JournalEvent } from "./journal_events.ts";
 
@@ -27,8 +28,12 @@ export interface JournaledRollout {
   lastActivity: number;
 }
 
-/** The durable store of rollout changes and finished samples. */
-export interface Journal extends SampleLog {
+/**
+ * The durable store of rollout changes and finished samples. Token rows (`routed_experts`) are
+ * kept by it too, apart from the events: a logged sample refers to them, so a deleted rollout's
+ * rows stay while its samples are in the log.
+ */
+export interface Journal extends SampleLog, TokenRowStore {
   /**
    * Records an event; resolves once it is durable. Call it when the change happens, before any
    * later change: the order of calls is the order of replay.

@@ -10,10 +10,12 @@
  *   list as a shared value (stored once however many turns repeat it);
  * - `turn_planned`: its prompt (bridge and delta ids, as the turn stores them), the sampling and the
  *   request id the backend got;
- * - `turn_recorded`: the sampled ids, logprobs and the parsed answer;
+ * - `turn_recorded`: the sampled ids, logprobs, the parsed answer and the turn's facts (sampling
+ *   facts, per-chunk versions, where its token rows lie: the rows themselves are kept apart);
  * - `turn_failed`, `turn_retried`;
  * - `host_call`, `agent_exit`: what the agent told the host;
- * - `rollout_finished`: the reward (the samples go with it, see `Journal.finish`).
+ * - `rollout_finished`: the reward and the reference version (the samples go with it, see
+ *   `Journal.finish`).
  *
  * No event holds the whole history or the whole prompt: each holds what the turn added.
  *
@@ -80,6 +82,8 @@ export interface TurnRecorded {
   answer: TurnAnswer;
   finishReason?: Turn["finishReason"];
   weightVersion?: Turn["weightVersion"];
+  /** Sampling facts, per-chunk versions, where the turn's token rows lie (the rows: apart). */
+  facts?: Turn["facts"];
   malformedToolCalls: number;
   drift: Turn["drift"];
   promptLength: number;
@@ -98,6 +102,8 @@ export interface TurnFailed {
 export interface RolloutFinished {
   reward: number | null;
   finishedAt: number;
+  /** The weight version staleness is measured against (absent in journals before issue 24). */
+  referenceVersion?: number | null;
 }
 
 export type RolloutCreatedEvent = Event<"rollout_created", RolloutCreated>;
@@ -131,7 +137,11 @@ export function rolloutFinished(rollout: Rollout): RolloutFinishedEvent {
   return {
     rollout: rollout.id,
     kind: "rollout_finished",
-    data: { reward: rollout.reward, finishedAt: rollout.finishedAt! },
+    data: {
+      reward: rollout.reward,
+      finishedAt: rollout.finishedAt!,
+      referenceVersion: rollout.referenceVersion,
+    },
   };
 }
 
@@ -200,6 +210,7 @@ export function turnRecorded(turn: Turn): TurnRecordedEvent {
       answer: turn.answer!,
       finishReason: turn.finishReason,
       weightVersion: turn.weightVersion,
+      facts: turn.facts,
       malformedToolCalls: turn.malformedToolCalls,
       drift: turn.drift,
       promptLength: turn.promptLength,

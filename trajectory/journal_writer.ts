@@ -19,6 +19,8 @@
 import type { Journal } from "./journal.ts";
 import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { Sample } from "./samples.ts";
+import type { TokenRowField, TokenRows } from "../generation/mod.ts";
+import { MemoryTokenRowStore, type TokenRowStore } from "./token_row_store.ts";
 
 /** The journal could not keep a change (disk full, file removed …). */
 export class JournalError extends Error {
@@ -31,7 +33,12 @@ export class JournalWriter {
   /** While the journal is replayed, what the replay does is not written again. */
   #replaying = false;
 
-  constructor(readonly journal?: Journal) {}
+  /** Where turns' token rows go: the journal, else memory (a throwaway gateway). */
+  readonly rows: TokenRowStore;
+
+  constructor(readonly journal?: Journal) {
+    this.rows = journal ?? new MemoryTokenRowStore();
+  }
 
   /** Why the journal stopped keeping changes, once a write failed (readiness reports it). */
   get failure(): JournalError | null {
@@ -57,8 +64,15 @@ export class JournalWriter {
     this.#track(this.journal.record(event));
   }
 
-  /** Forgets a deleted rollout's events. */
+  /** Keeps a turn's token rows; `durable()` waits for them (not while replaying: they are kept). */
+  putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): void {
+    if (this.#replaying || (this.journal && this.#failure)) return;
+    this.#track(this.rows.putRows(rollout, turn, field, rows));
+  }
+
+  /** Forgets a deleted rollout's events (and its token rows, unless logged samples use them). */
   forget(rollout: string): void {
+    if (this.rows instanceof MemoryTokenRowStore) this.rows.forget(rollout);
     if (this.journal && !this.#failure) this.#track(this.journal.forget(rollout));
   }
 

@@ -62,3 +62,8 @@ export { type RestoreReport } from "./restore.ts";
 export { type LoggedSample, MemorySampleLog, type SampleLog } from "./sample_log.ts";
 export { auditTree, formatAudit } from "./audit.ts";
 export { formatTree } from "./inspect.ts";
+export type { TokenRowStore } from "./token_row_store.ts";
+export { TokenRowsRef } from "./token_rows_ref.ts";
+export { rowsOf, type RowsPlan } from "./chain_rows.ts";
+export { versionNumber } from "./sample_facts.ts";
+export { type CallsExport, callsExport, type TreeExport, treeExport } from "./sample_exports.ts";

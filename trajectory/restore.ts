@@ -179,6 +179,7 @@ function apply(
         logprobs: event.arrays?.logprobs ? Float64Array.from(event.arrays.logprobs) : null,
         finishReason: d.finishReason,
         weightVersion: d.weightVersion,
+        facts: d.facts,
         malformedToolCalls: d.malformedToolCalls,
         drift: d.drift,
         promptLength: d.promptLength,
@@ -200,7 +201,7 @@ function apply(
       replayed(event.data.index).open.turn.retries++;
       return;
     case "rollout_finished":
-      rollout.finish(event.data.reward);
+      rollout.finish(event.data.reward, event.data.referenceVersion ?? null);
       rollout.finishedAt = event.data.finishedAt;
       return;
     case "host_call":

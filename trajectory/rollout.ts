@@ -7,12 +7,15 @@ import type { Turn } from "./turn.ts";
 import { TurnTree } from "./turn_tree.ts";
 import { buildSamples, type Sample, type SampleOptions } from "./samples.ts";
 import type { Chain, OpenAgentCall } from "./branch_label.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
+import { newestVersion } from "./sample_facts.ts";
 
 /** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
 export interface RolloutSampling {
   max_tokens?: number;
   temperature?: number;
   top_p?: number;
+  top_k?: number;
 }
 
 export type RolloutStatus = "active" | "finished";
@@ -55,6 +58,12 @@ export class Rollout {
   agentExit: AgentExit | null = null;
   finishedAt?: number;
   reward: number | null = null;
+  /** GRPO-style group the rollout belongs to (advantages are relative within a group). */
+  group: string | null = null;
+  /** The weight version staleness is measured against, fixed at finish. */
+  referenceVersion: number | null = null;
+  /** Where its turns' token rows are kept (set by the store). */
+  rows?: TokenRowStore;
 
   constructor(
     readonly id: string,
@@ -80,10 +89,15 @@ export class Rollout {
     this.lastActivity = Date.now();
   }
 
-  finish(reward: number | null): void {
+  /**
+   * Ends the rollout. `version`: the trainer's weight version now, what staleness is measured
+   * against (default: the newest version its turns saw).
+   */
+  finish(reward: number | null, version: number | null = null): void {
     this.status = "finished";
     this.finishedAt = Date.now();
     this.reward = reward;
+    this.referenceVersion = version ?? newestVersion(this.turns);
     // No turn will extend a line again: each gives back what it reserved to grow.
     for (const t of this.turns) t.ids.line.trim();
   }
@@ -98,6 +112,7 @@ export class Rollout {
       id: this.id,
       status: this.status,
       metadata: this.metadata,
+      group: this.group,
       sampling: this.sampling,
       backend: this.backend ?? null,
       split_special_tokens: this.splitSpecialTokens,

@@ -28,7 +28,7 @@
  * @module
  */
 import {
-  type Completion,
+  type GateCompletion,
   type GenerationBackend,
   InterceptionGate,
   type RequestQueue,
@@ -84,7 +84,7 @@ export class RolloutActions {
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
     this.#writer = new JournalWriter(o.journal);
-    this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs });
+    this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
     this.gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
@@ -138,13 +138,16 @@ export class RolloutActions {
   /**
    * Ends a rollout with its reward and logs its samples (journaled together, before this
    * resolves); `/api/samples/stream` subscribers are woken, the gate's requests withdrawn.
+   * `version`: the trainer's weight version now, what staleness is measured against (default:
+   * the newest version its turns saw).
    */
   async finish(
     rollout: Rollout,
     reward: number | null,
     defaults?: Partial<SampleOptions>,
+    version: number | null = null,
   ): Promise<Sample[]> {
-    rollout.finish(reward);
+    rollout.finish(reward, version);
     const samples = rollout.samples(defaults);
     const event = rolloutFinished(rollout);
     if (this.#journal && this.sampleLog === this.#journal) {
@@ -224,13 +227,19 @@ export class RolloutActions {
 
   // A trainer's answers to the gate's requests.
 
-  /** Appends streamed ids to a request (kept when it completes: nothing is recorded yet). */
-  async append(requestId: string, ids: number[]): Promise<void> {
-    await this.gate.append(requestId, ids);
+  /**
+   * Appends streamed ids to a request (kept when it completes: nothing is recorded yet), sampled
+   * under weight `version` when the trainer says.
+   */
+  async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
+    await this.gate.append(requestId, ids, version);
   }
 
-  /** Completes a request; resolves once its turn is recorded and durable. */
-  async complete(requestId: string, completion: Completion): Promise<void> {
+  /**
+   * Completes a request with a trainer's answer (its routing rows as the wire sends them: checked
+   * by the gate); resolves once its turn is recorded and durable.
+   */
+  async complete(requestId: string, completion: GateCompletion): Promise<void> {
     const turn = this.runner.turnOfRequest(requestId);
     await this.gate.complete(requestId, completion);
     await this.#settled(turn);

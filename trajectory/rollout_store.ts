@@ -8,6 +8,7 @@
 import { Rollout, type RolloutSampling } from "./rollout.ts";
 import type { SampleOptions } from "./samples.ts";
 import { randomHex } from "./random_hex.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
 
 export interface CreateRollout {
   id?: string;
@@ -21,6 +22,8 @@ export interface CreateRollout {
   createdAt?: number;
   /** Tokenize special-token text in content as plain text (see `PolicyModel.renderFull`). */
   splitSpecialTokens?: boolean;
+  /** The group the rollout belongs to (advantages are relative within a group). */
+  group?: string;
 }
 
 /** A rollout id that is already taken. */
@@ -44,6 +47,8 @@ export interface RolloutStoreOptions {
   idleTimeoutMs?: number;
   /** How many expired ids are remembered for that answer. */
   rememberExpired?: number;
+  /** Where every rollout's token rows are kept (the journal, else memory). */
+  rows?: TokenRowStore;
 }
 
 export const DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS = 3_600_000;
@@ -55,11 +60,13 @@ export class RolloutStore {
   readonly #expired = new Map<string, number>();
   readonly idleTimeoutMs: number;
   readonly #rememberExpired: number;
+  readonly #rows?: TokenRowStore;
   #nextSweep = 0;
 
   constructor(options: RolloutStoreOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_ROLLOUT_IDLE_TIMEOUT_MS;
     this.#rememberExpired = options.rememberExpired ?? 100_000;
+    this.#rows = options.rows;
   }
 
   /** A new rollout, in memory only. */
@@ -77,6 +84,7 @@ export class RolloutStore {
       spec.splitSpecialTokens ?? false,
     );
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
+    rollout.group = spec.group ?? null;
     this.add(rollout);
     return rollout;
   }
@@ -87,6 +95,7 @@ export class RolloutStore {
       throw new RolloutExistsError(`rollout ${rollout.id} already exists`);
     }
     this.#expired.delete(rollout.id);
+    rollout.rows ??= this.#rows;
     this.#byId.set(rollout.id, rollout);
     this.#byToken.set(rollout.token, rollout);
   }

@@ -17,6 +17,10 @@ import type { Message, ToolSpec } from "../canonical/mod.ts";
 import type { Turn } from "./turn.ts";
 import type { BranchLabel, Chain } from "./branch_label.ts";
 import { DEFAULT_LABEL_POLICY, type LabelPolicy } from "./label_policy.ts";
+import { isStale, newestVersion, type TurnSpan, turnSpan, versionSpan } from "./sample_facts.ts";
+import { rowsPlan } from "./chain_rows.ts";
+import { TokenRowsRef } from "./token_rows_ref.ts";
+import type { TokenRowStore } from "./token_row_store.ts";
 
 export interface SampleOptions {
   labels: Partial<LabelPolicy>;
@@ -26,6 +30,11 @@ export interface SampleOptions {
   sftWeight: number;
   /** Only outputs of these tools get `sft_mask`; undefined = every tool. */
   sftTools?: string[];
+  /**
+   * Turns more than this many weight versions older than the rollout's reference version at
+   * finish are not trained (`stale`); undefined: no bound (see `sample_facts.ts`).
+   */
+  maxStaleness?: number;
 }
 
 export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = {
@@ -36,6 +45,8 @@ export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = {
 
 export interface Sample {
   rollout_id: string;
+  /** The rollout's group (`POST /api/rollouts` `group`): advantages are relative within it. */
+  group: string | null;
   index: number;
   branch: BranchLabel;
   chain: number;
@@ -63,6 +74,15 @@ export interface Sample {
   finish_reason: string | null;
   /** Ids sampled by the policy in this sample (trained or not). */
   num_sampled: number;
+  /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
+  turn_spans: TurnSpan[];
+  /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
+  version_span: [string | number, string | number] | null;
+  /**
+   * MoE routing of positions `0 … len(input_ids) − 2` (`[T, layers, top_k]`, base64 on the
+   * wire), when every position is covered; read from the journal when written out.
+   */
+  routed_experts?: TokenRowsRef;
   timings: { started: number; finished: number | null; generation_ms: number };
   metadata: Record<string, unknown>;
   /** Black-box rollouts only: the message-level trajectory (their id arrays are empty). */
@@ -110,7 +130,8 @@ export function buildSample(
   reward: number | null,
   options: SampleOptions,
   trained = true,
-): Omit<Sample, "branch" | "chain" | "parent" | "metadata"> {
+  stale: (t: Turn) => boolean = () => false,
+): Omit<Sample, "branch" | "chain" | "parent" | "metadata" | "group" | "version_span"> {
   const path = chainOf(leaf);
   const policy = { ...DEFAULT_LABEL_POLICY, ...options.labels };
   const sftTools = options.sftTools ? new Set(options.sftTools) : null;
@@ -121,6 +142,7 @@ export function buildSample(
   const input_ids = new Int32Array(total), loss_mask = new Uint8Array(total);
   const logprobs = new Float64Array(total), sft_mask = new Uint8Array(total);
   let trainedFrom = -1, at = 0;
+  const spans: TurnSpan[] = [];
   for (const t of path) {
     const start = at;
     if (t.chain === leaf.chain && trainedFrom < 0) trainedFrom = start;
@@ -132,7 +154,10 @@ export function buildSample(
       if (names && !sftTools!.has(names.get(span.tool_call_id) ?? "")) continue;
       sft_mask.fill(1, start + span.start, start + span.end);
     }
-    const learn = t.chain === leaf.chain && trained && !(t.drift && policy.drift !== "train");
+    const old = t.chain === leaf.chain && stale(t);
+    const learn = t.chain === leaf.chain && trained && !(t.drift && policy.drift !== "train") &&
+      !old;
+    spans.push(turnSpan(t, start, at, learn && t.outputIds.length > 0, old));
     input_ids.set(t.outputIds, at);
     if (learn) loss_mask.fill(1, at, at + t.outputIds.length);
     if (t.logprobs) logprobs.set(t.logprobs, at);
@@ -157,6 +182,7 @@ export function buildSample(
     reward,
     finish_reason: leaf.finishReason ?? null,
     num_sampled: path.reduce((n, t) => n + t.outputIds.length, 0),
+    turn_spans: spans,
     timings: {
       started: path[0].timings.received,
       finished: leaf.timings.completed ?? null,
@@ -198,6 +224,11 @@ export interface SampleSource {
   readonly chains: readonly Chain[];
   readonly reward: number | null;
   readonly metadata: Record<string, unknown>;
+  readonly group?: string | null;
+  /** The version staleness is measured against (set at finish); default: the newest seen. */
+  readonly referenceVersion?: number | null;
+  /** Where the turns' token rows are kept; none: samples carry no rows. */
+  readonly rows?: TokenRowStore;
 }
 
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
@@ -215,11 +246,15 @@ export function buildSamples(
     : options.rewardMode === "split" && leaves.length > 0
     ? rollout.reward / leaves.length
     : rollout.reward;
+  const reference = rollout.referenceVersion ?? newestVersion(rollout.turns);
+  const stale = (t: Turn) => isStale(t, reference, options.maxStaleness);
   return leaves.map((leaf, i) => {
     const chain = rollout.chains[leaf.chain];
     const trained = policy[chain.label] === "train";
-    const base = buildSample(leaf, i, reward, options, trained);
+    const base = buildSample(leaf, i, reward, options, trained, stale);
     const path = chainOf(leaf);
+    const staleTurns = base.turn_spans.filter((s) => s.stale).map((s) => s.turn);
+    const plan = rollout.rows ? rowsPlan(path, base.input_ids.length, "routed_experts") : null;
     const drift = path.filter((t) => t.drift).map((t) => ({ turn: t.id, ...t.drift }));
     const specialText = path.flatMap((t) => t.specialText.map((hit) => ({ turn: t.id, ...hit })));
     const parent = chain.parent === null ? null : {
@@ -234,6 +269,11 @@ export function buildSamples(
     };
     return withJson({
       ...base,
+      group: rollout.group ?? null,
+      version_span: versionSpan(base.turn_spans),
+      ...(plan && "segments" in plan
+        ? { routed_experts: new TokenRowsRef(rollout.rows!, plan) }
+        : {}),
       branch: chain.label,
       chain: chain.id,
       parent,
@@ -243,6 +283,14 @@ export function buildSamples(
         evidence: chain.evidence,
         ...(drift.length ? { drift } : {}),
         ...(specialText.length ? { special_text: specialText } : {}),
+        ...(staleTurns.length
+          ? {
+            stale_turns: staleTurns,
+            max_staleness: options.maxStaleness,
+            reference_version: reference,
+          }
+          : {}),
+        ...(plan && "absent" in plan ? { routed_experts_absent: plan.absent } : {}),
       },
       ...(leaf.blackBox
         ? {

@@ -101,6 +101,8 @@ export interface TurnRecord {
   bridge_ids: number[];
   malformed_tool_calls: number;
   weight_version: string | number | null;
+  /** Sampling facts, per-chunk versions, where its routing rows lie (when recorded). */
+  facts?: Turn["facts"];
   timings: Turn["timings"];
 }
 
@@ -178,6 +180,7 @@ export function turnRecord(
     bridge_ids: Array.from(t.bridgeIds),
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,
+    ...(t.facts ? { facts: t.facts } : {}),
     timings: t.timings,
   };
 }

@@ -82,6 +82,7 @@ function importTurn(rec: TurnRecord, parent: Turn | null, rollout: Rollout): Tur
     logprobs: rec.logprobs ? Float64Array.from(rec.logprobs) : null,
     ...(rec.finish_reason ? { finishReason: rec.finish_reason as Turn["finishReason"] } : {}),
     ...(rec.weight_version !== null ? { weightVersion: rec.weight_version } : {}),
+    ...(rec.facts ? { facts: rec.facts } : {}),
     ...(rec.answer ? { message: rec.answer } : {}),
     malformedToolCalls: rec.malformed_tool_calls,
     status: rec.status as TurnStatus,

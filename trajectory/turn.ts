@@ -16,6 +16,7 @@ import type {
   AssistantMessage,
   Message,
   Protocol,
+  StopReason,
   ToolSpec,
   TurnAnswer,
 } from "../canonical/mod.ts";
@@ -23,6 +24,7 @@ import type { FinishReason } from "../generation/mod.ts";
 import type { SpecialTextHit } from "../model/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 import { IdLine, NO_IDS } from "./id_line.ts";
+import type { TurnFacts } from "./turn_facts.ts";
 
 /** How a turn's prompt was built. */
 export type MountKind =
@@ -121,6 +123,8 @@ export interface Turn {
   logprobs: Float64Array | null;
   finishReason?: FinishReason;
   weightVersion?: string | number;
+  /** Sampling facts, per-chunk weight versions and where the turn's token rows lie. */
+  facts?: TurnFacts;
   message?: AssistantMessage;
   /** What the answer will say of itself before its first token (set once the prompt is built). */
   header?: AnswerHeader;
@@ -168,6 +172,7 @@ class TurnState implements Turn {
   logprobs: Float64Array | null;
   finishReason?: FinishReason;
   weightVersion?: string | number;
+  facts?: TurnFacts;
   message?: AssistantMessage;
   header?: AnswerHeader;
   answer?: TurnAnswer;
@@ -203,6 +208,7 @@ class TurnState implements Turn {
     this.logprobs = f.logprobs;
     this.finishReason = f.finishReason;
     this.weightVersion = f.weightVersion;
+    this.facts = f.facts;
     this.message = f.message;
     this.header = f.header;
     this.answer = f.answer;
@@ -235,6 +241,32 @@ export function newTurn(fields: TurnFields): Turn {
 /** The id protocols build their message/response ids from (`msg_…`, `resp_…`). */
 export function answerId(turn: Turn): string {
   return turn.id.replaceAll(".", "_");
+}
+
+/** The answer a generated turn gives its agent: its header, the parsed message, why it stopped. */
+export function turnAnswer(
+  header: AnswerHeader,
+  parsed: { message: AssistantMessage; reasoningTokens: number },
+  completion: { output_ids: ArrayLike<number>; finish_reason: FinishReason },
+): TurnAnswer {
+  const stopReason: StopReason = completion.finish_reason === "length"
+    ? "length"
+    : parsed.message.tool_calls?.length
+    ? "tool_calls"
+    : "stop";
+  return {
+    id: header.id,
+    model: header.model,
+    message: parsed.message,
+    stopReason,
+    usage: {
+      input_tokens: header.inputTokens,
+      output_tokens: completion.output_ids.length,
+      reasoning_tokens: parsed.reasoningTokens,
+      cached_tokens: header.cachedTokens,
+    },
+    created: Math.floor(Date.now() / 1000),
+  };
 }
 
 /** The messages from the tree's root to `node`, with the request's own forms put back. */

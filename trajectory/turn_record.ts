@@ -1,14 +1,17 @@
 /**
  * The one way a turn's recorded state changes, for every backend and for a restore alike:
- * registered (in the tree, on its chain), recorded (its answer in the tree, its waiters answered)
- * or failed. Each change is journaled where it happens, and waiters are answered only once it is
+ * registered (in the tree, on its chain), its output placed (with what it was sampled under),
+ * recorded (its answer in the tree, its waiters answered) or failed. Each change is journaled where it happens, and waiters are answered only once it is
  * durable.
  *
  * @module
  */
 import type { CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
+import type { Completion, SamplingRequest } from "../generation/mod.ts";
+import { NativeMemoryTrim } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
-import type { Turn } from "./turn.ts";
+import { placeOutput, type Turn } from "./turn.ts";
+import { turnFacts } from "./turn_facts.ts";
 import type { MessageNode, Mount } from "./turn_tree.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { turnFailed, turnRecorded, turnRegistered } from "./journal_events.ts";
@@ -51,6 +54,30 @@ export function openTurn(
   if (o.blackBox) turn.blackBox = true;
   writer.record(turnRegistered(turn, mount, req, o.toolCallIdPrefix, o.blackBox ?? false));
   return { rollout, turn, promptNode, writer, settle, startedAt: performance.now(), backendMs: 0 };
+}
+
+/**
+ * Places a backend's output on the turn with what it was sampled under (`rowsFrom`: where the
+ * chain's earlier token rows end). Its token rows go to the journal now: the turn keeps where
+ * they lie, not the bytes.
+ */
+export function recordOutput(
+  open: OpenTurn,
+  completion: Completion,
+  sampling: SamplingRequest,
+  rowsFrom: number,
+): void {
+  const { rollout, turn } = open;
+  placeOutput(turn, completion.output_ids);
+  turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
+  turn.finishReason = completion.finish_reason;
+  turn.weightVersion = completion.weight_version;
+  turn.facts = turnFacts(completion, sampling, rowsFrom);
+  const rows = completion.routed_experts;
+  if (!rows) return;
+  open.writer.putRows(rollout.id, turn.id, "routed_experts", rows);
+  // Its request body, text and decoded copies are ~3× the rows, freed into glibc's arenas.
+  void NativeMemoryTrim.shared().afterLargeBuffers(3 * rows.bytes.length);
 }
 
 /**

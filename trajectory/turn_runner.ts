@@ -18,20 +18,24 @@ import {
   PauseGate,
   type SamplingRequest,
 } from "../generation/mod.ts";
-import type {
-  AssistantMessage,
-  CanonicalRequest,
-  StopReason,
-  TurnAnswer,
-} from "../canonical/mod.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../canonical/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import type { Rollout } from "./rollout.ts";
-import { answerId, placeOutput, placePrompt, promptIds, type Turn } from "./turn.ts";
+import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "./turn.ts";
+import { rowsFromFor, rowsLikeFor } from "./chain_rows.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
 import { findDrift } from "./drift.ts";
 import { LiveAnswer } from "./live_answer.ts";
 import { TurnError } from "./turn_error.ts";
-import { fail, type OpenOptions, type OpenTurn, openTurn, record, refuse } from "./turn_record.ts";
+import {
+  fail,
+  type OpenOptions,
+  type OpenTurn,
+  openTurn,
+  record,
+  recordOutput,
+  refuse,
+} from "./turn_record.ts";
 import { turnPlanned, turnRetried } from "./journal_events.ts";
 import { JournalWriter } from "./journal_writer.ts";
 import type { TurnObserver } from "./turn_observer.ts";
@@ -179,6 +183,7 @@ export class TurnRunner {
       max_tokens: 0,
       temperature: req.sampling.temperature ?? rollout.sampling.temperature,
       top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      top_k: rollout.sampling.top_k,
       stop_token_ids: this.model.stopTokenIds,
     };
     const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
@@ -345,6 +350,7 @@ export class TurnRunner {
         live.push({ kind: "text", delta: text });
       }).catch(() => {});
     };
+    const rowsFrom = rowsFromFor(turn, "routed_experts");
     const completion = await this.backendFor(rollout).generate({
       requestId,
       rolloutId: rollout.id,
@@ -354,6 +360,8 @@ export class TurnRunner {
       routingKey: rollout.id,
       onTokens,
       signal,
+      routedExpertsFrom: rowsFrom,
+      routedExpertsLike: rowsLikeFor(turn, "routed_experts"),
     }).finally(() => {
       release();
       open.backendMs = performance.now() - asked;
@@ -366,10 +374,7 @@ export class TurnRunner {
       () => toolCallIdPrefix + randomHex(12),
       turn.tools,
     );
-    placeOutput(turn, completion.output_ids);
-    turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
-    turn.finishReason = completion.finish_reason;
-    turn.weightVersion = completion.weight_version;
+    recordOutput(open, completion, sampling, rowsFrom);
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next
@@ -377,24 +382,6 @@ export class TurnRunner {
       const answer = await this.model.renderAnswerIds(parsed.message);
       turn.drift = findDrift(answer, await this.model.closedOutput(completion.output_ids, answer));
     }
-    const stopReason: StopReason = completion.finish_reason === "length"
-      ? "length"
-      : parsed.message.tool_calls?.length
-      ? "tool_calls"
-      : "stop";
-    const header = turn.header!;
-    return {
-      id: header.id,
-      model: header.model,
-      message: parsed.message,
-      stopReason,
-      usage: {
-        input_tokens: header.inputTokens,
-        output_tokens: completion.output_ids.length,
-        reasoning_tokens: parsed.reasoningTokens,
-        cached_tokens: header.cachedTokens,
-      },
-      created: Math.floor(Date.now() / 1000),
-    };
+    return turnAnswer(turn.header!, parsed, completion);
   }
 }

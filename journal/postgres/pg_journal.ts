@@ -21,6 +21,7 @@ import type {
   LoggedSample,
   Sample,
 } from "../../trajectory/mod.ts";
+import type { TokenRowField, TokenRows } from "../../generation/mod.ts";
 import { unpackArrays } from "../array_codec.ts";
 import { type Queued, RolloutFencedError, writeEvents } from "./event_rows.ts";
 import { appendSamples, newestCursor, oldestCursor, samplesAfter } from "./sample_rows.ts";
@@ -278,6 +279,20 @@ export class PgJournal implements Journal {
 
   newest(): Promise<number> {
     return newestCursor(this.sql);
+  }
+
+  /**
+   * Token rows (MoE routing) are not kept in PostgreSQL yet: a write fails (the replica stops
+   * rather than log samples without their rows), and none are ever read.
+   */
+  putRows(_rollout: string, turn: string, field: TokenRowField, _rows: TokenRows): Promise<void> {
+    return Promise.reject(
+      new Error(`${field} of turn ${turn}: the PostgreSQL journal does not keep token rows yet`),
+    );
+  }
+
+  readRows(_turn: string, _field: TokenRowField): Uint8Array | null {
+    return null;
   }
 
   close(): void {

@@ -64,6 +64,7 @@ Deno.test("vLLM: weight version from the response, null finish_reason mapped by 
       logprobs: undefined,
       finish_reason: "stop",
       weight_version: 3,
+      logprobs_mode: "raw",
     });
   });
   await canned(
@@ -121,6 +122,7 @@ Deno.test("SGLang: ids from output_ids, logprobs from the triples, abort is an e
       logprobs: [-0.5, -0.01],
       finish_reason: "stop",
       weight_version: "default",
+      logprobs_mode: "raw",
     });
   });
   const mismatched = {

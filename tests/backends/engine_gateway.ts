@@ -66,11 +66,14 @@ export async function startRig(o: {
   script?: TextScript;
   /** The vLLM backend asks for a streamed answer. */
   vllmStream?: boolean;
+  /** The SGLang server routes MoE experts and the backend asks for them (issue 24). */
+  sglangRouting?: { layers: number; topK: number; experts: number };
 } = {}): Promise<Rig> {
   const model = await sharedModel();
   const script = o.script ?? toolThenAnswer;
   const vllm = new FakeVllm(model, script).start();
   const sglang = new FakeSglang(model, script).start();
+  sglang.routedExperts = o.sglangRouting;
   const engine = { timeoutMs: o.timeoutMs ?? 30_000, retries: o.retries ?? 2, backoffMs: 10 };
   const gw = createGateway({
     model,
@@ -82,7 +85,7 @@ export async function startRig(o: {
         stream: o.vllmStream,
         ...engine,
       }),
-      sglang: new SglangBackend({ url: sglang.url, ...engine }),
+      sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),
     },
     defaultBackend: o.defaultBackend,
     // A client that leaves is gone at once here (the grace for its retry is tested elsewhere).

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { engineLogprob, type Received } from "./fake_engines.ts";
 import { ENGINE_MODEL, READ_FILE, type Rig, startRig } from "./engine_gateway.ts";
+import { checkRoutingRows } from "../support/sample_facts_check.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };
 
@@ -143,6 +144,26 @@ Deno.test("the default backend serves rollouts that name none; unknown names are
     for (const name of ["gate", "vllm", "sglang"]) {
       assert.equal((await rig.api("POST", "/rollouts", { backend: name })).status, 201);
     }
+  } finally {
+    await rig.close();
+  }
+});
+
+Deno.test("SGLang routing replay: each call asks for rows from where the chain's rows end; the sample has them aligned", async () => {
+  const rig = await startRig({ sglangRouting: { layers: 3, topK: 2, experts: 64 } });
+  try {
+    const r = await rig.rollout({ backend: "sglang", group: "g" });
+    await toolExchange(rig.agent(r));
+    const [one, two] = rig.sglang.generations.items;
+    assert.equal(one.body.return_routed_experts, true);
+    assert.equal(one.body.routed_experts_start_len, 0);
+    const end1 = one.body.input_ids.length + one.output!.length - 1;
+    assert.equal(two.body.routed_experts_start_len, end1, "turn 2 asks from turn 1's last id");
+    const fin = await rig.api("POST", `/rollouts/${r.id}/finish`, { reward: 1 });
+    const sample = fin.json.samples.find((s: { turns: string[] }) => s.turns.length === 2);
+    assert.equal(sample.routed_experts.dtype, "uint8", "64 experts fit a byte");
+    checkRoutingRows(sample.routed_experts, sample.input_ids, "SGLang sample");
+    assert.equal(sample.turn_spans[0].sampling.logprobs_mode, "raw");
   } finally {
     await rig.close();
   }

@@ -17,6 +17,8 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
+import { expertRows } from "../support/sample_facts_check.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { TextScript } from "../support/scripted_policy.ts";
 
@@ -341,14 +343,36 @@ export class FakeSglang extends FakeEngine {
       p.push("sampling_params.skip_special_tokens must be false");
     }
     if (s.no_stop_trim !== true) p.push("sampling_params.no_stop_trim must be true");
+    const start = b.routed_experts_start_len;
+    if (
+      start !== undefined &&
+      !(Number.isInteger(start) && (start as number) >= 0 &&
+        (start as number) <= (b.input_ids as number[]).length)
+    ) {
+      p.push("routed_experts_start_len must be in [0, len(input_ids)]");
+    }
     return p;
   }
+
+  /**
+   * With `--enable-return-routed-experts` (here: set): the model's layers and top-k. Routing of
+   * position `p` (token `t`) is `expertOf(p, t, layer, k)` (`tests/support/sample_facts_check.ts`).
+   */
+  routedExperts?: { layers: number; topK: number };
 
   protected async answer(r: Received): Promise<unknown> {
     const { ids, text, logprobs } = await this.reply(r.body.input_ids);
     r.output = ids;
     const last = ids.at(-1)!;
     const stop = (r.body.sampling_params.stop_token_ids as number[]).includes(last);
+    const routing: Record<string, unknown> = {};
+    if (r.body.return_routed_experts === true && this.routedExperts) {
+      const start = r.body.routed_experts_start_len ?? 0;
+      const rows = expertRows(this.routedExperts, r.body.input_ids, ids, start);
+      // SGLang sends int32 values, base64, with no shape (the model's layers and top-k).
+      const int32 = Int32Array.from(rows.bytes);
+      routing.routed_experts = Buffer.from(int32.buffer).toString("base64");
+    }
     return {
       text,
       output_ids: ids,
@@ -362,6 +386,7 @@ export class FakeSglang extends FakeEngine {
         cached_tokens: 0,
         weight_version: this.weightVersion,
         output_token_logprobs: ids.map((id, i) => [logprobs[i], id, null]),
+        ...routing,
       },
     };
   }

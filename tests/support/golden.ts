@@ -15,7 +15,13 @@
  */
 import { createHash } from "node:crypto";
 import assert from "node:assert/strict";
-import { buildSamples, type Rollout, sharedPrefixTree, turnTree } from "../../trajectory/mod.ts";
+import {
+  buildSamples,
+  type Rollout,
+  type Sample,
+  sharedPrefixTree,
+  turnTree,
+} from "../../trajectory/mod.ts";
 
 const CLOCK_KEYS = new Set(["timings", "created_at", "finished_at", "at", "created"]);
 /** Random ids (16+ hex digits: rollouts, tool calls) and turn-id suffixes (`.3.9f2c01ab`). */
@@ -88,16 +94,61 @@ export class GoldenDigests {
   }
 }
 
+/**
+ * Samples without the fields issue 24 added (group, per-turn facts, version span, routing): the digests
+ * recorded before pin that every earlier field is unchanged; the new ones are pinned by their own
+ * tests (`tests/trajectory/sample_facts_test.ts`).
+ */
+// deno-lint-ignore no-explicit-any
+function earlierFields(samples: (Sample | any)[]) {
+  return samples.map((
+    { group: _g, turn_spans: _t, version_span: _v, routed_experts: _r, metadata, ...rest },
+  ) => {
+    const { routed_experts_absent: _a, stale_turns: _s, ...earlier } = metadata;
+    return { ...rest, metadata: earlier };
+  });
+}
+
+/**
+ * Samples and a tree export as JSON (over HTTP) without the fields issue 24 added, for digests
+ * recorded before them.
+ */
+// deno-lint-ignore no-explicit-any
+export function withoutIssue24Fields(value: { samples: any[]; tree: any }) {
+  const { group: _, ...rollout } = value.tree.rollout;
+  return {
+    samples: earlierFields(value.samples),
+    tree: {
+      ...value.tree,
+      rollout,
+      // deno-lint-ignore no-explicit-any
+      turns: value.tree.turns.map(({ facts: _f, ...t }: any) => t),
+    },
+  };
+}
+
 /** Everything a trainer or a viewer reads of a rollout, under each label policy. */
 export function handedOut(rollout: Rollout, options: { promptIds?: boolean } = {}) {
   const tree = turnTree(rollout);
+  const { group: _, ...summary } = tree.rollout;
   return {
-    samples: buildSamples(rollout),
-    masked: buildSamples(rollout, { labels: { drift: "mask", rewrite: "mask", retry: "mask" } }),
-    split: buildSamples(rollout, { rewardMode: "split", sftWeight: 0.5, sftTools: ["bash"] }),
+    samples: earlierFields(buildSamples(rollout)),
+    masked: earlierFields(
+      buildSamples(rollout, { labels: { drift: "mask", rewrite: "mask", retry: "mask" } }),
+    ),
+    split: earlierFields(
+      buildSamples(rollout, { rewardMode: "split", sftWeight: 0.5, sftTools: ["bash"] }),
+    ),
     shared_prefix: sharedPrefixTree(rollout),
-    tree: options.promptIds === false
-      ? { ...tree, turns: tree.turns.map(({ prompt_ids: _, ...t }) => t) }
-      : tree,
+    tree: {
+      ...tree,
+      rollout: summary,
+      // Turn facts (issue 24) are pinned by their own tests.
+      turns: tree.turns.map(({ facts: _f, ...t }) => {
+        if (options.promptIds !== false) return t;
+        const { prompt_ids: _, ...rest } = t;
+        return rest;
+      }),
+    },
   };
 }

@@ -673,6 +673,7 @@ Deno.test("tree export shape and the sample stream of a finishing rollout", asyn
         "chain",
         "drift",
         "error",
+        "facts",
         "finish_reason",
         "id",
         "index",

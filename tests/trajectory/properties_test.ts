@@ -1,19 +1,23 @@
 /**
  * Property tests of the turn tree, model-based on fast-check: random sequences of agent requests
- * (commands) against a real `TurnRunner` (real Qwen3 tokenizer and template; generation by the
- * in-memory backend TEST DOUBLE). The model is what the clients hold (each agent's history, its
- * last answer, the sub-agent calls still open); the real system is the runner and its rollout.
- * Agents extend their history with the recorded answer (tool arguments re-serialised, keys
- * reordered, null members added), re-send identical requests (one at a time and concurrently),
- * rewrite, re-encode or compact their history, open a second session, fire side requests, spawn
- * sub-agents from `Agent` calls, and send malformed histories (odd role order, empty contents,
- * results without calls, unicode, lone surrogates, huge strings, special-token text in split-mode
- * rollouts). The policy's outputs are random too: answers, parallel tool calls, non-canonical
+ * (commands) against the real `RolloutActions` and its `TurnRunner` (real Qwen3 tokenizer and
+ * template; generation by the in-memory backend TEST DOUBLE). The model is what the clients hold
+ * (each agent's history, its last answer, the sub-agent calls still open); the real system is the
+ * façade and its rollout. Agents extend their history with the recorded answer (tool arguments
+ * re-serialised, keys reordered, null members added), re-send identical requests (one at a time
+ * and concurrently), rewrite, re-encode or compact their history, open a second session, fire
+ * side requests, spawn sub-agents from `Agent` calls, and send malformed histories (odd role
+ * order, empty contents, results without calls, unicode, lone surrogates, huge strings,
+ * special-token text in split-mode rollouts). The policy's outputs are random too: answers, parallel tool calls, non-canonical
  * formats (drift), malformed calls, truncated outputs, missing end-of-turn ids, missing logprobs.
+ * Every generation also sends MoE routing rows (`routed_experts`) from where its chain's rows end,
+ * as an SGLang engine would.
  *
  * Each command checks what it did as it runs (a retry generates nothing, a fork carries its
  * label and evidence, …); after every sequence `rollout_properties.ts` checks the rollout as a
- * whole for several label policies (loss ownership, masks, the shared-prefix export).
+ * whole for several label policies (loss ownership, masks, the shared-prefix export, each
+ * sample's turn spans and routing rows position by position, the tree and calls forms against the
+ * flat samples).
  *
  * A failure prints fast-check's seed and path and the shrunk command list. Replay it with
  * `ROLLGATE_PROPERTY_SEED=<seed> ROLLGATE_PROPERTY_PATH=<path>`; `ROLLGATE_PROPERTY_RUNS` runs
@@ -27,7 +31,7 @@ import fc from "fast-check";
 import { httpStatus } from "../../gateway/mod.ts";
 import type { Completion } from "../../generation/mod.ts";
 import type { AssistantMessage, CanonicalRequest, Message } from "../../canonical/mod.ts";
-import { Rollout, type Turn, TurnRunner } from "../../trajectory/mod.ts";
+import { type Rollout, RolloutActions, type Turn } from "../../trajectory/mod.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { GoldenDigests, handedOut } from "../support/golden.ts";
 import {
@@ -63,12 +67,19 @@ interface Clients {
   step: number;
 }
 
-/** The system under test. */
+/** The system under test: turns start through the façade, as the gateway starts them. */
 class Gateway {
-  readonly backend = new InMemoryBackendTestDouble();
-  readonly runner = new TurnRunner(model, this.backend);
+  /** Every completion carries MoE routing rows. */
+  readonly backend = new InMemoryBackendTestDouble({ routing: { layers: 2, topK: 3 } });
+  readonly rollouts = new RolloutActions({ model, backend: this.backend });
   readonly queued: Completion[] = [];
-  constructor(readonly rollout: Rollout) {}
+  rollout!: Rollout;
+
+  static async open(id: string, splitSpecialTokens: boolean): Promise<Gateway> {
+    const gw = new Gateway();
+    gw.rollout = await gw.rollouts.create({ id, token: "tok", splitSpecialTokens });
+    return gw;
+  }
 
   /** Queues what the policy will sample for the next generation. */
   async enqueue(g: Draw): Promise<void> {
@@ -81,7 +92,7 @@ class Gateway {
   async start(g: Draw, req: CanonicalRequest): Promise<Turn | null> {
     await this.enqueue(g);
     try {
-      const turn = await this.runner.start(this.rollout, req, "call_");
+      const turn = await this.rollouts.startTurn(this.rollout, req, "call_");
       await settle(turn);
       return turn;
     } catch (e) {
@@ -162,7 +173,7 @@ class Extend extends Step {
     return ready(m as Clients).length > 0;
   }
   async act(m: Clients, r: Gateway, g: Draw, concurrent = false): Promise<void> {
-    const { rollout, runner } = r;
+    const { rollout, rollouts } = r;
     const agent = g.pick(ready(m));
     const base = agent.last!.turn;
     const answer = base.message!;
@@ -183,8 +194,8 @@ class Extend extends Step {
       await r.enqueue(g);
       const before = rollout.turns.length;
       const both = await Promise.allSettled([
-        runner.start(rollout, req, "call_"),
-        runner.start(rollout, structuredClone(req), "call_"),
+        rollouts.startTurn(rollout, req, "call_"),
+        rollouts.startTurn(rollout, structuredClone(req), "call_"),
       ]);
       assert.ok(rollout.turns.length <= before + 1, "two turns for one concurrent request");
       const got = both.flatMap((s) => s.status === "fulfilled" ? [s.value] : []);
@@ -231,7 +242,7 @@ class Retry extends Step {
     const { req, turn } = g.pick(ready(m)).last!;
     const before = { turns: r.rollout.turns.length, calls: r.backend.requests.length };
     const retries = turn.retries;
-    const again = await r.runner.start(r.rollout, structuredClone(req), "call_");
+    const again = await r.rollouts.startTurn(r.rollout, structuredClone(req), "call_");
     assert.equal(again, turn, "a retry gets the recorded turn back");
     assert.equal(turn.retries, retries + 1);
     assert.deepEqual(
@@ -478,8 +489,8 @@ type Sequence = typeof SEQUENCE extends fc.Arbitrary<infer T> ? T : never;
 async function runSequence(s: Sequence, id: number): Promise<Rollout> {
   generation.promptCounter = 0;
   generation.specialPieces = s.splitSpecialTokens;
-  const rollout = new Rollout(`p${id}`, "tok", {}, {}, undefined, {}, s.splitSpecialTokens);
-  const real = new Gateway(rollout);
+  const real = await Gateway.open(`p${id}`, s.splitSpecialTokens);
+  const { rollout } = real;
   const session = s.namedSession ? "session-1" : undefined;
   const clients: Clients = { agents: [], open: new Map(), session, sessions: 1, step: 0 };
   // The main agent starts the rollout.
@@ -515,6 +526,7 @@ Deno.test("turn tree properties hold over random request sequences (fast-check, 
     chains: new Map<string, number>(),
     drift: 0,
     specialText: 0,
+    routedSamples: 0,
   };
   const handed: unknown[] = [];
   await fc.assert(
@@ -527,6 +539,7 @@ Deno.test("turn tree properties hold over random request sequences (fast-check, 
       stats.retries += rollout.turns.reduce((n, t) => n + t.retries, 0);
       stats.drift += rollout.turns.filter((t) => t.drift).length;
       stats.specialText += rollout.turns.reduce((n, t) => n + t.specialText.length, 0);
+      stats.routedSamples += rollout.samples().filter((x) => x.routed_experts).length;
       for (const c of rollout.chains) {
         stats.chains.set(c.label, (stats.chains.get(c.label) ?? 0) + 1);
       }
@@ -542,6 +555,7 @@ Deno.test("turn tree properties hold over random request sequences (fast-check, 
     assert.ok(stats.failed > 5, `refusals ${stats.failed}`);
     assert.ok(stats.drift > 5, `drift ${stats.drift}`);
     assert.ok(stats.specialText > 5, `special text ${stats.specialText}`);
+    assert.ok(stats.routedSamples > 20, `samples with routing rows ${stats.routedSamples}`);
     for (const label of ["main", "subagent", "compaction", "side", "rewrite", "retry"]) {
       assert.ok((stats.chains.get(label) ?? 0) > 5, `${label} chains: ${stats.chains.get(label)}`);
     }

@@ -2,8 +2,10 @@
  * The properties every random sequence of `properties_test.ts` must leave true of its rollout:
  * what the backend got and gave is what was recorded, no request makes two live turns, prompts
  * extend their parent's exact ids, special text is where it says, the shared-prefix export holds
- * each turn once, and for several label policies every sample's masks (loss, logprobs, SFT) and
- * loss ownership (every sampled id trained in exactly one sample, unless a label drops it).
+ * each turn once, and for several label policies every sample's masks (loss, logprobs, SFT), loss
+ * ownership (every sampled id trained in exactly one sample, unless a label drops it), its turn
+ * spans against the turns, its routing rows position by position (`sample_facts_check.ts`), and
+ * the tree and calls export forms expanding to the flat samples exactly.
  *
  * @module
  */
@@ -11,6 +13,7 @@ import assert from "node:assert/strict";
 import type { Completion } from "../../generation/mod.ts";
 import {
   buildSamples,
+  callsExport,
   chainOf,
   DEFAULT_LABEL_POLICY,
   type LabelPolicy,
@@ -18,10 +21,17 @@ import {
   type Rollout,
   sameMessage,
   sharedPrefixTree,
+  treeExport,
   type Turn,
   TurnTree,
 } from "../../trajectory/mod.ts";
 import type { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
+import {
+  checkSampleFacts,
+  expandCalls,
+  expandTree,
+  flatArrays,
+} from "../support/sample_facts_check.ts";
 import { model } from "./property_generators.ts";
 
 const EOT = model.endOfTurnId;
@@ -204,7 +214,19 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
       if (s.logprobs[i] !== 0) assert.ok(sampled[i], "logprob on an id nobody sampled");
     }
     await checkSft(s.input_ids, s.sft_mask, sampled, path);
+    // Spans against the turns; every turn was routed, so rows cover all but the last position.
+    checkSampleFacts(s, rollout.turns, true);
   }
+  // The tree and calls forms expand to these samples exactly.
+  const json = (v: unknown) =>
+    JSON.parse(
+      JSON.stringify(v, (_k, x) => ArrayBuffer.isView(x) ? Array.from(x as Int32Array) : x),
+    );
+  const flat = json(samples.map(flatArrays));
+  const tree = json(treeExport(rollout.id, null, rollout.turns, samples, rollout.rows));
+  assert.deepEqual(expandTree(tree), flat, "the tree form expands to the flat samples");
+  const calls = json(callsExport(rollout.id, null, rollout.turns, samples, rollout.rows));
+  assert.deepEqual(expandCalls(calls), flat, "the calls form expands to the flat samples");
   // Loss ownership: every sampled id has loss 1 in exactly one sample when its chain's label and
   // the drift policy train it, and in none otherwise; every turn is one sample's own, or dropped.
   for (const t of done) {

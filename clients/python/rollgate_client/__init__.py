@@ -18,6 +18,8 @@ from .schema import (
 )
 from .transport import AsyncHTTPClient, HTTPResponse
 from .tree import expand_compact_tree
+from .sample_forms import expand_calls, expand_tree, routed_experts_rows
+from .groups import group_advantages, rollout_rewards, sample_advantages
 
 __version__ = "0.1.0"
 
@@ -36,5 +38,11 @@ __all__ = [
     "RollgateError",
     "Sample",
     "ServeStats",
+    "expand_calls",
     "expand_compact_tree",
+    "expand_tree",
+    "group_advantages",
+    "rollout_rewards",
+    "routed_experts_rows",
+    "sample_advantages",
 ]

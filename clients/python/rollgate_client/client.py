@@ -150,11 +150,19 @@ class RollgateClient:
         metadata: Mapping[str, Any] | None = None,
         sampling: Mapping[str, Any] | None = None,
         backend: str | None = None,
+        group: str | None = None,
+        max_staleness: int | None = None,
     ) -> Rollout:
         """``POST /api/rollouts``. ``sampling``: defaults for every turn (``max_tokens``,
-        ``temperature``, ``top_p``); ``backend``: a generation backend the gateway was started
-        with (default: the interception gate). 409 if ``id`` exists."""
+        ``temperature``, ``top_p``, ``top_k``); ``backend``: a generation backend the gateway was
+        started with (default: the interception gate); ``group``: the rollouts advantages are
+        relative to (e.g. the task); ``max_staleness``: turns more weight versions old than this at
+        finish are not trained. 409 if ``id`` exists."""
         body: dict[str, Any] = {}
+        if group is not None:
+            body["group"] = group
+        if max_staleness is not None:
+            body["max_staleness"] = max_staleness
         if id is not None:
             body["id"] = id
         if metadata is not None:
@@ -177,9 +185,17 @@ class RollgateClient:
         """``DELETE /api/rollouts/:id``; its pending agent requests get an error."""
         return await self._call("DELETE", f"/api/rollouts/{_seg(id)}")
 
-    async def finish_rollout(self, id: str, reward: float | None = None) -> list[Sample]:  # noqa: A002
-        """``POST /api/rollouts/:id/finish``: no more turns; returns the samples (with ``reward``)."""
-        body = {"reward": reward} if reward is not None else {}
+    async def finish_rollout(
+        self,
+        id: str,  # noqa: A002
+        reward: float | None = None,
+        weight_version: str | int | None = None,
+    ) -> list[Sample]:
+        """``POST /api/rollouts/:id/finish``: no more turns; returns the samples (with ``reward``).
+        ``weight_version``: the trainer's version now, what ``max_staleness`` is measured against."""
+        body: dict[str, Any] = {"reward": reward} if reward is not None else {}
+        if weight_version is not None:
+            body["weight_version"] = weight_version
         data = await self._call(
             "POST", f"/api/rollouts/{_seg(id)}/finish", body, query={"ids": self.ids}
         )
@@ -189,6 +205,20 @@ class RollgateClient:
         """``GET /api/rollouts/:id/samples`` (finished or not)."""
         data = await self._call("GET", f"/api/rollouts/{_seg(id)}/samples", query={"ids": self.ids})
         return [Sample.from_json(s) for s in data.get("samples", [])]
+
+    async def sample_tree(self, id: str) -> dict[str, Any]:  # noqa: A002
+        """``GET /api/rollouts/:id/samples?form=tree``: every turn's ids once as segments with a
+        parent (train shared prefixes once); ``expand_tree`` gives the flat samples back."""
+        return await self._call(
+            "GET", f"/api/rollouts/{_seg(id)}/samples", query={"form": "tree", "ids": self.ids}
+        )
+
+    async def sample_calls(self, id: str) -> dict[str, Any]:  # noqa: A002
+        """``GET /api/rollouts/:id/samples?form=calls``: every LLM call's prompt and output ids and
+        which sample trains each output id; ``expand_calls`` gives the flat samples back."""
+        return await self._call(
+            "GET", f"/api/rollouts/{_seg(id)}/samples", query={"form": "calls", "ids": self.ids}
+        )
 
     async def tree(self, id: str, *, compact: bool = False) -> dict[str, Any]:  # noqa: A002
         """``GET /api/rollouts/:id/tree``: every turn with its prompt ids and history. With
@@ -270,12 +300,16 @@ class RollgateClient:
         body = {"lease": float(lease)} if lease is not None else {}
         return await self._call("POST", f"/api/requests/{_seg(request_id)}/renew", body)
 
-    async def append(self, request_id: str, output_ids: list[int]) -> dict[str, Any]:
+    async def append(
+        self, request_id: str, output_ids: list[int], weight_version: str | int | None = None
+    ) -> dict[str, Any]:
         """``POST /api/requests/:id/append``: ids sampled so far, streamed to the agent before the
-        completion (which must then start with every appended id)."""
-        return await self._call(
-            "POST", f"/api/requests/{request_id}/append", body={"output_ids": list(output_ids)}
-        )
+        completion (which must then start with every appended id). ``weight_version``: the
+        version that sampled this chunk (kept per chunk when a weight update falls inside a turn)."""
+        body: dict[str, Any] = {"output_ids": list(output_ids)}
+        if weight_version is not None:
+            body["weight_version"] = weight_version
+        return await self._call("POST", f"/api/requests/{request_id}/append", body=body)
 
     async def complete(
         self,
@@ -284,11 +318,18 @@ class RollgateClient:
         logprobs: list[float] | None = None,
         finish_reason: str = "stop",
         weight_version: str | int | None = None,
+        logprobs_mode: str | None = None,
+        routed_experts: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 410
         withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
-        ids or ``logprobs`` not one per output id."""
+        ids, ``logprobs`` not one per output id, or ``routed_experts`` not one row per position
+        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``."""
         body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
+        if logprobs_mode is not None:
+            body["logprobs_mode"] = logprobs_mode
+        if routed_experts is not None:
+            body["routed_experts"] = dict(routed_experts)
         if logprobs is not None:
             body["logprobs"] = list(logprobs)
         if weight_version is not None:
@@ -470,6 +511,8 @@ class RollgateClient:
                 logprobs=completion.logprobs,
                 finish_reason=completion.finish_reason,
                 weight_version=completion.weight_version,
+                logprobs_mode=completion.logprobs_mode,
+                routed_experts=completion.routed_experts,
             )
             stats.completed += 1
         except RollgateError as e:
@@ -534,6 +577,8 @@ def _as_completion(result: Any) -> Completion:
             logprobs=result.get("logprobs"),
             finish_reason=result.get("finish_reason", "stop"),
             weight_version=result.get("weight_version"),
+            logprobs_mode=result.get("logprobs_mode"),
+            routed_experts=result.get("routed_experts"),
         )
     raise TypeError(f"the handler must return a Completion, got {type(result).__name__}")
 

@@ -118,6 +118,12 @@ class PendingRequest:
     def stop_token_ids(self) -> list[int]:
         return list(self.sampling.get("stop_token_ids") or [])
 
+    @property
+    def routed_experts_from(self) -> int:
+        """Leading positions of ``prompt_ids`` whose MoE routing the chain already has: send
+        ``routed_experts`` from there (SGLang's ``routed_experts_start_len``)."""
+        return int(self.extra.get("routed_experts_from", 0))
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "PendingRequest":
         known, extra = _split(cls, data)
@@ -134,6 +140,11 @@ class Completion:
     logprobs: list[float] | None = None
     finish_reason: str = "stop"
     weight_version: str | int | None = None
+    #: ``raw`` or ``processed`` (after temperature/top-p), as the engine computes logprobs.
+    logprobs_mode: str | None = None
+    #: MoE routing ``{dtype, shape: [T, layers, top_k], data: base64}`` for positions
+    #: ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2`` of the request.
+    routed_experts: dict[str, Any] | None = None
 
 
 @dataclass
@@ -161,6 +172,15 @@ class Sample:
     index: int = 0
     #: Place in the gateway's sample log (``/api/samples/stream``); ``None`` elsewhere.
     cursor: int | None = None
+    #: The rollout's group: compute advantages over rollouts of a group (``group_advantages``).
+    group: str | None = None
+    #: Per turn: ids' place in ``input_ids``, loss, weight version(s), sampling facts, staleness.
+    turn_spans: list[dict[str, Any]] = field(default_factory=list)
+    #: ``[oldest, newest]`` weight version of the sample's turns.
+    version_span: list[Any] | None = None
+    #: MoE routing of positions ``0 … len(input_ids) - 2`` when every one is covered
+    #: (``routed_experts_rows`` decodes it); else ``metadata["routed_experts_absent"]`` says why.
+    routed_experts: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,76 @@
+/**
+ * What a trainer is handed (a pending request) and how its completion is checked and turned into
+ * the gate's {@link Completion}: routing rows decoded against the request's shape, the weight
+ * versions of streamed chunks merged with the completion's own.
+ *
+ * @module
+ */
+import type { Completion, GenerationRequest, SamplingRequest, VersionRun } from "./backend.ts";
+import { decodeTokenRows, type TokenRowsWire } from "./token_rows.ts";
+import { GateError } from "./gate_error.ts";
+
+/** What `GET /api/requests/next` hands a trainer. */
+export interface PendingRequest {
+  request_id: string;
+  rollout_id: string;
+  turn_id: string;
+  /** A view of the chain's ids (written to the trainer with `jsonWithIds` or as base64). */
+  prompt_ids: Int32Array;
+  sampling: SamplingRequest;
+  /**
+   * How many leading positions of `prompt_ids` already have `routed_experts` recorded on this
+   * chain: a completion's rows start there (0 on a chain's first turn).
+   */
+  routed_experts_from: number;
+}
+
+/** A trainer's completion: routing rows as they came on the wire, checked by the gate. */
+export type GateCompletion = Omit<Completion, "routed_experts"> & {
+  routed_experts?: TokenRowsWire;
+};
+
+/**
+ * The completion a trainer sent, checked against its request: `routed_experts` must have one row
+ * per position `routed_experts_from … len(prompt_ids) + len(output_ids) − 2` and keep the
+ * chain's row shape; a weight version that changed between appended chunks is kept per chunk.
+ * Throws a {@link GateError} and changes nothing when the completion does not fit.
+ */
+export function trainerCompletion(
+  request: PendingRequest,
+  appended: number,
+  versions: readonly VersionRun[],
+  completion: GateCompletion,
+  like?: GenerationRequest["routedExpertsLike"],
+): Completion {
+  const { routed_experts: wire, ...rest } = completion;
+  const resolved: Completion = rest;
+  if (wire) resolved.routed_experts = rows(request, wire, completion.output_ids.length, like);
+  const runs = [...versions];
+  const last = completion.weight_version;
+  if (last !== undefined && runs.at(-1)?.[1] !== last) runs.push([appended, last]);
+  if (runs.length > 1) resolved.weight_versions = runs;
+  if (resolved.weight_version === undefined && runs.length) {
+    resolved.weight_version = runs.at(-1)![1];
+  }
+  return resolved;
+}
+
+function rows(
+  request: PendingRequest,
+  wire: TokenRowsWire,
+  outputLength: number,
+  like?: GenerationRequest["routedExpertsLike"],
+) {
+  const { prompt_ids, routed_experts_from: from } = request;
+  const expected = Math.max(0, prompt_ids.length + outputLength - 1 - from);
+  try {
+    return decodeTokenRows("routed_experts", wire, expected, like);
+  } catch (e) {
+    throw new GateError(
+      "invalid_routed_experts",
+      `invalid completion: ${
+        (e as Error).message
+      } (routed_experts_from ${from}, ${prompt_ids.length} prompt ids, ${outputLength} output ids)`,
+    );
+  }
+}

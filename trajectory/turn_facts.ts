@@ -1,0 +1,60 @@
+/**
+ * What a turn's sampled ids were produced under, beyond the ids: the sampling facts (temperature,
+ * top-p, top-k and whether logprobs are raw or processed), the weight version of each streamed
+ * chunk when a weight update fell inside the turn, and where its token rows (`routed_experts`)
+ * lie. A few numbers per turn: the rows themselves live in the {@link TokenRowStore}.
+ *
+ * @module
+ */
+import type {
+  Completion,
+  LogprobsMode,
+  RowDtype,
+  SamplingRequest,
+  TokenRowField,
+  VersionRun,
+} from "../generation/mod.ts";
+
+/** The sampling a turn's logprobs came from (`null`: the engine's default, not known here). */
+export interface SamplingFacts {
+  temperature: number | null;
+  top_p: number | null;
+  top_k: number | null;
+  logprobs_mode: LogprobsMode | null;
+}
+
+/** Where a turn's rows of one field lie: positions `from … from + shape[0] − 1` of its sequence. */
+export interface RowsMeta {
+  from: number;
+  dtype: RowDtype;
+  shape: number[];
+}
+
+export interface TurnFacts {
+  sampling: SamplingFacts;
+  /** Only when the turn's chunks came from more than one weight version. */
+  versions?: VersionRun[];
+  rows?: Partial<Record<TokenRowField, RowsMeta>>;
+}
+
+/** The facts of a turn the backend completed with `completion`. */
+export function turnFacts(
+  completion: Completion,
+  sampling: SamplingRequest,
+  rowsFrom: number,
+): TurnFacts {
+  const facts: TurnFacts = {
+    sampling: {
+      temperature: sampling.temperature ?? null,
+      top_p: sampling.top_p ?? null,
+      top_k: sampling.top_k ?? null,
+      logprobs_mode: completion.logprobs_mode ?? null,
+    },
+  };
+  if (completion.weight_versions) facts.versions = completion.weight_versions;
+  const rows = completion.routed_experts;
+  if (rows) {
+    facts.rows = { routed_experts: { from: rowsFrom, dtype: rows.dtype, shape: rows.shape } };
+  }
+  return facts;
+}
