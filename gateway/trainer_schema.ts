@@ -37,6 +37,12 @@ export const CreateRolloutSchema = z.object({
   group: z.string().min(1).max(256).optional(),
   /** Turns more than this many weight versions older than at finish are not trained. */
   max_staleness: z.number().int().nonnegative().optional(),
+  /**
+   * Template variables for this rollout's renders (`{"enable_thinking": false}`,
+   * `{"reasoning_effort": "high"}`), over the gateway's `--template-kwargs`; checked against what
+   * the family reads when the rollout is created.
+   */
+  template: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
 });
 
 const VersionSchema = z.union([z.string(), z.number()]);

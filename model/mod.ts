@@ -31,6 +31,8 @@ export {
   GlmTextRenderer,
   NemotronTextRenderer,
   qwen3SampledText,
+  type TemplateOptions,
+  TemplateSettingError,
   TOOL_PARSERS,
 } from "./families/mod.ts";
 export { type ArgValue, Num, pythonJson, pythonString, pythonStrip } from "./python_json.ts";

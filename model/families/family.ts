@@ -12,6 +12,7 @@ import type { ModelFiles } from "../model_files.ts";
 import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
+import type { TemplateOptions } from "./template_options.ts";
 
 /** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
@@ -186,6 +187,11 @@ export interface ModelFamily {
   readonly name: string;
   /** One line for `--help` and errors. */
   readonly summary: string;
+  /**
+   * The template variables this family reads and the values each takes: what a rollout may set
+   * (`template` in `POST /api/rollouts`, checked by `checkTemplateSettings`).
+   */
+  readonly templateOptions: TemplateOptions;
   /** Whether a model directory belongs to this family (tokenizer_config / template fingerprint). */
   detect(files: ModelFiles): boolean;
   /** Binds the family to a loaded tokenizer; throws `FamilyError` when the files do not fit. */

@@ -167,6 +167,12 @@ function detect(files: Parameters<ModelFamily["detect"]>[0]): boolean {
 
 export const gptOss: ModelFamily = {
   name: FAMILY,
+  templateOptions: {
+    reasoning_effort: EFFORTS,
+    conversation_start_date: "text",
+    model_identity: "text",
+    knowledge_cutoff: "text",
+  },
   summary: "gpt-oss (harmony): analysis/commentary/final channels, to=functions.NAME JSON " +
     "calls, turns end with <|return|> or <|call|>",
   detect,

@@ -129,6 +129,7 @@ function isQwen38(t: string): boolean {
 
 export const qwen35: ModelFamily = {
   name: "qwen3.5",
+  templateOptions: { enable_thinking: [true, false] },
   summary: "Qwen3.5: <think> reasoning, XML tool calls, Python str() scalar arguments",
   detect: (files) => {
     const t = template(files);
@@ -139,6 +140,7 @@ export const qwen35: ModelFamily = {
 
 export const qwen36: ModelFamily = {
   name: "qwen3.6",
+  templateOptions: { enable_thinking: [true, false], preserve_thinking: [true, false] },
   summary: "Qwen3.6: Qwen3.5 with JSON scalar arguments and preserve_thinking",
   detect: (files) => {
     const t = template(files);
