@@ -6,6 +6,7 @@
  */
 import { ChatTemplate } from "./chat_template.ts";
 import {
+  type AnswerInPlace,
   bindFamily,
   type ChatFormat,
   checkTemplateSettings,
@@ -210,6 +211,11 @@ export class PolicyModel {
    */
   renderAnswerIds(message: AssistantMessage): Promise<number[]> {
     return this.format.renderer.renderAnswer(message);
+  }
+
+  /** Where a full render departs from the generation prompt before `message` (drift). */
+  async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    return await this.format.renderer.renderAnswerInPlace?.(message) ?? null;
   }
 
   /**

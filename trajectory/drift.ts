@@ -10,8 +10,21 @@ import type { Drift } from "./turn.ts";
 
 const CONTEXT = 8;
 
-/** First difference between a re-render and the sampled ids, or null when they agree. */
-export function findDrift(rendered: readonly number[], sampled: readonly number[]): Drift | null {
+/**
+ * First difference between a re-render and the sampled ids, or null when they agree. With
+ * `inPlace` (the full render departs from the generation prompt before the answer), the
+ * generation prompt's ids from there on are compared too: a difference there has a negative
+ * position, counted back from the output's first id.
+ */
+export function findDrift(
+  rendered: readonly number[],
+  sampled: readonly number[],
+  inPlace?: { prompt: readonly number[]; rendered: readonly number[] } | null,
+): Drift | null {
+  if (inPlace) {
+    const found = findDrift(inPlace.rendered, [...inPlace.prompt, ...sampled]);
+    if (found) return { ...found, position: found.position - inPlace.prompt.length };
+  }
   if (rendered.length === 0) return null;
   const n = Math.max(rendered.length, sampled.length);
   for (let i = 0; i < n; i++) {

@@ -64,8 +64,9 @@ function where(w: KeptWindow, [a, b]: [number, number]): PromptDifference["in"] 
 
 /**
  * Every difference between `prompt` and `full`. The ids outside `windows` (sorted, disjoint) must
- * appear in `full` in order; each window is compared with what lies between its neighbours there.
- * Once a piece outside the windows cannot be placed, the rest is one difference `elsewhere`.
+ * appear in `full` in order, the last piece at the end; each window is compared with what lies
+ * between its neighbours there. A last piece that differs inside is one difference `elsewhere`;
+ * once an earlier piece cannot be found, the rest is one difference `elsewhere`.
  */
 export function promptDifferences(
   prompt: ArrayLike<number>,
@@ -93,7 +94,7 @@ export function promptDifferences(
     const next: [number, number] = [w.end, windows[k + 1]?.start ?? prompt.length];
     const last = k === windows.length - 1;
     const placed = last ? full.length - (next[1] - next[0]) : find(full, prompt, next, at);
-    if (placed < at || placed < 0 || !equalRange(prompt, next, full, placed)) {
+    if (placed < at || placed < 0) {
       elsewhere(w.start, at);
       return found;
     }
@@ -111,6 +112,19 @@ export function promptDifferences(
         in: where(w, gateway),
         gateway,
         full_render: [at + head, placed - tail],
+      });
+    }
+    // Only the last piece, placed at the end, can differ inside: narrowed as a window is.
+    if (!equalRange(prompt, next, full, placed)) {
+      const shift = placed - next[0];
+      let a = next[0], b = next[1];
+      while (prompt[a] === full[a + shift]) a++;
+      while (prompt[b - 1] === full[b - 1 + shift]) b--;
+      found.push({
+        turn: null,
+        in: "elsewhere",
+        gateway: [a, b],
+        full_render: [a + shift, b + shift],
       });
     }
     at = placed + next[1] - next[0];

@@ -395,7 +395,11 @@ export class TurnRunner {
       // An output that stopped without its end id gets it bridged (untrained) in the next
       // prompt; that is not drift.
       const answer = await model.renderAnswerIds(parsed.message);
-      turn.drift = findDrift(answer, await model.closedOutput(completion.output_ids, answer));
+      turn.drift = findDrift(
+        answer,
+        await model.closedOutput(completion.output_ids, answer),
+        await model.renderAnswerInPlace(parsed.message),
+      );
     }
     return turnAnswer(turn.header!, parsed, completion);
   }

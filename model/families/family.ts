@@ -83,6 +83,23 @@ export interface Renderer {
    * sampled ids to report drift; a scripted policy samples it.
    */
   renderAnswer(message: AssistantMessage): Promise<number[]>;
+  /**
+   * Where a full render also writes the generation prompt before `message` otherwise (Qwen3.5's
+   * `<think>\n` followed by an empty reasoning's `\n</think>` tokenizes as `<think>`, `\n\n`,
+   * `</think>`; GLM-5 drops the prompt's `<think>` before an answer without reasoning): the
+   * generation prompt's ids from the first one the render writes otherwise (`prompt`), and the
+   * render's ids from there through the answer's end (`rendered`). Null or absent: the render
+   * keeps the generation prompt, and `renderAnswer` alone says how it writes the answer.
+   */
+  renderAnswerInPlace?(message: AssistantMessage): Promise<AnswerInPlace | null>;
+}
+
+/** A full render's generation prompt + answer where it departs from the generation prompt. */
+export interface AnswerInPlace {
+  /** The generation prompt's ids from the first one the full render writes otherwise. */
+  prompt: number[];
+  /** The full render's ids from that place through the answer's end. */
+  rendered: number[];
 }
 
 /** Ids around tool outputs in a rendered prompt (`<tool_response>`, `</tool_response>`, `\n`). */

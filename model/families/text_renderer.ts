@@ -20,7 +20,7 @@ import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts
 import { SegmentEncoder } from "../segment_encoder.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { SpecialText } from "../special_text.ts";
-import type { Rendered, Renderer, RenderOptions } from "./family.ts";
+import type { AnswerInPlace, Rendered, Renderer, RenderOptions } from "./family.ts";
 
 /** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
 export interface TextRenderer {
@@ -141,11 +141,39 @@ export class TokenizedRenderer implements Renderer {
     return text === null ? [] : await this.encode(text);
   }
 
+  /**
+   * Where the generation prompt ends in text (not an added token), a full render may tokenize
+   * that text together with the answer's first text: found by encoding the two together.
+   */
+  async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    const answer = this.answerText(message);
+    if (answer === null) return null;
+    const prefix = this.generationPromptText();
+    const prompt = await this.encode(prefix);
+    if (this.#addedIds.has(prompt[prompt.length - 1])) return null;
+    const joined = await this.encode(prefix + answer);
+    let shared = 0;
+    while (shared < prompt.length && prompt[shared] === joined[shared]) shared++;
+    if (shared === prompt.length) return null;
+    return { prompt: prompt.slice(shared), rendered: joined.slice(shared) };
+  }
+
+  get #addedIds(): Set<number> {
+    return this.#added ??= new Set([...this.tokenizer.addedTokens.values()].map((t) => t.id));
+  }
+
+  #added?: Set<number>;
+
+  /** The text of a one-message conversation's generation prompt (what answers follow). */
+  generationPromptText(): string {
+    return this.text.render([{ role: "user", content: "." }], [], { addGenerationPrompt: true });
+  }
+
   /** What the template has the policy write for `message`, end-of-turn text included, or null. */
   answerText(message: AssistantMessage): string | null {
     if (this.text.answer) return this.text.answer(message);
     const user: Message = { role: "user", content: "." };
-    const prefix = this.text.render([user], [], { addGenerationPrompt: true });
+    const prefix = this.generationPromptText();
     const text = this.text.render(
       [user, message, { role: "tool", content: ".", tool_call_id: "_" }],
       [],
