@@ -55,7 +55,12 @@ const TokenRowsSchema = z.object({
 });
 
 export const CompleteSchema = z.object({
-  output_ids: z.array(z.number().int().nonnegative()),
+  // Never empty: an output that stopped at once holds its end id (nothing else would be trained
+  // or answered, and the agent would get an empty turn).
+  output_ids: z.array(z.number().int().nonnegative()).min(
+    1,
+    "must hold at least one id (an output that stopped at once holds its end-of-turn id)",
+  ),
   logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")).optional(),
   finish_reason: z.enum(["stop", "length"]),
   weight_version: VersionSchema.optional(),
