@@ -154,7 +154,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
       `${preamble.reasoningEffort}`,
       "a full re-render of the history rewrites sampled answers (" + REWRITES.join("; ") +
       "); rollgate keeps the sampled ids, so prompts differ from a re-render there " +
-      "(audit: differ only where sampled ids are kept)",
+      "(audit: differences inside earlier turns' generation prompts and kept sampled ids)",
     ],
   });
 }
