@@ -78,6 +78,17 @@ export class SpecialText {
     this.#withPlaceholders = new RegExp(`${placeholder}|${special}`, "g");
   }
 
+  /** Whether `id` is an added token's. */
+  isAdded(id: number): boolean {
+    return this.#addedIds.has(id);
+  }
+
+  /** Index of the first added-token text in `text`; its length when there is none. */
+  firstIn(text: string): number {
+    const at = text.search(this.#pattern);
+    return at < 0 ? text.length : at;
+  }
+
   /** Every special-token text in the system, user and tool content of `messages`. */
   find(messages: readonly Message[]): SpecialTextHit[] {
     const hits: SpecialTextHit[] = [];

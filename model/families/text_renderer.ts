@@ -40,6 +40,13 @@ export interface TextRenderer {
 
 const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
 
+/** How many leading ids `a` and `b` share. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && a[n] === b[n]) n++;
+  return n;
+}
+
 export class TokenizedRenderer implements Renderer {
   readonly #segments: SegmentEncoder;
   /** Special-token text in content: found, located, and (split mode) tokenized as text. */
@@ -150,19 +157,14 @@ export class TokenizedRenderer implements Renderer {
     if (answer === null) return null;
     const prefix = this.generationPromptText();
     const prompt = await this.encode(prefix);
-    if (this.#addedIds.has(prompt[prompt.length - 1])) return null;
-    const joined = await this.encode(prefix + answer);
-    let shared = 0;
-    while (shared < prompt.length && prompt[shared] === joined[shared]) shared++;
+    if (this.#special.isAdded(prompt[prompt.length - 1])) return null;
+    // Ids never join across an added token: the answer's text up to its first one decides.
+    const head = this.#special.firstIn(answer);
+    const shared = commonPrefix(prompt, await this.encode(prefix + answer.slice(0, head)));
     if (shared === prompt.length) return null;
+    const joined = await this.encode(prefix + answer);
     return { prompt: prompt.slice(shared), rendered: joined.slice(shared) };
   }
-
-  get #addedIds(): Set<number> {
-    return this.#added ??= new Set([...this.tokenizer.addedTokens.values()].map((t) => t.id));
-  }
-
-  #added?: Set<number>;
 
   /** The text of a one-message conversation's generation prompt (what answers follow). */
   generationPromptText(): string {
