@@ -40,9 +40,10 @@ export const CreateRolloutSchema = z.object({
   /**
    * Template variables for this rollout's renders (`{"enable_thinking": false}`,
    * `{"reasoning_effort": "high"}`), over the gateway's `--template-kwargs`; checked against what
-   * the family reads when the rollout is created.
+   * the family reads when the rollout is created (values by the family's list, any JSON for the
+   * generic family).
    */
-  template: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
+  template: z.record(z.string(), z.unknown()).optional(),
 });
 
 const VersionSchema = z.union([z.string(), z.number()]);

@@ -47,7 +47,7 @@ export interface Drift {
   position: number;
   /** What the template renders there (a few ids). */
   rendered: number[];
-  /** What was sampled there (a few ids). */
+  /** What was sampled there (a few ids; from the generation prompt on at a negative position). */
   sampled: number[];
 }
 
