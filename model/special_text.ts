@@ -61,7 +61,7 @@ export class SpecialText {
   /** Index in `#tokens`, by text (the placeholder's number). */
   readonly #index: Map<string, number>;
   readonly #pattern: RegExp;
-  /** Placeholders and added tokens: content and markup occurrences, in order; where the split mode cuts. */
+  /** Placeholders and added tokens: content and markup, in order (where the split mode cuts). */
   readonly #withPlaceholders: RegExp;
 
   /** @param added every added token: text → id and whether it is special */
