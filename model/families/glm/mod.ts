@@ -142,10 +142,7 @@ async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> 
 function family(layout: GlmLayout, summary: string): ModelFamily {
   return {
     name: layout,
-    // GLM-4.5's template always clears old reasoning.
-    templateOptions: layout === "glm-4.5"
-      ? { enable_thinking: [true, false] }
-      : { enable_thinking: [true, false], clear_thinking: [true, false] },
+    templateOptions: GLM_TEMPLATE_OPTIONS[layout],
     summary,
     detect: (files) => glmTemplateLayout(template(files)) === layout,
     bind: (ctx) => bind(ctx, layout),

@@ -119,6 +119,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const nemotron3: ModelFamily = {
   name: "nemotron-3",
+  templateOptions: NEMOTRON_3_TEMPLATE_OPTIONS,
   summary: "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
   detect: (files) => isNemotron3(template(files)),
   bind,
