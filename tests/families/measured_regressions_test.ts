@@ -42,7 +42,7 @@ function firstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return -1;
 }
 
-for (const family of ["qwen3.5", "qwen3.6", "glm-5"]) {
+for (const family of ["qwen3.5", "qwen3.6", "qwen3.8", "glm-5", "nemotron-3"]) {
   Deno.test(`regression (${family}): an answer with empty reasoning that a full render writes across the generation prompt is drift, flagged where the next prompt differs`, async () => {
     const { model } = await familyTestModel(family);
     const empty: AssistantMessage = {
