@@ -8,13 +8,19 @@
  */
 
 /** The values a template variable takes: a list (`[true, false]`, `["low", "high"]`) or any text. */
-export type TemplateValues = readonly (boolean | string)[] | "text";
+type TemplateValues = readonly (boolean | string)[] | "text";
 
 /**
- * The template variables a family reads, by name. `"any"`: the family renders with the model's
- * own Jinja template, which may read any variable (the generic family).
+ * The values each template variable of a family takes, by name: a family's `*_TEMPLATE_OPTIONS`
+ * (read in `bind` with `templateValue`, `template_values.ts`).
  */
-export type TemplateOptions = Readonly<Record<string, TemplateValues>> | "any";
+export type TemplateValueLists = Readonly<Record<string, TemplateValues>>;
+
+/**
+ * The template variables a family reads, by name (its `*_TEMPLATE_OPTIONS`). `"any"`: the family
+ * renders with the model's own Jinja template, which may read any variable (the generic family).
+ */
+export type TemplateOptions = TemplateValueLists | "any";
 
 /** A template setting the family does not read, or a value it does not take. */
 export class TemplateSettingError extends Error {
