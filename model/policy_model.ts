@@ -213,8 +213,14 @@ export class PolicyModel {
     return this.format.renderer.renderAnswer(message);
   }
 
-  /** Where a full render departs from the generation prompt before `message` (drift). */
+  /**
+   * Where a full render departs from the generation prompt before `message` (drift). Null for a
+   * family that declares such rewrites (`quirks.rewritesAnswers`, Kimi K2.5's `<think>` text
+   * joined with every answer): its known non-prefix-stable point, reported as the family's, not
+   * per turn.
+   */
   async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    if (this.format.quirks.rewritesAnswers?.length) return null;
     return await this.format.renderer.renderAnswerInPlace?.(message) ?? null;
   }
 

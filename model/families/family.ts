@@ -89,7 +89,8 @@ export interface Renderer {
    * `</think>`; GLM-5 drops the prompt's `<think>` before an answer without reasoning): the
    * generation prompt's ids from the first one the render writes otherwise (`prompt`), and the
    * render's ids from there through the answer's end (`rendered`). Null or absent: the render
-   * keeps the generation prompt, and `renderAnswer` alone says how it writes the answer.
+   * keeps the generation prompt, and `renderAnswer` alone says how it writes the answer. Not
+   * asked of a family that declares `quirks.rewritesAnswers` (its rewrites are known).
    */
   renderAnswerInPlace?(message: AssistantMessage): Promise<AnswerInPlace | null>;
 }
