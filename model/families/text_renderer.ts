@@ -36,6 +36,13 @@ export interface TextRenderer {
    * render.
    */
   answer?(message: AssistantMessage): string;
+  /**
+   * Where a full render also writes the generation prompt before `message` otherwise, in text:
+   * the generation prompt's text from the first character it writes otherwise (`prompt`) and what
+   * it writes from there through the answer's end (`rendered`); null when it keeps the prompt.
+   * Without it, `TokenizedRenderer` finds ids that join across the prompt's end.
+   */
+  answerInPlace?(message: AssistantMessage): { prompt: string; rendered: string } | null;
 }
 
 const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
@@ -153,6 +160,15 @@ export class TokenizedRenderer implements Renderer {
    * that text together with the answer's first text: found by encoding the two together.
    */
   async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    if (this.text.answerInPlace) {
+      const inPlace = this.text.answerInPlace(message);
+      if (inPlace === null) return null;
+      const [prompt, rendered] = await Promise.all([
+        this.encode(inPlace.prompt),
+        this.encode(inPlace.rendered),
+      ]);
+      return { prompt, rendered };
+    }
     const answer = this.answerText(message);
     if (answer === null) return null;
     const prefix = this.generationPromptText();
