@@ -337,7 +337,6 @@ export class TurnRunner {
   }
 
   readonly #models = new WeakMap<Rollout, Promise<PolicyModel>>();
-  }
 
   async #generate(
     open: OpenTurn,
