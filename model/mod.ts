@@ -31,7 +31,6 @@ export {
   GlmTextRenderer,
   NemotronTextRenderer,
   qwen3SampledText,
-  type TemplateOptions,
   TemplateSettingError,
   TOOL_PARSERS,
 } from "./families/mod.ts";

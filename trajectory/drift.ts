@@ -6,6 +6,8 @@
  *
  * @module
  */
+import type { AssistantMessage } from "../canonical/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
 import type { Drift } from "./turn.ts";
 
 const CONTEXT = 8;
@@ -37,4 +39,18 @@ export function findDrift(
     }
   }
   return null;
+}
+
+/**
+ * The drift of a sampled answer (that stopped) as `model` renders it: the answer, closed as the
+ * render closes it, and the generation prompt before it (`renderAnswerInPlace`).
+ */
+export async function answerDrift(
+  model: PolicyModel,
+  message: AssistantMessage,
+  outputIds: readonly number[],
+): Promise<Drift | null> {
+  const answer = await model.renderAnswerIds(message);
+  const closed = await model.closedOutput(outputIds, answer);
+  return findDrift(answer, closed, await model.renderAnswerInPlace(message));
 }

@@ -24,7 +24,7 @@ import type { Rollout } from "./rollout.ts";
 import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "./turn.ts";
 import { rowsFromFor, rowsLikeFor } from "./chain_rows.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
-import { findDrift } from "./drift.ts";
+import { answerDrift } from "./drift.ts";
 import { LiveAnswer } from "./live_answer.ts";
 import { TurnError } from "./turn_error.ts";
 import {
@@ -325,10 +325,7 @@ export class TurnRunner {
     return (await planPrompt(await this.modelFor(rollout), work)).promptLength;
   }
 
-  /**
-   * The model as this rollout renders and reads it: the gateway's, or bound with the rollout's
-   * template settings (`Rollout.template`, checked when the rollout was created).
-   */
+  /** The rollout's model: the gateway's, or bound with `Rollout.template` (checked at create). */
   modelFor(rollout: Rollout): Promise<PolicyModel> {
     if (!rollout.hasTemplate) return Promise.resolve(this.model);
     let model = this.#models.get(rollout);
@@ -393,12 +390,7 @@ export class TurnRunner {
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next
       // prompt; that is not drift.
-      const answer = await model.renderAnswerIds(parsed.message);
-      turn.drift = findDrift(
-        answer,
-        await model.closedOutput(completion.output_ids, answer),
-        await model.renderAnswerInPlace(parsed.message),
-      );
+      turn.drift = await answerDrift(model, parsed.message, completion.output_ids);
     }
     return turnAnswer(turn.header!, parsed, completion);
   }

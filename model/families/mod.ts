@@ -51,11 +51,7 @@ export {
   type TurnEnd,
   turnEnd,
 } from "./family.ts";
-export {
-  checkTemplateSettings,
-  type TemplateOptions,
-  TemplateSettingError,
-} from "./template_options.ts";
+export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export { TOOL_PARSERS } from "./tool_parsers.ts";
 export { qwen3SampledText } from "./qwen3/mod.ts";
