@@ -30,7 +30,7 @@ export const USAGE = `usage: main.ts serve [options]
                         (env ROLLGATE_TOOL_PARSER, default none: tool-call markup is counted as
                         malformed and answered as text)
   --template-kwargs JSON  template variables, e.g. '{"enable_thinking": false}'
-                        (env ROLLGATE_TEMPLATE_KWARGS)
+                        (env ROLLGATE_TEMPLATE_KWARGS; rollouts may set their own with template)
   --context-length N    context window in tokens (default: the config's model_max_length)
   --max-body-bytes N    request body cap (env ROLLGATE_MAX_BODY_BYTES, default 64 MiB)
   --public-url URL      base URL agents reach this gateway at (env ROLLGATE_PUBLIC_URL)

@@ -19,6 +19,7 @@ import {
   type TurnErrorKind,
   UnknownRolloutError,
 } from "../trajectory/mod.ts";
+import { TemplateSettingError } from "../model/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { InvalidRequestError } from "./protocol.ts";
 
@@ -61,6 +62,7 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof GenerationError) return e.requestedStatus ?? GENERATION_STATUS[e.kind];
   if (e instanceof GateError) return GATE_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
+  if (e instanceof TemplateSettingError) return 400;
   if (e instanceof RolloutExistsError) return 409;
   if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
   // Nothing is answered as kept when the journal could not keep it.

@@ -146,6 +146,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
         `invalid rollout: unknown backend ${spec.backend} (known: ${known})`,
       );
     }
+    // Bound before the rollout exists: a setting the family does not take is a 400, and the
+    // rollout's first turn renders with it.
+    if (spec.template) await o.model.withTemplate(spec.template);
     const r = await rollouts.create({
       ...spec,
       backend: spec.backend ?? o.defaultRolloutBackend,

@@ -37,6 +37,13 @@ export const CreateRolloutSchema = z.object({
   group: z.string().min(1).max(256).optional(),
   /** Turns more than this many weight versions older than at finish are not trained. */
   max_staleness: z.number().int().nonnegative().optional(),
+  /**
+   * Template variables for this rollout's renders (`{"enable_thinking": false}`,
+   * `{"reasoning_effort": "high"}`), over the gateway's `--template-kwargs`; checked against what
+   * the family reads when the rollout is created (values by the family's list, any JSON for the
+   * generic family).
+   */
+  template: z.record(z.string(), z.unknown()).optional(),
 });
 
 const VersionSchema = z.union([z.string(), z.number()]);
@@ -49,7 +56,12 @@ const TokenRowsSchema = z.object({
 });
 
 export const CompleteSchema = z.object({
-  output_ids: z.array(z.number().int().nonnegative()),
+  // Never empty: an output that stopped at once holds its end id (nothing else would be trained
+  // or answered, and the agent would get an empty turn).
+  output_ids: z.array(z.number().int().nonnegative()).min(
+    1,
+    "must hold at least one id (an output that stopped at once holds its end-of-turn id)",
+  ),
   logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")).optional(),
   finish_reason: z.enum(["stop", "length"]),
   weight_version: VersionSchema.optional(),

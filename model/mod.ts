@@ -31,6 +31,7 @@ export {
   GlmTextRenderer,
   NemotronTextRenderer,
   qwen3SampledText,
+  TemplateSettingError,
   TOOL_PARSERS,
 } from "./families/mod.ts";
 export { type ArgValue, Num, pythonJson, pythonString, pythonStrip } from "./python_json.ts";

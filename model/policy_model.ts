@@ -6,10 +6,13 @@
  */
 import { ChatTemplate } from "./chat_template.ts";
 import {
+  type AnswerInPlace,
   bindFamily,
   type ChatFormat,
+  checkTemplateSettings,
   closedOutput,
   type DeltaHistory,
+  familyNamed,
   joinTurn,
   type Rendered,
   type RenderOptions,
@@ -36,6 +39,9 @@ export interface PolicyModelOptions {
   toolParser?: string;
 }
 
+/** How many template variants a model keeps bound (`withTemplate`). */
+const MAX_TEMPLATE_VARIANTS = 64;
+
 export class PolicyModel {
   /** The model directory's own Jinja chat template, if it has one. */
   readonly template: ChatTemplate | null;
@@ -45,6 +51,8 @@ export class PolicyModel {
   /** How the family's turns end: sampled end ids, the bridge, history rewrites. */
   readonly turnEnd: TurnEnd;
   readonly #addedTokens: Map<string, number>;
+  /** This model bound with other template settings, by their key (`withTemplate`). */
+  readonly #variants = new Map<string, Promise<PolicyModel>>();
 
   private constructor(
     readonly files: ModelFiles,
@@ -53,6 +61,7 @@ export class PolicyModel {
     readonly format: ChatFormat,
     readonly templateKwargs: Record<string, unknown> | undefined,
     contextLength: number | undefined,
+    readonly toolParser?: string,
   ) {
     const config = files.config;
     this.#addedTokens = addedTokenIds(config);
@@ -82,7 +91,58 @@ export class PolicyModel {
       toolParser: options.toolParser,
       templateKwargs: options.templateKwargs,
     });
-    return new PolicyModel(files, tokenizer, format, options.templateKwargs, options.contextLength);
+    return new PolicyModel(
+      files,
+      tokenizer,
+      format,
+      options.templateKwargs,
+      options.contextLength,
+      options.toolParser,
+    );
+  }
+
+  /**
+   * This model with a rollout's template settings merged over the gateway's `templateKwargs`:
+   * the same tokenizer and family, the family bound again with the merged variables (once per
+   * distinct settings). No settings: this model.
+   *
+   * @throws TemplateSettingError for a variable the family does not read or a value it does not
+   *   take (checked against `ModelFamily.templateOptions`)
+   */
+  withTemplate(settings: Readonly<Record<string, unknown>>): Promise<PolicyModel> {
+    const keys = Object.keys(settings).sort();
+    if (keys.length === 0) return Promise.resolve(this);
+    try {
+      checkTemplateSettings(this.family, familyNamed(this.family)!.templateOptions, settings);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const key = JSON.stringify(keys.map((k) => [k, settings[k]]));
+    const known = this.#variants.get(key);
+    if (known) return known;
+    const templateKwargs = { ...this.templateKwargs, ...settings };
+    const variant = bindFamily({
+      files: this.files,
+      tokenizer: this.tokenizer,
+      family: this.family,
+      toolParser: this.toolParser,
+      templateKwargs,
+    }).then((format) =>
+      new PolicyModel(
+        this.files,
+        this.tokenizer,
+        format,
+        templateKwargs,
+        this.contextLength,
+        this.toolParser,
+      )
+    );
+    // Free-text settings (gpt-oss's date) could grow this without end: past a bound, bind anew.
+    if (this.#variants.size < MAX_TEMPLATE_VARIANTS) {
+      this.#variants.set(key, variant);
+      variant.catch(() => this.#variants.delete(key));
+    }
+    return variant;
   }
 
   /** The family's registry name (`qwen3`, `qwen3.5`, `generic`, …). */
@@ -151,6 +211,17 @@ export class PolicyModel {
    */
   renderAnswerIds(message: AssistantMessage): Promise<number[]> {
     return this.format.renderer.renderAnswer(message);
+  }
+
+  /**
+   * Where a full render departs from the generation prompt before `message` (drift). Null for a
+   * family that declares such rewrites (`quirks.rewritesAnswers`, Kimi K2.5's `<think>` text
+   * joined with every answer): its known non-prefix-stable point, reported as the family's, not
+   * per turn.
+   */
+  async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    if (this.format.quirks.rewritesAnswers?.length) return null;
+    return await this.format.renderer.renderAnswerInPlace?.(message) ?? null;
   }
 
   /**

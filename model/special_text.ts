@@ -6,16 +6,19 @@
  * while the template's own markup keeps its control ids (`transformers`' `split_special_tokens`
  * applied to content only).
  *
- * Special tokens are the tokenizer's added tokens marked `special` (Qwen3: `<|im_start|>`,
- * `<|im_end|>`, `<|endoftext|>`, the vision and object markers). Only system, user and tool
- * content is considered: assistant text is the policy's own.
+ * Special-token text is the text of any of the tokenizer's added tokens, whether marked `special`
+ * (Qwen3: `<|im_start|>`, `<|im_end|>`, `<|endoftext|>`) or not (Qwen3's `<tool_call>`,
+ * `</tool_response>`, `<think>`; DeepSeek V3.1's `<｜User｜>`, `<｜Assistant｜>` and tool markers):
+ * a tokenizer matches both kinds in any text, so either becomes its control id from content. Only
+ * system, user and tool content is considered: assistant text is the policy's own.
  *
- * How the split mode tells content from markup: before rendering, special text in content is
+ * How the split mode tells content from markup: before rendering, added-token text in content is
  * replaced by placeholders (noncharacters around the token's index, which no template alters);
- * after rendering, every special token left in the text is markup. The text is then cut at markup
- * special tokens and at non-special added tokens (Qwen3's `<think>`, `<tool_call>`: matched in
- * content too, as `split_special_tokens` does), which keep their ids; the pieces between, with
- * their placeholders restored, are tokenized by the vocabulary alone.
+ * after rendering, every added token left in the text is markup. The text is then cut at markup
+ * added tokens, which keep their ids; the pieces between, with their placeholders restored, are
+ * tokenized by the vocabulary alone. (`transformers`' `split_special_tokens` still matches
+ * non-special added tokens in content; rollgate's split mode does not, so content cannot forge a
+ * `<tool_call>` or `<｜User｜>` either.)
  *
  * @module
  */
@@ -50,32 +53,40 @@ function escapeRegExp(s: string): string {
 }
 
 export class SpecialText {
-  /** Special token texts, longest first (leftmost-longest matching, as the added vocabulary). */
+  /** Added token texts, longest first (leftmost-longest matching, as the added vocabulary). */
   readonly #tokens: string[];
   /** Every added token's id (special or not), by text. */
   readonly #ids: Map<string, number>;
-  readonly #specialIds: Set<number>;
+  readonly #addedIds: Set<number>;
+  /** Index in `#tokens`, by text (the placeholder's number). */
+  readonly #index: Map<string, number>;
   readonly #pattern: RegExp;
-  /** Placeholders and special tokens: content and markup occurrences, in order. */
+  /** Placeholders and added tokens: content and markup, in order (where the split mode cuts). */
   readonly #withPlaceholders: RegExp;
-  /** Placeholders and every added token: where the split mode cuts. */
-  readonly #cuts: RegExp;
 
   /** @param added every added token: text → id and whether it is special */
   constructor(added: ReadonlyMap<string, AddedToken>) {
     const byLength = (a: string, b: string) => b.length - a.length;
     this.#ids = new Map([...added].map(([text, t]) => [text, t.id]));
-    this.#tokens = [...added].filter(([, t]) => t.special).map(([text]) => text).sort(byLength);
-    this.#specialIds = new Set(this.#tokens.map((t) => this.#ids.get(t)!));
+    this.#tokens = [...added.keys()].sort(byLength);
+    this.#addedIds = new Set(this.#ids.values());
+    this.#index = new Map(this.#tokens.map((t, i) => [t, i]));
     const alternatives = (texts: string[]) => texts.map(escapeRegExp).join("|") || "(?!)";
     const special = alternatives(this.#tokens);
     const placeholder = `${OPEN}(\\d+|${LITERAL_OPEN})${CLOSE}`;
     this.#pattern = new RegExp(special, "g");
     this.#withPlaceholders = new RegExp(`${placeholder}|${special}`, "g");
-    this.#cuts = new RegExp(
-      `${placeholder}|${alternatives([...added.keys()].sort(byLength))}`,
-      "g",
-    );
+  }
+
+  /** Whether `id` is an added token's. */
+  isAdded(id: number): boolean {
+    return this.#addedIds.has(id);
+  }
+
+  /** Index of the first added-token text in `text`; its length when there is none. */
+  firstIn(text: string): number {
+    const at = text.search(this.#pattern);
+    return at < 0 ? text.length : at;
   }
 
   /** Every special-token text in the system, user and tool content of `messages`. */
@@ -95,7 +106,7 @@ export class SpecialText {
     return messages.map((m) => {
       if (m.role === "assistant" || !m.content) return m;
       const content = m.content.replaceAll(OPEN, `${OPEN}${LITERAL_OPEN}${CLOSE}`)
-        .replace(this.#pattern, (t) => `${OPEN}${this.#tokens.indexOf(t)}${CLOSE}`);
+        .replace(this.#pattern, (t) => `${OPEN}${this.#index.get(t)}${CLOSE}`);
       return { ...m, content };
     });
   }
@@ -133,7 +144,7 @@ export class SpecialText {
   markupPieces(escaped: string): MarkupPiece[] {
     const pieces: MarkupPiece[] = [];
     let text = "", at = 0;
-    for (const match of escaped.matchAll(this.#cuts)) {
+    for (const match of escaped.matchAll(this.#withPlaceholders)) {
       text += escaped.slice(at, match.index);
       at = match.index + match[0].length;
       if (match[1] === undefined) {
@@ -160,7 +171,7 @@ export class SpecialText {
     hits: readonly SpecialTextHit[],
   ): (number | null)[] {
     const positions: number[] = [];
-    for (let i = 0; i < ids.length; i++) if (this.#specialIds.has(ids[i])) positions.push(i);
+    for (let i = 0; i < ids.length; i++) if (this.#addedIds.has(ids[i])) positions.push(i);
     const content: number[] = [];
     let k = 0;
     for (const match of escaped.matchAll(this.#withPlaceholders)) {

@@ -7,6 +7,7 @@
  */
 import type { PolicyModel } from "../model/mod.ts";
 import type { TurnRecord, TurnTreeExport } from "./tree_export.ts";
+import { type KeptWindow, type PromptDifference, promptDifferences } from "./prompt_differences.ts";
 
 export interface TurnAudit {
   turn: string;
@@ -20,9 +21,17 @@ export interface TurnAudit {
     position: number;
     gateway: string;
     full_render: string;
-    /** The difference falls inside ids an earlier turn sampled (kept verbatim by design). */
+    /**
+     * The first difference falls inside an earlier turn's kept ids (its generation prompt or its
+     * sampled ids, kept verbatim by design); `differences` says where every other one lies.
+     */
     inside_sampled_output: boolean;
   };
+  /**
+   * Every difference, each placed: inside an earlier turn's generation prompt and/or sampled ids
+   * (`turn` names it), or `elsewhere` (a defect). Decoded text of both sides, shortened.
+   */
+  differences?: (PromptDifference & { text: { gateway: string; full_render: string } })[];
   /** prompt = parent prompt + parent output (+ bridge) + delta, id for id (null for chain roots). */
   extends_parent: boolean | null;
   /**
@@ -46,23 +55,44 @@ export interface RolloutAudit {
   summary: string;
 }
 
-function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
-  if (prefix.length > ids.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
-  return true;
-}
-
-/** Index ranges of sampled ids inside a turn's prompt (its ancestors' outputs). */
-function sampledRanges(turn: TurnRecord, byId: Map<string, TurnRecord>): [number, number][] {
-  const ranges: [number, number][] = [];
+/** Kept windows of an earlier turn: its generation prompt's start, its output's start and end. */
+function keptWindows(
+  turn: TurnRecord,
+  byId: Map<string, TurnRecord>,
+  generationPrompt: (t: TurnRecord) => Promise<number>,
+): Promise<KeptWindow[]> {
+  const chain: TurnRecord[] = [];
   for (
     let p = turn.parent ? byId.get(turn.parent) : undefined;
     p;
     p = p.parent ? byId.get(p.parent) : undefined
   ) {
-    ranges.push([p.prompt_ids.length, p.prompt_ids.length + p.output_ids.length]);
+    chain.unshift(p);
   }
-  return ranges;
+  return Promise.all(chain.map(async (p) => {
+    const output = p.prompt_ids.length;
+    return {
+      turn: p.id,
+      start: output - await generationPrompt(p),
+      output,
+      end: output + p.output_ids.length,
+    };
+  }));
+}
+
+/** Text of `ids[a, b)` with a little context, shortened in the middle when long. */
+async function shown(model: PolicyModel, ids: number[], [a, b]: [number, number]) {
+  const from = Math.max(0, a - 4);
+  if (b - a <= 48) return await model.decode(ids.slice(from, b + 4));
+  return `${await model.decode(ids.slice(from, a + 20))}…${await model.decode(
+    ids.slice(b - 20, b + 4),
+  )}`;
+}
+
+function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
+  if (prefix.length > ids.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
 }
 
 export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promise<RolloutAudit> {
@@ -76,7 +106,22 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
     forkOf.set(c.root, { from_chain: c.parent!, label: kind, evidence: c.evidence });
   }
   const split = { splitSpecialTokens: tree.rollout.split_special_tokens === true };
+  // The rollout's own template settings over the gateway's, as its turns were rendered.
+  model = await model.withTemplate((tree.rollout.template ?? {}) as Record<string, unknown>);
   const audits: TurnAudit[] = [];
+  // The generation prompt's length at a turn: its history rendered with and without it.
+  const generationPrompts = new Map<string, Promise<number>>();
+  const generationPrompt = (p: TurnRecord) => {
+    let n = generationPrompts.get(p.id);
+    if (!n) {
+      n = Promise.all([
+        model.renderFull(p.messages, p.tools, true, split),
+        model.renderFull(p.messages, p.tools, false, split),
+      ]).then(([withPrompt, without]) => withPrompt.ids.length - without.ids.length);
+      generationPrompts.set(p.id, n);
+    }
+    return n;
+  };
   for (const t of tree.turns) {
     if (t.prompt_ids.length === 0) continue;
     const { ids } = await model.renderFull(t.messages, t.tools, true, split);
@@ -101,12 +146,21 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
     };
     if (diff >= 0) {
       const around = (xs: number[]) => model.decode(xs.slice(Math.max(0, diff - 8), diff + 8));
+      const windows = await keptWindows(t, byId, generationPrompt);
+      const differences = promptDifferences(t.prompt_ids, ids, windows);
       audit.first_difference = {
         position: diff,
         gateway: await around(t.prompt_ids),
         full_render: await around(ids),
-        inside_sampled_output: sampledRanges(t, byId).some(([a, b]) => diff >= a && diff < b),
+        inside_sampled_output: windows.some((w) => diff >= w.start && diff < w.end),
       };
+      audit.differences = await Promise.all(differences.map(async (d) => ({
+        ...d,
+        text: {
+          gateway: await shown(model, t.prompt_ids, d.gateway),
+          full_render: await shown(model, ids, d.full_render),
+        },
+      })));
     }
     const parent = t.parent ? byId.get(t.parent) : undefined;
     if (parent) {
@@ -120,7 +174,9 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
   }
   const count = (f: (a: TurnAudit) => boolean) => audits.filter(f).length;
   const equal = count((a) => a.equals_full_render);
-  const retained = count((a) => a.first_difference?.inside_sampled_output === true);
+  const retained = count((a) =>
+    !a.equals_full_render && a.differences!.every((d) => d.turn !== null)
+  );
   const extended = count((a) => a.extends_parent === true);
   const broken = count((a) => a.extends_parent === false);
   const id = String(tree.rollout.id);
@@ -130,7 +186,8 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
     turns: audits,
     forks,
     summary: `${id}: ${audits.length} turns; ${equal} equal a full render, ${retained} differ ` +
-      `only where sampled ids are kept, ${audits.length - equal - retained} differ elsewhere; ` +
+      `only inside earlier turns' generation prompts and kept sampled ids, ` +
+      `${audits.length - equal - retained} differ elsewhere; ` +
       `${extended} extend their parent verbatim, ${broken} do not; ` +
       `${count((a) => a.drift !== null)} with drift; ` +
       `${audits.reduce((n, a) => n + a.malformed_tool_calls, 0)} malformed tool calls ` +
@@ -163,11 +220,8 @@ export function formatAudit(report: RolloutAudit): string {
     const special = t.special_text.length;
     lines.push(
       `${t.turn} [${t.branch}] prompt ${t.prompt_length}: ` +
-        (t.equals_full_render ? "equals full render" : `differs at ${diff!.position}` +
-          (diff!.inside_sampled_output ? " (inside kept sampled ids)" : "") +
-          `\n    gateway:     ${JSON.stringify(diff!.gateway)}\n    full render: ${
-            JSON.stringify(diff!.full_render)
-          }`) +
+        (t.equals_full_render ? "equals full render" : `differs at ${diff!.position}: ` +
+          describeDifferences(t.differences ?? [])) +
         (t.extends_parent === null
           ? ""
           : t.extends_parent
@@ -187,6 +241,23 @@ export function formatAudit(report: RolloutAudit): string {
   if (report.turns.some((t) => t.drift)) lines.push(DRIFT_NOTE);
   lines.push(report.summary);
   return lines.join("\n");
+}
+
+const PLACES: Readonly<Record<PromptDifference["in"], string>> = {
+  generation_prompt: "in the generation prompt of",
+  sampled_ids: "in the kept sampled ids of",
+  generation_prompt_and_sampled_ids: "across the generation prompt and kept sampled ids of",
+  elsewhere: "ELSEWHERE (not inside any earlier turn's kept ids)",
+};
+
+/** Every difference of a turn, each with where it lies and both sides' text. */
+function describeDifferences(differences: NonNullable<TurnAudit["differences"]>): string {
+  const lines = differences.map((d) =>
+    `\n    at ${d.gateway[0]} ${PLACES[d.in]}${d.turn === null ? "" : ` turn ${d.turn}`}` +
+    `\n      gateway:     ${JSON.stringify(d.text.gateway)}` +
+    `\n      full render: ${JSON.stringify(d.text.full_render)}`
+  );
+  return `${differences.length} difference${differences.length === 1 ? "" : "s"}` + lines.join("");
 }
 
 /** `rewrite of chain 0 after turn r.1.ab: message 4 (assistant) tool_calls[0]… "a" → "b"`. */

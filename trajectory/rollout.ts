@@ -76,7 +76,17 @@ export class Rollout {
     readonly sampleOptions: Partial<SampleOptions> = {},
     /** Special-token text in content is tokenized as plain text (`RenderOptions`). */
     readonly splitSpecialTokens = false,
+    /**
+     * The rollout's template settings (`enable_thinking`, `reasoning_effort`, …), merged over the
+     * gateway's `--template-kwargs` for every render of this rollout (`PolicyModel.withTemplate`).
+     */
+    readonly template: Readonly<Record<string, unknown>> = {},
   ) {}
+
+  /** Whether the rollout sets template variables of its own. */
+  get hasTemplate(): boolean {
+    return Object.keys(this.template).length > 0;
+  }
 
   samples(defaults?: Partial<SampleOptions>): Sample[] {
     // Label actions merge label by label: a rollout setting one keeps the gateway's others.
@@ -116,6 +126,7 @@ export class Rollout {
       sampling: this.sampling,
       backend: this.backend ?? null,
       split_special_tokens: this.splitSpecialTokens,
+      ...(this.hasTemplate ? { template: this.template } : {}),
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,

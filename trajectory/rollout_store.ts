@@ -24,6 +24,8 @@ export interface CreateRollout {
   splitSpecialTokens?: boolean;
   /** The group the rollout belongs to (advantages are relative within a group). */
   group?: string;
+  /** Template settings over the gateway's (`Rollout.template`). */
+  template?: Record<string, unknown>;
 }
 
 /** A rollout id that is already taken. */
@@ -82,6 +84,7 @@ export class RolloutStore {
       spec.backend,
       spec.sampleOptions ?? {},
       spec.splitSpecialTokens ?? false,
+      spec.template ?? {},
     );
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
     rollout.group = spec.group ?? null;

@@ -229,6 +229,8 @@ export interface SampleSource {
   readonly referenceVersion?: number | null;
   /** Where the turns' token rows are kept; none: samples carry no rows. */
   readonly rows?: TokenRowStore;
+  /** The rollout's template settings (`Rollout.template`), carried in every sample's metadata. */
+  readonly template?: Readonly<Record<string, unknown>>;
 }
 
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
@@ -281,6 +283,9 @@ export function buildSamples(
         ...rollout.metadata,
         label_action: policy[chain.label],
         evidence: chain.evidence,
+        ...(rollout.template && Object.keys(rollout.template).length
+          ? { template: rollout.template }
+          : {}),
         ...(drift.length ? { drift } : {}),
         ...(specialText.length ? { special_text: specialText } : {}),
         ...(staleTurns.length

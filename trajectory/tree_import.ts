@@ -115,6 +115,7 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
     (r.backend as string | null) ?? undefined,
     {},
     r.split_special_tokens === true,
+    (r.template ?? {}) as Record<string, unknown>,
   );
   rollout.createdAt = (r.created_at as number) ?? rollout.createdAt;
   rollout.hostCalls.push(...((r.host_calls ?? []) as Rollout["hostCalls"]));

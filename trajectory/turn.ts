@@ -39,11 +39,15 @@ export type TurnStatus = "pending" | "done" | "failed";
 
 /** Where re-rendering the recorded answer would not give back the sampled ids. */
 export interface Drift {
-  /** Index into `outputIds` of the first differing id. */
+  /**
+   * Index into `outputIds` of the first differing id; negative when a full render already
+   * writes the generation prompt before the answer otherwise (an empty think block tokenized
+   * across it): counted back from the output's first id.
+   */
   position: number;
   /** What the template renders there (a few ids). */
   rendered: number[];
-  /** What was sampled there (a few ids). */
+  /** What was sampled there (a few ids; from the generation prompt on at a negative position). */
   sampled: number[];
 }
 

@@ -24,7 +24,7 @@ import type { Rollout } from "./rollout.ts";
 import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "./turn.ts";
 import { rowsFromFor, rowsLikeFor } from "./chain_rows.ts";
 import { type Mount, TurnTree } from "./turn_tree.ts";
-import { findDrift } from "./drift.ts";
+import { answerDrift } from "./drift.ts";
 import { LiveAnswer } from "./live_answer.ts";
 import { TurnError } from "./turn_error.ts";
 import {
@@ -190,7 +190,7 @@ export class TurnRunner {
     // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
     let plan: PromptPlan;
     try {
-      plan = await planPrompt(this.model, work);
+      plan = await planPrompt(await this.modelFor(rollout), work);
     } catch (e) {
       throw refuse(
         open,
@@ -322,8 +322,18 @@ export class TurnRunner {
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
     const work = promptWork(mount, req, rollout.splitSpecialTokens);
-    return (await planPrompt(this.model, work)).promptLength;
+    return (await planPrompt(await this.modelFor(rollout), work)).promptLength;
   }
+
+  /** The rollout's model: the gateway's, or bound with `Rollout.template` (checked at create). */
+  modelFor(rollout: Rollout): Promise<PolicyModel> {
+    if (!rollout.hasTemplate) return Promise.resolve(this.model);
+    let model = this.#models.get(rollout);
+    if (!model) this.#models.set(rollout, model = this.model.withTemplate(rollout.template));
+    return model;
+  }
+
+  readonly #models = new WeakMap<Rollout, Promise<PolicyModel>>();
 
   async #generate(
     open: OpenTurn,
@@ -333,6 +343,7 @@ export class TurnRunner {
     signal: AbortSignal,
   ): Promise<TurnAnswer> {
     const { rollout, turn } = open;
+    const model = await this.modelFor(rollout);
     // Nothing reaches a backend before the journal has the turn and its prompt.
     await this.#writer.durable();
     const asked = performance.now();
@@ -341,7 +352,7 @@ export class TurnRunner {
     );
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
-    const stream = this.model.streamingParser();
+    const stream = model.streamingParser();
     let parsing = Promise.resolve();
     const onTokens = (ids: number[]) => {
       parsing = parsing.then(async () => {
@@ -369,7 +380,7 @@ export class TurnRunner {
     await parsing;
     // Abandoned meanwhile (a shutdown's grace period ran out): a late answer is not recorded.
     if (turn.status !== "pending") throw new TurnError("shutting_down", turn.error ?? "abandoned");
-    const parsed = await this.model.parse(
+    const parsed = await model.parse(
       completion.output_ids,
       () => toolCallIdPrefix + randomHex(12),
       turn.tools,
@@ -379,8 +390,7 @@ export class TurnRunner {
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next
       // prompt; that is not drift.
-      const answer = await this.model.renderAnswerIds(parsed.message);
-      turn.drift = findDrift(answer, await this.model.closedOutput(completion.output_ids, answer));
+      turn.drift = await answerDrift(model, parsed.message, completion.output_ids);
     }
     return turnAnswer(turn.header!, parsed, completion);
   }

@@ -12,6 +12,7 @@ import type { ModelFiles } from "../model_files.ts";
 import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
+import type { TemplateOptions } from "./template_options.ts";
 
 /** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
@@ -82,6 +83,24 @@ export interface Renderer {
    * sampled ids to report drift; a scripted policy samples it.
    */
   renderAnswer(message: AssistantMessage): Promise<number[]>;
+  /**
+   * Where a full render also writes the generation prompt before `message` otherwise (Qwen3.5's
+   * `<think>\n` followed by an empty reasoning's `\n</think>` tokenizes as `<think>`, `\n\n`,
+   * `</think>`; GLM-5 drops the prompt's `<think>` before an answer without reasoning): the
+   * generation prompt's ids from the first one the render writes otherwise (`prompt`), and the
+   * render's ids from there through the answer's end (`rendered`). Null or absent: the render
+   * keeps the generation prompt, and `renderAnswer` alone says how it writes the answer. Not
+   * asked of a family that declares `quirks.rewritesAnswers` (its rewrites are known).
+   */
+  renderAnswerInPlace?(message: AssistantMessage): Promise<AnswerInPlace | null>;
+}
+
+/** A full render's generation prompt + answer where it departs from the generation prompt. */
+export interface AnswerInPlace {
+  /** The generation prompt's ids from the first one the full render writes otherwise. */
+  prompt: number[];
+  /** The full render's ids from that place through the answer's end. */
+  rendered: number[];
 }
 
 /** Ids around tool outputs in a rendered prompt (`<tool_response>`, `</tool_response>`, `\n`). */
@@ -186,6 +205,11 @@ export interface ModelFamily {
   readonly name: string;
   /** One line for `--help` and errors. */
   readonly summary: string;
+  /**
+   * The template variables this family reads and the values each takes: what a rollout may set
+   * (`template` in `POST /api/rollouts`, checked by `checkTemplateSettings`).
+   */
+  readonly templateOptions: TemplateOptions;
   /** Whether a model directory belongs to this family (tokenizer_config / template fingerprint). */
   detect(files: ModelFiles): boolean;
   /** Binds the family to a loaded tokenizer; throws `FamilyError` when the files do not fit. */

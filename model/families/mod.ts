@@ -43,6 +43,7 @@ import { qwen3Coder } from "./qwen3_coder/mod.ts";
 import { nemotron3 } from "./nemotron3/mod.ts";
 
 export {
+  type AnswerInPlace,
   type ChatFormat,
   type DeltaHistory,
   type Rendered,
@@ -50,6 +51,7 @@ export {
   type TurnEnd,
   turnEnd,
 } from "./family.ts";
+export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export { TOOL_PARSERS } from "./tool_parsers.ts";
 export { qwen3SampledText } from "./qwen3/mod.ts";

@@ -7,9 +7,9 @@
  * @module
  */
 import { FamilyError } from "./family.ts";
+import type { TemplateValueLists } from "./template_options.ts";
 
-/** The values each template variable of a family takes, by name (`"text"`: any string). */
-export type TemplateValueLists = Readonly<Record<string, readonly (boolean | string)[] | "text">>;
+export type { TemplateValueLists };
 
 /**
  * `kwargs[key]`, or `fallback` when unset.

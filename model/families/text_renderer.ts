@@ -20,7 +20,7 @@ import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts
 import { SegmentEncoder } from "../segment_encoder.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { SpecialText } from "../special_text.ts";
-import type { Rendered, Renderer, RenderOptions } from "./family.ts";
+import type { AnswerInPlace, Rendered, Renderer, RenderOptions } from "./family.ts";
 
 /** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
 export interface TextRenderer {
@@ -36,9 +36,23 @@ export interface TextRenderer {
    * render.
    */
   answer?(message: AssistantMessage): string;
+  /**
+   * Where a full render also writes the generation prompt before `message` otherwise, in text:
+   * the generation prompt's text from the first character it writes otherwise (`prompt`) and what
+   * it writes from there through the answer's end (`rendered`); null when it keeps the prompt.
+   * Without it, `TokenizedRenderer` finds ids that join across the prompt's end.
+   */
+  answerInPlace?(message: AssistantMessage): { prompt: string; rendered: string } | null;
 }
 
 const SENTINEL = "\u2063rollgate-delta-anchor\u2063";
+
+/** How many leading ids `a` and `b` share. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && a[n] === b[n]) n++;
+  return n;
+}
 
 export class TokenizedRenderer implements Renderer {
   readonly #segments: SegmentEncoder;
@@ -141,11 +155,43 @@ export class TokenizedRenderer implements Renderer {
     return text === null ? [] : await this.encode(text);
   }
 
+  /**
+   * Where the generation prompt ends in text (not an added token), a full render may tokenize
+   * that text together with the answer's first text: found by encoding the two together.
+   */
+  async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    if (this.text.answerInPlace) {
+      const inPlace = this.text.answerInPlace(message);
+      if (inPlace === null) return null;
+      const [prompt, rendered] = await Promise.all([
+        this.encode(inPlace.prompt),
+        this.encode(inPlace.rendered),
+      ]);
+      return { prompt, rendered };
+    }
+    const answer = this.answerText(message);
+    if (answer === null) return null;
+    const prefix = this.generationPromptText();
+    const prompt = await this.encode(prefix);
+    if (this.#special.isAdded(prompt[prompt.length - 1])) return null;
+    // Ids never join across an added token: the answer's text up to its first one decides.
+    const head = this.#special.firstIn(answer);
+    const shared = commonPrefix(prompt, await this.encode(prefix + answer.slice(0, head)));
+    if (shared === prompt.length) return null;
+    const joined = await this.encode(prefix + answer);
+    return { prompt: prompt.slice(shared), rendered: joined.slice(shared) };
+  }
+
+  /** The text of a one-message conversation's generation prompt (what answers follow). */
+  generationPromptText(): string {
+    return this.text.render([{ role: "user", content: "." }], [], { addGenerationPrompt: true });
+  }
+
   /** What the template has the policy write for `message`, end-of-turn text included, or null. */
   answerText(message: AssistantMessage): string | null {
     if (this.text.answer) return this.text.answer(message);
     const user: Message = { role: "user", content: "." };
-    const prefix = this.text.render([user], [], { addGenerationPrompt: true });
+    const prefix = this.generationPromptText();
     const text = this.text.render(
       [user, message, { role: "tool", content: ".", tool_call_id: "_" }],
       [],

@@ -12,7 +12,7 @@
 import type { ToolSpec } from "../../canonical/mod.ts";
 import { isPythonSpace, pythonStrip } from "../python_json.ts";
 import type { ToolCallSplit } from "./tool_call_output.ts";
-import { xmlArgumentsJson } from "./xml_arguments.ts";
+import { type UndeclaredValues, xmlArgumentsJson } from "./xml_arguments.ts";
 
 export const CALL_OPEN = "<tool_call>";
 export const CALL_CLOSE = "</tool_call>";
@@ -48,6 +48,8 @@ function opensCall(raw: string): boolean {
 /** A family's reading of one block; `budget` bounds the attempts of a whole parse. */
 export abstract class CallBlockReader {
   budget = BUDGET;
+  /** How a value the tool's schema does not declare is read (`UndeclaredValues`). */
+  readonly undeclared: UndeclaredValues = "string";
   constructor(readonly text: string) {}
 
   /** Every way a block starting at `start` (at `<tool_call>`) can end, earliest first. */
@@ -138,7 +140,7 @@ export function splitCallBlocks(
     toolCalls: calls.map((c) => ({
       id: newToolCallId(),
       name: c.name,
-      arguments: xmlArgumentsJson(c.name, c.args, tools),
+      arguments: xmlArgumentsJson(c.name, c.args, tools, reader.undeclared),
     })),
     malformed: blocks > 0 ? blocks : countOf(left, strayMarker),
   };

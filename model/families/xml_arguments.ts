@@ -2,8 +2,10 @@
  * Raw-text argument values typed by the tool's schema, as the XML (Qwen3.5/3.6, Qwen3-Coder) and
  * GLM call formats need: a parameter declared as a string is a JSON string of the text; otherwise
  * the text is used as JSON when it is JSON (its own spelling kept), or as Python's
- * `True`/`False`/`None` (what Qwen3.5's template writes), else as a string. Unknown tools and
- * parameters get strings.
+ * `True`/`False`/`None` (what Qwen3.5's template writes), else as a string. A value of an unknown
+ * tool or parameter (or one whose schema names no type) is a string for the XML calls (as vLLM's
+ * `qwen3_coder` parser reads it) and JSON when it is JSON for GLM (as vLLM's `glm45` parser and
+ * `renderers` read it: only a declared string stays text).
  *
  * @module
  */
@@ -33,8 +35,17 @@ function declaredTypes(tool: ToolSpec | undefined, key: string): Set<string> | n
 
 const PYTHON_LITERALS: Record<string, string> = { True: "true", False: "false", None: "null" };
 
+/**
+ * How a value the schema does not type is read: `string` (the XML calls), or `json` when it
+ * parses as JSON, else a string (GLM).
+ */
+export type UndeclaredValues = "string" | "json";
+
 /** One parameter value as JSON text. */
-function valueJson(value: string, types: Set<string> | null): string {
+function valueJson(value: string, types: Set<string> | null, undeclared: UndeclaredValues): string {
+  if (types === null && undeclared === "json") {
+    return tryParseOrderedJson(value) !== undefined ? value : JSON.stringify(value);
+  }
   const onlyString = types === null || [...types].every((t) => t === "string");
   if (!onlyString) {
     if (tryParseOrderedJson(value) !== undefined) return value;
@@ -61,9 +72,12 @@ export function xmlArgumentsJson(
   name: string,
   params: readonly [string, string][],
   tools: readonly ToolSpec[],
+  undeclared: UndeclaredValues = "string",
 ): string {
   const tool = tools.find((t) => t.name === name);
   const members = new Map<string, string>();
-  for (const [key, value] of params) members.set(key, valueJson(value, declaredTypes(tool, key)));
+  for (const [key, value] of params) {
+    members.set(key, valueJson(value, declaredTypes(tool, key), undeclared));
+  }
   return `{${[...members].map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(", ")}}`;
 }

@@ -521,6 +521,8 @@ Deno.test("completions: invalid bodies are refused and the request stays answera
       [{ ...good, finish_reason: "eos" }, /^invalid completion: finish_reason: /],
       [{ output_ids: ids }, /finish_reason: /],
       [{ finish_reason: "stop" }, /output_ids: /],
+      // Regression: an empty output was accepted (an empty, untrained turn for the agent).
+      [{ ...good, output_ids: [], logprobs: [] }, /output_ids: must hold at least one id/],
       [{ ...good, output_ids: "1 2 3" }, /output_ids: /],
       ["{oops", /malformed JSON/],
     ];

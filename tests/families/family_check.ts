@@ -6,7 +6,8 @@
  * the family's template has the policy write for each generated assistant message).
  *
  * - parse: every recorded answer is the generated message (in the family's canonical form),
- *   no malformed calls, no drift;
+ *   no malformed calls, no drift except where a full render writes an empty-reasoning answer
+ *   across the generation prompt (flagged at a negative position);
  * - delta: inside a tool loop the gateway's delta-built prompt equals a full render; elsewhere
  *   the two differ only inside earlier turns' generation prompt + sampled ids (the reasoning
  *   the template drops), counted and reported;
@@ -187,7 +188,9 @@ export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<Famil
   const name = (what: string) => `family ${o.label}: ${what}`;
 
   Deno.test({
-    name: name("answers parse back to the generated messages; no malformed calls, no drift"),
+    name: name(
+      "answers parse back to the generated messages; no malformed calls; drift only where a full render changes the generation prompt",
+    ),
     ...SHARED,
     async fn() {
       const s = await getSuite();
@@ -199,7 +202,14 @@ export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<Famil
           assert.equal(t.mount, k === 0 ? "root" : "extend", where(c, k));
           assert.equal(t.malformedToolCalls, 0, where(c, k));
           assert.deepEqual(t.message, c.messages[d.generated.index], where(c, k));
-          assert.equal(t.drift, null, `${where(c, k)}: ${JSON.stringify(t.drift)}`);
+          // The one drift a generated answer has: empty reasoning that a full render writes
+          // across the generation prompt (Qwen3.5's `<think>\n` + `\n</think>`, GLM-5's
+          // dropped `<think>`), flagged inside the generation prompt (a negative position).
+          const emptyReasoning = (t.message as AssistantMessage).reasoning_content === "";
+          assert.ok(
+            t.drift === null || (emptyReasoning && t.drift.position < 0),
+            `${where(c, k)}: ${JSON.stringify(t.drift)}`,
+          );
           // The recorded ids are the policy's, verbatim.
           assert.deepEqual(Array.from(t.outputIds), d.outputIds, where(c, k));
           turns++;
@@ -253,10 +263,19 @@ export function registerFamilyChecks(o: FamilyCheckOptions): () => Promise<Famil
           const empty = d.history.some((m) => m.role === "assistant" && m.reasoning_content === "");
           let marker = false;
           for (let j = 0; j < k && !marker; j++) marker = await keepsMarker(c, j);
-          const mustEqual = (d.generated.reasoningKept ||
+          const stable = (d.generated.reasoningKept ||
             !s.model.format.quirks.dropsOldReasoning) &&
-            !empty && !marker && !(rewrites && k > 0) &&
+            !marker && !(rewrites && k > 0) &&
             !o.notPrefixStable;
+          const mustEqual = stable && !empty;
+          // A difference after an empty think block is flagged: an earlier turn's drift lies
+          // in its generation prompt.
+          if (stable && empty) {
+            assert.ok(
+              c.turns.slice(0, k).some((p) => (p.turn.drift?.position ?? 0) < 0),
+              `${where(c, k)}: differs after an empty think block, and no earlier drift says so`,
+            );
+          }
           if (empty) emptyThink++;
           else if (marker) keptMarker++;
           assert.ok(

@@ -60,6 +60,12 @@ function renders(s: FamilySuite) {
   return out;
 }
 
+/** A tool whose object schema has no properties: gpt-oss's template declares it `() => any`. */
+function withoutProperties(tool: ToolSpec): boolean {
+  const properties = (tool.parameters as { properties?: object } | undefined)?.properties;
+  return !properties || Object.keys(properties).length === 0;
+}
+
 /** What harmony's parser read, as an assistant message (call ids left out). */
 function harmonyAnswer(messages: HarmonyParsedMessage[]): Omit<AssistantMessage, "role"> {
   const reasoning: string[] = [], content: string[] = [];
@@ -92,19 +98,40 @@ export function registerHarmonyChecks(
     async fn() {
       const s = await getSuite();
       const all = renders(s);
+      // Each render twice: with a tool without properties declared as gpt-oss's own chat
+      // template declares it (`() => any`, what rollgate follows: the model was trained on
+      // it), and with the schemas as given, which openai-harmony 0.0.8 declares
+      // `(_: {\n}) => any`: that render must differ from rollgate's there and nowhere else.
       const results = await withHarmony(
         s.model.files.dir,
         config,
-        all.map((r) => renderRequest(r.history, r.tools, r.prompt)),
+        all.flatMap((r) => {
+          const request = renderRequest(r.history, r.tools, r.prompt);
+          return [request, { ...request, tools_as_given: true }];
+        }),
       );
-      for (const [n, ref] of results.entries()) {
-        const { label, ours } = all[n];
+      let asGivenDiffer = 0;
+      for (const [n, r] of all.entries()) {
+        const [ref, asGiven] = [results[2 * n], results[2 * n + 1]];
+        const { label, ours } = r;
         assert.equal(ref.error, undefined, `${label}: ${ref.error}`);
         assert.equal(ours.text, ref.text, label);
         const at = firstDifference(ours.ids, ref.ids!);
         assert.equal(at, -1, `${label}: ids differ from openai-harmony's at ${at}`);
+        assert.equal(asGiven.error, undefined, `${label}: ${asGiven.error}`);
+        if (asGiven.text === ours.text) {
+          assert.equal(firstDifference(ours.ids, asGiven.ids!), -1, label);
+          continue;
+        }
+        asGivenDiffer++;
+        assert.ok(r.tools.some(withoutProperties), label);
+        assert.equal(asGiven.text!.replaceAll("(_: {\n}) => any", "() => any"), ours.text, label);
       }
-      console.log(`${label}: ${results.length} renders identical to openai-harmony id for id`);
+      console.log(
+        `${label}: ${all.length} renders identical to openai-harmony id for id; with tool ` +
+          `schemas as given ${all.length - asGivenDiffer} identical and ${asGivenDiffer} differ ` +
+          "only in harmony 0.0.8's (_: {\\n}) => any for a tool without properties",
+      );
     },
   });
 

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { SqliteJournal } from "../../journal/mod.ts";
 import type { Json, TestGateway } from "../trajectory/agent_clients.ts";
-import { anthropicTurn, call, startGateway } from "../trajectory/agent_clients.ts";
+import { anthropicTurn, call, chatTurn, startGateway } from "../trajectory/agent_clients.ts";
 import { claudeCodeSession, mainBody } from "../trajectory/claude_code_session.ts";
 import { answerText } from "../support/scripted_policy.ts";
 import { sameMessage } from "../../trajectory/mod.ts";
@@ -209,3 +209,35 @@ Deno.test("restore: the sample stream keeps its cursors; deleted rollouts are go
 async function restoreLater(t: TestGateway, ms: number) {
   return await t.gw.rollouts.restore(Date.now() + ms);
 }
+
+Deno.test("restore: a rollout's template settings survive a restart and shape its next turn", async () => {
+  await withDir(async (dir) => {
+    const first = await journaled(dir);
+    const r = await first.t.rollout({ id: "no-think", template: { enable_thinking: false } });
+    const history = [{ role: "user", content: "Say hi" }];
+    first.t.replies.push("hi");
+    const a = await chatTurn(first.t, r, { model: "m", messages: history });
+    await first.crash();
+
+    const second = await journaled(dir);
+    await second.t.gw.restore();
+    const info = (await second.t.api("GET", `/rollouts/${r.id}`)).json;
+    assert.deepEqual(info.template, { enable_thinking: false });
+    second.t.replies.push("again");
+    await chatTurn(second.t, r, {
+      model: "m",
+      messages: [...history, { role: "assistant", content: a.content }, {
+        role: "user",
+        content: "Once more",
+      }],
+    });
+    // The restored rollout renders its new turn with its own setting (Qwen3: thinking off
+    // writes an empty think block after the generation prompt).
+    const turns = (await second.t.tree(r.id)).turns;
+    assert.equal(turns.length, 2);
+    const prompt = await second.t.model.decode(turns[1].prompt_ids);
+    assert.ok(prompt.endsWith("<|im_start|>assistant\n<think>\n\n</think>\n\n"), prompt);
+    assert.equal(second.t.replies.unexpected, 0);
+    await second.crash();
+  });
+});

@@ -40,6 +40,12 @@ export type RenderersChoice = typeof RENDERERS_CHOICES[number];
 /** A render, messages converted as the format says or with some (all) of renderers' choices. */
 export interface HarmonyRenderRequest extends RenderRequest {
   conversion?: readonly RenderersChoice[] | "renderers";
+  /**
+   * Tool schemas go to harmony unchanged. Otherwise an object schema without properties is
+   * passed as no parameters, the declaration gpt-oss's own chat template writes (`() => any`),
+   * where `openai-harmony` 0.0.8 writes `(_: {\n}) => any`.
+   */
+  tools_as_given?: boolean;
 }
 
 export interface HarmonyParseRequest {

@@ -13,7 +13,7 @@ needs is rebuilt offline (``harmony_vocab.py``). ``CONFIG_JSON``: ``reasoning_ef
 stdin line is one of::
 
     {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool,
-     "conversion": [CHOICE, ...] | "renderers"}
+     "conversion": [CHOICE, ...] | "renderers", "tools_as_given": bool}
     {"op": "parse", "ids": [int, ...]}
     {"op": "encode", "text": "..."}
 
@@ -27,8 +27,10 @@ and produces exactly one stdout line, in order::
 Messages are OpenAI-shaped (rollgate's ``toTemplateMessages``: leading system messages folded into
 one). They become harmony messages as the format describes: a system message (identity, dates,
 reasoning effort, channels), a developer message with a leading system message's text as
-instructions and the tools as the ``functions`` namespace (a tool without properties takes no
-argument), user messages, a later system message as developer instructions, an assistant
+instructions and the tools as the ``functions`` namespace (a tool whose object schema has no
+properties takes no argument, ``() => any``, as gpt-oss's own chat template declares it; with
+``"tools_as_given"`` its schema goes to harmony unchanged, which 0.0.8 writes ``(_: {\n}) => any``),
+user messages, a later system message as developer instructions, an assistant
 message as its reasoning on ``analysis``, its text on ``final`` (or a ``commentary`` preamble
 before calls), one ``commentary`` message per call ``to=functions.NAME`` with content type
 ``<|constrain|>json``; a tool result from ``functions.NAME`` (its ``name``, else the name of the
@@ -88,7 +90,8 @@ def harmony_ids(h, enc, case, config):
         if instructions:
             dev = dev.with_instructions(instructions)
         if tools:
-            dev = dev.with_function_tools([tool_description(h, t, choices) for t in tools])
+            as_given = case.get("tools_as_given", False)
+            dev = dev.with_function_tools([tool_description(h, t, choices, as_given) for t in tools])
         out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
     call_names = {}
     for i, m in enumerate(rest):
@@ -149,13 +152,16 @@ def harmony_ids(h, enc, case, config):
     return ids
 
 
-def tool_description(h, tool, choices):
+def tool_description(h, tool, choices, as_given=False):
     fn = tool.get("function", tool)
     params = fn.get("parameters")
     if "empty_parameters" in choices:
         params = params or {}
+    elif as_given:
+        pass  # harmony 0.0.8 declares an object without properties as (_: {\n}) => any
     elif params is not None and params.get("type") == "object" and not params.get("properties"):
-        params = None  # the format: a tool without properties takes no argument
+        # gpt-oss's own chat template: a tool without properties takes no argument, () => any
+        params = None
     return h.ToolDescription.new(fn["name"], fn.get("description") or "", parameters=params)
 
 

@@ -813,7 +813,8 @@ Deno.test("main.ts inspect and audit read an exported tree", async () => {
       // Tool arguments echoed compactly differ from the sampled spacing only inside kept ids.
       assert.equal(
         records.at(-1),
-        `cc-cli: 7 turns; 4 equal a full render, 3 differ only where sampled ids are kept, ` +
+        `cc-cli: 7 turns; 4 equal a full render, 3 differ only inside earlier turns' ` +
+          `generation prompts and kept sampled ids, ` +
           `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift; ` +
           "0 malformed tool calls (in 0 turns, answered as text); " +
           `0 rewrite, 0 retry forks; 0 special-token texts in content`,

@@ -152,12 +152,16 @@ class RollgateClient:
         backend: str | None = None,
         group: str | None = None,
         max_staleness: int | None = None,
+        template: Mapping[str, Any] | None = None,
     ) -> Rollout:
         """``POST /api/rollouts``. ``sampling``: defaults for every turn (``max_tokens``,
         ``temperature``, ``top_p``, ``top_k``); ``backend``: a generation backend the gateway was
         started with (default: the interception gate); ``group``: the rollouts advantages are
         relative to (e.g. the task); ``max_staleness``: turns more weight versions old than this at
-        finish are not trained. 409 if ``id`` exists."""
+        finish are not trained; ``template``: the chat template's variables for this rollout over
+        the gateway's ``--template-kwargs`` (``{"enable_thinking": False}``,
+        ``{"reasoning_effort": "high"}``; 400 for one the model family does not read). 409 if
+        ``id`` exists."""
         body: dict[str, Any] = {}
         if group is not None:
             body["group"] = group
@@ -171,6 +175,8 @@ class RollgateClient:
             body["sampling"] = dict(sampling)
         if backend is not None:
             body["backend"] = backend
+        if template is not None:
+            body["template"] = dict(template)
         return Rollout.from_json(await self._call("POST", "/api/rollouts", body))
 
     async def list_rollouts(self) -> list[dict[str, Any]]:

@@ -115,6 +115,15 @@ class RolloutLifecycleTest(GatewayTestCase):
         self.assertEqual(bad.exception.status, 400)
         self.assertIn("id", bad.exception.message)
 
+    async def test_template_settings_are_recorded_and_checked(self) -> None:
+        r = await self.new_rollout(template={"enable_thinking": False})
+        summary = await self.client.get_rollout(r.id)
+        self.assertEqual(summary["template"], {"enable_thinking": False})
+        with self.assertRaises(RollgateError) as bad:
+            await self.client.create_rollout(template={"reasoning_effort": "high"})
+        self.assertEqual(bad.exception.status, 400)
+        self.assertIn("template.reasoning_effort", bad.exception.message)
+
     async def test_id_with_colon_and_dots_round_trips(self) -> None:
         r = await self.new_rollout(id=f"grp:{uuid.uuid4().hex[:6]}.0")
         self.assertEqual((await self.client.get_rollout(r.id))["id"], r.id)

@@ -120,6 +120,8 @@ function template(files: ModelFiles): string {
 
 export const deepSeekV31: ModelFamily = {
   name: NAME,
+  // `enable_thinking` is read as another name for `thinking`.
+  templateOptions: { thinking: [true, false], enable_thinking: [true, false] },
   summary: "DeepSeek V3.1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json} calls, hybrid <think>",
   detect: (files) => {
     const t = template(files);

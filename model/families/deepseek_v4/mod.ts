@@ -135,6 +135,7 @@ function hasDsmlToken(files: ModelFiles): boolean {
 
 export const deepSeekV4: ModelFamily = {
   name: NAME,
+  templateOptions: DEEPSEEK_V4_TEMPLATE_OPTIONS,
   summary: "DeepSeek V4: DSML tool calls with typed parameters, tool results in the user turn",
   detect: hasDsmlToken,
   bind,

@@ -58,6 +58,8 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const generic: ModelFamily = {
   name: "generic",
+  // The model's own template: whatever variables it reads.
+  templateOptions: "any",
   summary: "any model directory with a Jinja chat template; output read by --tool-parser",
   detect: (files) => typeof files.config.chat_template === "string",
   bind,

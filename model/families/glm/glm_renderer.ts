@@ -14,6 +14,7 @@ import { resultsInCallOrder } from "../results_in_call_order.ts";
 import { toTemplateMessages } from "../../template_input.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
+import type { AnswerInPlace } from "../family.ts";
 import type { GlmTextRenderer } from "./render.ts";
 
 export class GlmRenderer extends TokenizedRenderer {
@@ -50,5 +51,18 @@ export class GlmRenderer extends TokenizedRenderer {
       : null;
     if (answer === null) return null;
     return answer + (message.tool_calls?.length ? "<|observation|>" : "<|user|>");
+  }
+
+  /**
+   * GLM-5 writes an answer without reasoning as `</think>…` in history: a full render drops the
+   * `<think>` the generation prompt opened (GLM-5.1 keeps `<think></think>` on the last turn).
+   */
+  override async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    const tail = this.glm.generationTail;
+    const body = this.glm.assistantBody(toTemplateMessages([message])[0], true);
+    const answer = this.answerText(message);
+    if (tail !== "<think>" || body.startsWith(tail) || answer === null) return null;
+    const [prompt, rendered] = await Promise.all([this.encode(tail), this.encode(answer)]);
+    return { prompt, rendered };
   }
 }

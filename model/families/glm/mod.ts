@@ -142,6 +142,7 @@ async function bind(ctx: FamilyContext, layout: GlmLayout): Promise<ChatFormat> 
 function family(layout: GlmLayout, summary: string): ModelFamily {
   return {
     name: layout,
+    templateOptions: GLM_TEMPLATE_OPTIONS[layout],
     summary,
     detect: (files) => glmTemplateLayout(template(files)) === layout,
     bind: (ctx) => bind(ctx, layout),

@@ -18,7 +18,8 @@
  *
  * Values are written raw (never trimmed: the template writes string values verbatim) and typed by
  * the tool's schema as the XML calls are (`xmlArgumentsJson`): a string parameter is the text, any
- * other is the JSON the template wrote. A block that does not parse stays in the content as text
+ * other is the JSON the template wrote; a parameter the schema does not declare is JSON when it
+ * parses as JSON (as vLLM's `glm45` parser and `renderers` read it), else the text. A block that does not parse stays in the content as text
  * and is counted as malformed; so is a stray `<arg_key>` outside any block.
  *
  * @module
@@ -41,6 +42,8 @@ const VALUE_OPEN = "<arg_value>";
 const VALUE_CLOSE = "</arg_value>";
 
 class GlmCallReader extends CallBlockReader {
+  // vLLM's glm45 parser and `renderers` decode every value not declared a string.
+  override readonly undeclared = "json";
   *calls(start: number): Generator<RawCall> {
     const t = this.text;
     const from = start + CALL_OPEN.length;

@@ -101,18 +101,27 @@ Deno.test("gpt-oss: a final answer, and the recipient written before the channel
   ]);
 });
 
-Deno.test("gpt-oss: malformed and cut-off calls are counted and answered as text", async () => {
+Deno.test("gpt-oss: malformed calls are counted and answered as text; a call cut off is left out", async () => {
   const notJson = await parse(
     await ids("<|channel|>commentary to=functions.bash <|constrain|>json<|message|>ls -la<|call|>"),
   );
   assert.equal(notJson.message.tool_calls, undefined);
   assert.equal(notJson.malformedToolCalls, 1);
   assert.match(notJson.message.content, /to=functions\.bash.*ls -la/);
+  // Cut off inside the call (a length stop): unfinished, not malformed; no markup as content.
   const cut = await parse(
-    await ids('<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{"command": "l'),
+    await ids(
+      "<|channel|>commentary<|message|>Listing.<|end|><|start|>assistant<|channel|>commentary " +
+        'to=functions.bash <|constrain|>json<|message|>{"command": "l',
+    ),
   );
-  assert.equal(cut.malformedToolCalls, 1);
-  assert.match(cut.message.content, /\{"command": "l$/);
+  assert.equal(cut.malformedToolCalls, 0);
+  assert.equal(cut.message.content, "Listing.");
+  assert.equal(cut.message.tool_calls, undefined);
+  const cutInHeader = await parse(
+    await ids("<|channel|>commentary to=functions.bash <|constrain|>"),
+  );
+  assert.deepEqual([cutInHeader.malformedToolCalls, cutInHeader.message.content], [0, ""]);
   // Streaming sends none of it as content before the complete parse does.
   assert.deepEqual(
     await stream(await ids("<|channel|>commentary to=functions.bash <|message|>x<|call|>")),

@@ -154,7 +154,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
       `${preamble.reasoningEffort}`,
       "a full re-render of the history rewrites sampled answers (" + REWRITES.join("; ") +
       "); rollgate keeps the sampled ids, so prompts differ from a re-render there " +
-      "(audit: differ only where sampled ids are kept)",
+      "(audit: differences inside earlier turns' generation prompts and kept sampled ids)",
     ],
   });
 }
@@ -167,6 +167,12 @@ function detect(files: Parameters<ModelFamily["detect"]>[0]): boolean {
 
 export const gptOss: ModelFamily = {
   name: FAMILY,
+  templateOptions: {
+    reasoning_effort: EFFORTS,
+    conversation_start_date: "text",
+    model_identity: "text",
+    knowledge_cutoff: "text",
+  },
   summary: "gpt-oss (harmony): analysis/commentary/final channels, to=functions.NAME JSON " +
     "calls, turns end with <|return|> or <|call|>",
   detect,

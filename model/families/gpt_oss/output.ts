@@ -16,7 +16,9 @@
  *   text (header and body, markup included) goes into the content, so the agent sees it;
  * - robust to what a sampler leaves: text after a call (more messages are read), ids outside any
  *   message (kept as content text), output cut off by `max_tokens` (the open message is read as
- *   far as it goes: a call whose JSON is incomplete is malformed).
+ *   far as it goes; a call the output ends inside whose arguments are not yet a JSON object is
+ *   unfinished, not malformed: left out of the answer, so the agent gets the text before it and
+ *   the length stop, never harmony markup as content).
  *
  * @module
  */
@@ -152,11 +154,16 @@ export class HarmonyParser implements OutputParser {
     const calls: ToolCall[] = [];
     let malformed = 0, reasoningTokens = 0;
     const text = (span: readonly [number, number]) => this.decode(ids.slice(span[0], span[1]));
-    for (const m of splitMessages(ids, this.ids)) {
+    const messages = splitMessages(ids, this.ids);
+    for (const [k, m] of messages.entries()) {
       const headerText = await text(m.header);
       const header = readHeader(headerText, m.promptOpened);
       const kind = messageKind(header);
+      // The output ends inside a call (a length stop): the call is unfinished, not malformed,
+      // and its harmony header is no answer text. It is left out; the stop reason says why.
+      const cutOff = kind === "call" && m.end === null && k === messages.length - 1;
       if (m.body === null) {
+        if (cutOff) continue;
         // A header that never reached its body: cut off, or text without any header.
         if (kind === "call") malformed++;
         if (kind === "call" || !ids.slice(m.header[0], m.header[1]).includes(this.ids.channel)) {
@@ -175,7 +182,7 @@ export class HarmonyParser implements OutputParser {
         const name = kind === "call" ? toolName(header.recipient!, tools) : null;
         if (name !== null && isJsonObject(body)) {
           calls.push({ id: newToolCallId(), name, arguments: body });
-        } else {
+        } else if (!cutOff) {
           if (kind === "call") malformed++;
           content.push(await text([m.header[0], m.body[1]]));
         }

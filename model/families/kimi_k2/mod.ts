@@ -95,6 +95,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const kimiK2: ModelFamily = {
   name: "kimi-k2",
+  templateOptions: {},
   summary: "Kimi K2: <|im_middle|> turns, tool-calls sections with functions.NAME:INDEX ids",
   detect: (files) => isKimiK2Template(template(files)),
   bind,

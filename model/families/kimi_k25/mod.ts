@@ -98,6 +98,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const kimiK25: ModelFamily = {
   name: "kimi-k2.5",
+  templateOptions: KIMI_K25_TEMPLATE_OPTIONS,
   summary: "Kimi K2.5/K2.6: K2 turns and sections, <think> reasoning, TypeScript tool declarations",
   detect: (files) => isKimiK25Template(template(files)),
   bind,

@@ -115,6 +115,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const laguna: ModelFamily = {
   name: "laguna",
+  templateOptions: LAGUNA_TEMPLATE_OPTIONS,
   summary: "Poolside Laguna: <user>/<assistant> tags, <think>, <tool_call> arg_key/arg_value",
   detect: (files) => lagunaLayout(template(files)) !== null,
   bind,

@@ -128,4 +128,11 @@ export class LagunaXs2TextRenderer implements TextRenderer {
       : "</think>";
     return think + answerBody(m);
   }
+
+  /** With thinking, history writes an answer without reasoning `</think>…`: no prompt `<think>`. */
+  answerInPlace(message: AssistantMessage): { prompt: string; rendered: string } | null {
+    const reasoning = pythonStrip(toTemplateMessages([message])[0].reasoning_content ?? "");
+    if (!this.options.enableThinking || reasoning) return null;
+    return { prompt: "<think>", rendered: this.answer(message) };
+  }
 }

@@ -102,6 +102,7 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const miniMaxM2: ModelFamily = {
   name: "minimax-m2",
+  templateOptions: MINIMAX_M2_TEMPLATE_OPTIONS,
   summary: "MiniMax M2/M2.5/M2.7: ]~b] turns, <minimax:tool_call> invoke/parameter calls",
   detect: (files) => isMiniMaxM2Template(template(files)),
   bind,

@@ -36,7 +36,13 @@ import type { ModelFiles } from "../../model_files.ts";
 import { toTemplateMessages } from "../../template_input.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
 import { turnIds } from "../chatml_ids.ts";
-import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import {
+  type AnswerInPlace,
+  type ChatFormat,
+  type FamilyContext,
+  type ModelFamily,
+  requireToken,
+} from "../family.ts";
 import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
 import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
@@ -68,6 +74,18 @@ class NemotronRenderer extends TokenizedRenderer {
       return "\n</think>\n" + body.slice("<think></think>".length) + "<|im_end|>";
     }
     return null;
+  }
+
+  /** A full render writes `<think></think>…` where the prompt's `<think>\n` and the answer are. */
+  override async renderAnswerInPlace(message: AssistantMessage): Promise<AnswerInPlace | null> {
+    const body = this.nemotron.assistantBody(toTemplateMessages([message])[0], true);
+    const tail = this.nemotron.generationTail;
+    if (tail !== "<think>\n" || !body.startsWith("<think></think>")) return null;
+    const [prompt, rendered] = await Promise.all([
+      this.encode("\n"),
+      this.encode(body.slice("<think>".length) + "<|im_end|>"),
+    ]);
+    return { prompt, rendered };
   }
 }
 
@@ -119,6 +137,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
 
 export const nemotron3: ModelFamily = {
   name: "nemotron-3",
+  templateOptions: NEMOTRON_3_TEMPLATE_OPTIONS,
   summary: "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
   detect: (files) => isNemotron3(template(files)),
   bind,

@@ -55,6 +55,7 @@ export function hermesOutputFormat(ctx: OutputContext): OutputFormat {
 
 export const qwen3: ModelFamily = {
   name: "qwen3",
+  templateOptions: { enable_thinking: [true, false] },
   summary: "Qwen3: <think> reasoning, hermes JSON tool calls, the model's own chat template",
   detect: (files) => {
     const t = files.config.chat_template ?? "";

@@ -129,6 +129,7 @@ function isQwen38(t: string): boolean {
 
 export const qwen35: ModelFamily = {
   name: "qwen3.5",
+  templateOptions: QWEN_XML_TEMPLATE_OPTIONS["qwen3.5"],
   summary: "Qwen3.5: <think> reasoning, XML tool calls, Python str() scalar arguments",
   detect: (files) => {
     const t = template(files);
@@ -139,6 +140,7 @@ export const qwen35: ModelFamily = {
 
 export const qwen36: ModelFamily = {
   name: "qwen3.6",
+  templateOptions: QWEN_XML_TEMPLATE_OPTIONS["qwen3.6"],
   summary: "Qwen3.6: Qwen3.5 with JSON scalar arguments and preserve_thinking",
   detect: (files) => {
     const t = template(files);
@@ -150,6 +152,7 @@ export const qwen36: ModelFamily = {
 
 export const qwen38: ModelFamily = {
   name: "qwen3.8",
+  templateOptions: QWEN_XML_TEMPLATE_OPTIONS["qwen3.8"],
   summary: "Qwen3.8: Qwen3.6 keeping reasoning by default, reasoning_effort in the system turn",
   detect: (files) => {
     const t = template(files);

@@ -42,6 +42,8 @@ export function xmlToolCallOutput(ctx: OutputContext): OutputFormat {
 
 export const qwen3Coder: ModelFamily = {
   name: "qwen3-coder",
+  // Its template reads no variable.
+  templateOptions: {},
   summary: "Qwen3-Coder: XML tool calls, no reasoning, the model's own chat template",
   detect: (files) => {
     const t = files.config.chat_template ?? "";
