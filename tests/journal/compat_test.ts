@@ -73,7 +73,8 @@ Deno.test("a journal written by 6746b03 restores, and its waiting turn completes
     // What today's code wrote on top restores too.
     const again = new SqliteJournal(dir);
     const next = createGateway({ model, journal: again });
-    const second = await next.rollouts.restore(Date.now());
+    // As of the fixture's time too: an hour after it was written its other rollout expires.
+    const second = await next.rollouts.restore(written + 1_000);
     assert.deepEqual({ rollouts: second!.rollouts, requeued: second!.requeued }, {
       rollouts: 2,
       requeued: 0,
