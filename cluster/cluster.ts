@@ -13,7 +13,7 @@
  * @module
  */
 import postgres, { type Sql } from "postgres";
-import { migrate, PgJournal, tokenHash } from "../journal/mod.ts";
+import { guardClosedSocketWrites, migrate, PgJournal, tokenHash } from "../journal/mod.ts";
 import type { Gateway } from "../gateway/mod.ts";
 import { DEFAULT_ACK_TIMEOUT_MS, DEFAULT_LEASE_MS, MAX_LEASE_MS } from "../generation/mod.ts";
 import { idsFromBase64 } from "../gateway/mod.ts";
@@ -72,6 +72,7 @@ export class Cluster {
 
   /** Connects, creates or migrates the schema. */
   static async open(o: ClusterOptions): Promise<Cluster> {
+    guardClosedSocketWrites();
     const sql = postgres(o.databaseUrl, {
       max: o.connections ?? 10,
       onnotice: () => {},

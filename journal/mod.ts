@@ -35,4 +35,10 @@
 export { SqliteJournal } from "./sqlite_journal.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export { packArrays, unpackArrays } from "./array_codec.ts";
-export { isConnectionError, migrate, PgJournal, tokenHash } from "./postgres/mod.ts";
+export {
+  guardClosedSocketWrites,
+  isConnectionError,
+  migrate,
+  PgJournal,
+  tokenHash,
+} from "./postgres/mod.ts";

@@ -29,3 +29,4 @@ export { PgJournal } from "./pg_journal.ts";
 export { tokenHash } from "./event_rows.ts";
 export { isConnectionError } from "./connection_errors.ts";
 export { migrate } from "./schema.ts";
+export { guardClosedSocketWrites } from "./closed_socket_write.ts";
