@@ -10,11 +10,10 @@ import asyncio
 import contextlib
 import ssl
 from typing import Any, AsyncIterator, Callable, Iterator, Mapping
-from urllib.parse import urlsplit
 
 import httpx
 
-from .transport import USER_AGENT, HTTPResponse, StreamError, encode_body
+from .transport import USER_AGENT, HTTPResponse, StreamError, encode_body, split_base_url
 
 __all__ = ["HttpxHTTPClient"]
 
@@ -41,9 +40,7 @@ class HttpxHTTPClient:
         max_idle: int = 16,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be http(s)://host[:port][/prefix], got {base_url!r}")
+        split_base_url(base_url)
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers or {})
         self.timeout = timeout

@@ -82,6 +82,14 @@ class _Conn:
             pass
 
 
+def split_base_url(base_url: str):
+    """``base_url`` split, once checked to be ``http(s)://host[:port][/prefix]``."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url must be http(s)://host[:port][/prefix], got {base_url!r}")
+    return parts
+
+
 class AsyncHTTPClient:
     """JSON over HTTP/1.1 to one origin (``http://`` or ``https://``, optional path prefix)."""
 
@@ -94,9 +102,7 @@ class AsyncHTTPClient:
         max_idle: int = 16,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be http(s)://host[:port][/prefix], got {base_url!r}")
+        parts = split_base_url(base_url)
         self.base_url = base_url.rstrip("/")
         self._tls = parts.scheme == "https"
         self._host = parts.hostname

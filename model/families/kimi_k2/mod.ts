@@ -35,6 +35,7 @@ import { KimiK2TextRenderer } from "./render.ts";
 
 export { kimiK2OutputFormat } from "./output.ts";
 export { splitKimiToolCalls } from "./tool_calls.ts";
+export { kimiToolCallsSection } from "./render.ts";
 
 /** A Kimi K2 chat template (not K2-Thinking / K2.5, which reason in `<think>`). */
 function isKimiK2Template(t: string): boolean {

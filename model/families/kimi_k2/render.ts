@@ -20,11 +20,31 @@
  */
 import type { Message, ToolSpec } from "../../../canonical/mod.ts";
 import { pythonJsonDumps } from "../../python_json.ts";
-import { toTemplateMessages, toTemplateTools } from "../../template_input.ts";
+import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../../template_input.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 
 /** The system message the template adds when a conversation has none. */
 export const KIMI_DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
+
+/** An assistant message's calls as Kimi writes them after its content ("" without calls). */
+export function kimiToolCallsSection(m: TemplateMessage): string {
+  const calls = m.tool_calls ?? [];
+  if (calls.length === 0) return "";
+  const parts = ["<|tool_calls_section_begin|>"];
+  for (const [i, c] of calls.entries()) {
+    parts.push(
+      "<|tool_call_begin|>",
+      // A call written without an id (a scripted policy's answer) gets the id a Kimi policy
+      // samples: the name is read back from it.
+      c.id || `functions.${c.function.name}:${i}`,
+      "<|tool_call_argument_begin|>",
+      c.function.arguments,
+      "<|tool_call_end|>",
+    );
+  }
+  parts.push("<|tool_calls_section_end|>");
+  return parts.join("");
+}
 
 export class KimiK2TextRenderer implements TextRenderer {
   render(
@@ -52,23 +72,7 @@ export class KimiK2TextRenderer implements TextRenderer {
           break;
         case "assistant": {
           parts.push("<|im_assistant|>assistant<|im_middle|>", m.content);
-          const calls = m.tool_calls ?? [];
-          if (calls.length > 0) {
-            parts.push("<|tool_calls_section_begin|>");
-            for (const [i, c] of calls.entries()) {
-              parts.push(
-                "<|tool_call_begin|>",
-                // A call written without an id (a scripted policy's answer) gets the id a K2
-                // policy samples: the name is read back from it.
-                c.id || `functions.${c.function.name}:${i}`,
-                "<|tool_call_argument_begin|>",
-                c.function.arguments,
-                "<|tool_call_end|>",
-              );
-            }
-            parts.push("<|tool_calls_section_end|>");
-          }
-          parts.push("<|im_end|>");
+          parts.push(kimiToolCallsSection(m), "<|im_end|>");
           break;
         }
         case "tool":

@@ -21,6 +21,7 @@
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
 import { type TemplateMessage, toTemplateMessages } from "../../template_input.ts";
 import type { TextRenderer } from "../text_renderer.ts";
+import { kimiToolCallsSection } from "../kimi_k2/mod.ts";
 import { kimiToolDeclarations } from "./tool_declarations.ts";
 
 export interface KimiK25Options {
@@ -47,25 +48,7 @@ function assistantParts(m: TemplateMessage): { reasoning: string; content: strin
 
 /** Content and calls of an assistant turn (after its think block), through `<|im_end|>`. */
 function answerBody(m: TemplateMessage, content: string): string {
-  const parts = [content];
-  const calls = m.tool_calls ?? [];
-  if (calls.length > 0) {
-    parts.push("<|tool_calls_section_begin|>");
-    for (const [i, c] of calls.entries()) {
-      parts.push(
-        "<|tool_call_begin|>",
-        // A call written without an id (a scripted policy's answer) gets the id a Kimi policy
-        // samples: the name is read back from it.
-        c.id || `functions.${c.function.name}:${i}`,
-        "<|tool_call_argument_begin|>",
-        c.function.arguments,
-        "<|tool_call_end|>",
-      );
-    }
-    parts.push("<|tool_calls_section_end|>");
-  }
-  parts.push("<|im_end|>");
-  return parts.join("");
+  return content + kimiToolCallsSection(m) + "<|im_end|>";
 }
 
 export class KimiK25TextRenderer implements TextRenderer {

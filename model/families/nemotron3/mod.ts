@@ -35,15 +35,13 @@ import type { AssistantMessage } from "../../../canonical/mod.ts";
 import type { ModelFiles } from "../../model_files.ts";
 import { toTemplateMessages } from "../../template_input.ts";
 import type { TextTokenizer } from "../../tokenizer.ts";
-import { turnIds } from "../chatml_ids.ts";
 import {
   type AnswerInPlace,
   type ChatFormat,
   type FamilyContext,
   type ModelFamily,
-  requireToken,
 } from "../family.ts";
-import { hasXmlToolCalls, xmlOutputFormat } from "../qwen35/mod.ts";
+import { chatmlXmlOutput, hasXmlToolCalls } from "../qwen35/mod.ts";
 import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { NemotronTextRenderer } from "./render.ts";
@@ -109,18 +107,7 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const enableThinking = value("enable_thinking");
   const truncate = value("truncate_history_thinking");
   const text = new NemotronTextRenderer({ enableThinking, truncateHistoryThinking: truncate });
-  const ids = await turnIds(ctx, name, "<|im_end|>");
-  requireToken(ctx, name, "<|im_start|>");
-  const output = xmlOutputFormat(
-    {
-      thinkStart: requireToken(ctx, name, "<think>"),
-      thinkEnd: requireToken(ctx, name, "</think>"),
-      toolCall: requireToken(ctx, name, "<tool_call>"),
-      endOfTurn: ids.stopTokenIds,
-    },
-    enableThinking,
-    (ids) => ctx.tokenizer.decode(ids),
-  );
+  const { ids, output } = await chatmlXmlOutput(ctx, name, enableThinking);
   return {
     family: name,
     renderer: new NemotronRenderer(text, ctx.tokenizer),

@@ -33,14 +33,13 @@
  * @module
  */
 import type { ModelFiles } from "../../model_files.ts";
-import { type ChatFormat, type FamilyContext, type ModelFamily, requireToken } from "../family.ts";
+import type { ChatFormat, FamilyContext, ModelFamily } from "../family.ts";
 import { templateValue, type TemplateValueLists } from "../template_values.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
-import { turnIds } from "../chatml_ids.ts";
 import { Qwen35TextRenderer } from "./render.ts";
-import { xmlOutputFormat } from "./xml_output.ts";
+import { chatmlXmlOutput } from "./xml_output.ts";
 
-export { xmlOutputFormat } from "./xml_output.ts";
+export { chatmlXmlOutput, xmlOutputFormat } from "./xml_output.ts";
 
 /** A template in the XML tool-call format (`<function=…>`, `<parameter=…>`). */
 export function hasXmlToolCalls(template: string): boolean {
@@ -94,18 +93,7 @@ async function bind(ctx: FamilyContext, name: QwenXmlName): Promise<ChatFormat> 
       }
       : undefined,
   });
-  const ids = await turnIds(ctx, name, "<|im_end|>");
-  requireToken(ctx, name, "<|im_start|>");
-  const output = xmlOutputFormat(
-    {
-      thinkStart: requireToken(ctx, name, "<think>"),
-      thinkEnd: requireToken(ctx, name, "</think>"),
-      toolCall: requireToken(ctx, name, "<tool_call>"),
-      endOfTurn: ids.stopTokenIds,
-    },
-    enableThinking,
-    (ids) => ctx.tokenizer.decode(ids),
-  );
+  const { ids, output } = await chatmlXmlOutput(ctx, name, enableThinking);
   return {
     family: name,
     renderer: new TokenizedRenderer(text, ctx.tokenizer, "<|im_end|>", "<|im_start|>"),

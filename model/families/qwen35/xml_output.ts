@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { OutputFormat } from "../family.ts";
+import { type FamilyContext, type OutputFormat, requireToken } from "../family.ts";
+import { type TurnIds, turnIds } from "../chatml_ids.ts";
 import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { splitXmlToolCalls } from "./xml_tool_calls.ts";
 
@@ -41,4 +42,28 @@ export function xmlOutputFormat(
     splitXmlToolCalls,
     decode,
   );
+}
+
+/**
+ * A ChatML family's turn ids and its XML output format, bound to the family's tokenizer (every
+ * marker required): what Qwen3.5/3.6/3.8 and Nemotron 3 share.
+ */
+export async function chatmlXmlOutput(
+  ctx: FamilyContext,
+  family: string,
+  promptOpensReasoning: boolean,
+): Promise<{ ids: TurnIds; output: OutputFormat }> {
+  const ids = await turnIds(ctx, family, "<|im_end|>");
+  requireToken(ctx, family, "<|im_start|>");
+  const output = xmlOutputFormat(
+    {
+      thinkStart: requireToken(ctx, family, "<think>"),
+      thinkEnd: requireToken(ctx, family, "</think>"),
+      toolCall: requireToken(ctx, family, "<tool_call>"),
+      endOfTurn: ids.stopTokenIds,
+    },
+    promptOpensReasoning,
+    (ids) => ctx.tokenizer.decode(ids),
+  );
+  return { ids, output };
 }
