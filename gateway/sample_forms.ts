@@ -1,6 +1,6 @@
 /**
  * `GET /api/rollouts/:id/samples?form=flat|tree|calls`: the flat samples (default), or the tree
- * and calls exports (`trajectory/sample_exports.ts`), in the id transport the client asked for.
+ * and calls exports (`trajectory/samples/sample_exports.ts`), in the id transport the client asked for.
  * Typed arrays become JSON arrays, or with `?ids=base64` base64 of their little-endian bytes
  * (`int32le` ids, `uint8` masks, `float64le` logprobs, `int32le` `trained_by`); token rows are
  * `{dtype, shape, data}` (base64) in both.

@@ -30,40 +30,60 @@
  * @module
  */
 export { promptIds, type Turn } from "./turn.ts";
-export { MessageNode, TurnTree } from "./turn_tree.ts";
-export { sameMessage } from "./same_message.ts";
-export { buildSamples, chainOf, type Sample, sampleJson, type SampleOptions } from "./samples.ts";
-export { type Chain } from "./branch_label.ts";
 export {
+  type Chain,
   DEFAULT_LABEL_POLICY,
   LABEL_ACTIONS,
   type LabelPolicy,
   POLICY_LABELS,
-} from "./label_policy.ts";
+} from "./chains/mod.ts";
+export { MessageNode, sameMessage, TurnTree } from "./tree/mod.ts";
 export {
+  buildSamples,
+  type CallsExport,
+  callsExport,
+  chainOf,
+  type LoggedSample,
+  MemorySampleLog,
+  type Sample,
+  sampleJson,
+  type SampleLog,
+  type SampleOptions,
+  type TreeExport,
+  treeExport,
+  versionNumber,
+} from "./samples/mod.ts";
+export {
+  auditTree,
+  type CompactTreeExport,
+  compactTurnTree,
+  expandCompactTree,
+  formatAudit,
+  formatTree,
+  rolloutFromTree,
   type SharedPrefixTree,
   sharedPrefixTree,
+  TreeImportError,
   type TurnRecord,
   turnTree,
   type TurnTreeExport,
-} from "./tree_export.ts";
-export { type CompactTreeExport, compactTurnTree, expandCompactTree } from "./compact_tree.ts";
-export { rolloutFromTree, TreeImportError } from "./tree_import.ts";
-export { TurnRunner } from "./turn_runner.ts";
-export { DEFAULT_TURN_LIMITS, type TurnLimits } from "./turn_flight.ts";
+} from "./export/mod.ts";
+export {
+  DEFAULT_TURN_LIMITS,
+  type EndedTurn,
+  type TurnLimits,
+  type TurnObserver,
+  TurnRunner,
+} from "./turns/mod.ts";
 export { RolloutActions } from "./rollout_actions.ts";
-export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { Rollout } from "./rollout.ts";
 export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
-export type { Journal, JournaledRollout, JournalEvent } from "./journal.ts";
-export { JournalError } from "./journal_writer.ts";
+export {
+  type Journal,
+  type JournaledRollout,
+  JournalError,
+  type JournalEvent,
+} from "./journaling/mod.ts";
 export { type RestoreReport } from "./restore.ts";
-export { type LoggedSample, MemorySampleLog, type SampleLog } from "./sample_log.ts";
-export { auditTree, formatAudit } from "./audit.ts";
-export { formatTree } from "./inspect.ts";
-export type { TokenRowStore } from "./token_row_store.ts";
-export { TokenRowsRef } from "./token_rows_ref.ts";
-export { rowsOf, type RowsPlan } from "./chain_rows.ts";
-export { versionNumber } from "./sample_facts.ts";
-export { type CallsExport, callsExport, type TreeExport, treeExport } from "./sample_exports.ts";
+export { rowsOf, type RowsPlan, TokenRowsRef, type TokenRowStore } from "./token_rows/mod.ts";

@@ -12,13 +12,16 @@
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { Rollout } from "./rollout.ts";
 import type { RolloutStore } from "./rollout_store.ts";
-import type { Journal } from "./journal.ts";
-import type { JournalEvent, TurnPlanned } from "./journal_events.ts";
-import type { JournalWriter } from "./journal_writer.ts";
-import { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
-import type { TurnRunner } from "./turn_runner.ts";
-import type { TurnFlight } from "./turn_flight.ts";
-import { TurnTree } from "./turn_tree.ts";
+import type { Journal, JournalEvent, JournalWriter, TurnPlanned } from "./journaling/mod.ts";
+import {
+  fail,
+  type OpenTurn,
+  openTurn,
+  record,
+  type TurnFlight,
+  type TurnRunner,
+} from "./turns/mod.ts";
+import { TurnTree } from "./tree/mod.ts";
 import { placeOutput, placePrompt } from "./turn.ts";
 
 /** What a restore replays into: the façade's parts (see `RolloutActions.restore`). */

@@ -4,11 +4,10 @@
  * @module
  */
 import type { Turn } from "./turn.ts";
-import { TurnTree } from "./turn_tree.ts";
-import { buildSamples, type Sample, type SampleOptions } from "./samples.ts";
-import type { Chain, OpenAgentCall } from "./branch_label.ts";
-import type { TokenRowStore } from "./token_row_store.ts";
-import { newestVersion } from "./sample_facts.ts";
+import type { Chain, OpenAgentCall } from "./chains/mod.ts";
+import { TurnTree } from "./tree/mod.ts";
+import { buildSamples, newestVersion, type Sample, type SampleOptions } from "./samples/mod.ts";
+import type { TokenRowStore } from "./token_rows/mod.ts";
 
 /** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
 export interface RolloutSampling {

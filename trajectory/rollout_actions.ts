@@ -37,13 +37,22 @@ import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import type { AgentExit, HostCall, Rollout } from "./rollout.ts";
 import { type CreateRollout, RolloutStore } from "./rollout_store.ts";
-import type { Sample, SampleOptions } from "./samples.ts";
-import { MemorySampleLog, type SampleLog } from "./sample_log.ts";
-import type { Journal } from "./journal.ts";
-import { type JournalError, JournalWriter } from "./journal_writer.ts";
-import { agentExit, hostCall, rolloutCreated, rolloutFinished } from "./journal_events.ts";
-import { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
-import { TurnFlight } from "./turn_flight.ts";
+import { MemorySampleLog, type Sample, type SampleLog, type SampleOptions } from "./samples/mod.ts";
+import {
+  agentExit,
+  hostCall,
+  type Journal,
+  type JournalError,
+  JournalWriter,
+  rolloutCreated,
+  rolloutFinished,
+} from "./journaling/mod.ts";
+import {
+  type BlackBoxAnswer,
+  TurnFlight,
+  TurnRunner,
+  type TurnRunnerOptions,
+} from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
 import { restore, type RestoreReport } from "./restore.ts";
 

@@ -6,9 +6,9 @@
  * @module
  */
 import { Rollout, type RolloutSampling } from "./rollout.ts";
-import type { SampleOptions } from "./samples.ts";
+import type { SampleOptions } from "./samples/mod.ts";
 import { randomHex } from "./random_hex.ts";
-import type { TokenRowStore } from "./token_row_store.ts";
+import type { TokenRowStore } from "./token_rows/mod.ts";
 
 export interface CreateRollout {
   id?: string;

@@ -27,7 +27,7 @@ const imp = (from: string, to: string): Import => ({ from, to });
 Deno.test("rules: a deep import across folders or into a sub-folder is named, mod.ts is not", () => {
   assert.deepEqual(
     deepImports([
-      imp("gateway/app.ts", "trajectory/turn_runner.ts"),
+      imp("gateway/app.ts", "trajectory/turns/turn_runner.ts"),
       imp("gateway/app.ts", "trajectory/mod.ts"),
       imp("gateway/app.ts", "gateway/anthropic/stream.ts"),
       imp("gateway/app.ts", "gateway/anthropic/mod.ts"),
@@ -36,7 +36,7 @@ Deno.test("rules: a deep import across folders or into a sub-folder is named, mo
       imp("main.ts", "model/mod.ts"),
     ], fakeHasMod),
     [
-      "gateway/app.ts imports trajectory/turn_runner.ts; import trajectory/mod.ts instead",
+      "gateway/app.ts imports trajectory/turns/turn_runner.ts; import trajectory/mod.ts instead",
       "gateway/app.ts imports gateway/anthropic/stream.ts; import gateway/anthropic/mod.ts instead",
       "model/policy_model.ts imports model/parsers/qwen3.ts; import model/parsers/mod.ts instead",
     ],
@@ -45,7 +45,7 @@ Deno.test("rules: a deep import across folders or into a sub-folder is named, mo
 
 Deno.test("rules: climbing the layers, an unplaced folder and a forbidden lower folder fail", () => {
   const found = climbingImports([
-    imp("trajectory/turn_runner.ts", "gateway/mod.ts"),
+    imp("trajectory/turns/turn_runner.ts", "gateway/mod.ts"),
     imp("model/mod.ts", "canonical/mod.ts"),
     imp("sandbox/mod.ts", "gateway/mod.ts"),
     imp("runner/run.ts", "gateway/mod.ts"),
@@ -54,7 +54,7 @@ Deno.test("rules: climbing the layers, an unplaced folder and a forbidden lower 
     imp("cli/mod.ts", "main.ts"),
   ]);
   assert.deepEqual(found, [
-    "trajectory/turn_runner.ts imports gateway/mod.ts: trajectory may not import gateway (layer 3 → 5)",
+    "trajectory/turns/turn_runner.ts imports gateway/mod.ts: trajectory may not import gateway (layer 3 → 5)",
     "sandbox/mod.ts imports gateway/mod.ts: sandbox must not use gateway",
     "harness/mod.ts imports sandbox/mod.ts: harness may not import sandbox (layer 6 → 6)",
     "scratch/ has no place in LAYERS (tests/architecture/layers.ts)",

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
-import { auditTree } from "../../trajectory/audit.ts";
+import { auditTree } from "../../trajectory/export/audit.ts";
 import { Rollout } from "../../trajectory/rollout.ts";
-import { turnTree } from "../../trajectory/tree_export.ts";
-import { TurnRunner } from "../../trajectory/turn_runner.ts";
+import { turnTree } from "../../trajectory/export/tree_export.ts";
+import { TurnRunner } from "../../trajectory/turns/turn_runner.ts";
 import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";

@@ -1,0 +1,396 @@
+/**
+ * A turn end to end, minus HTTP: mount the history in the rollout's tree, build the prompt ids
+ * (the mounted turn's exact ids + the rendered delta, or a full render for a new chain), have the
+ * backend generate, parse, record. A client retry of a recorded (or still pending) turn gets that
+ * same turn back instead of a second one. Black-box turns (a hosted API answered) are registered
+ * and recorded by the same code, at the message level.
+ *
+ * The runner keeps the entry points (`start`, `startBlackBox`, `countTokens`, and `resume` for a
+ * turn restored from the journal) and generation; the prompt is planned by `prompt_plan.ts`, the
+ * turns in flight are counted and bounded by `turn_flight.ts`, and every change to a turn is
+ * recorded by `turn_record.ts`.
+ *
+ * @module
+ */
+import {
+  type GenerationBackend,
+  GenerationError,
+  PauseGate,
+  type SamplingRequest,
+} from "../../generation/mod.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
+import type { PolicyModel } from "../../model/mod.ts";
+import type { Rollout } from "../rollout.ts";
+import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "../turn.ts";
+import { rowsFromFor, rowsLikeFor } from "../token_rows/mod.ts";
+import { type Mount, TurnTree } from "../tree/mod.ts";
+import { answerDrift } from "./drift.ts";
+import { LiveAnswer } from "../live_answer.ts";
+import { TurnError } from "../turn_error.ts";
+import {
+  fail,
+  type OpenOptions,
+  type OpenTurn,
+  openTurn,
+  record,
+  recordOutput,
+  refuse,
+} from "./turn_record.ts";
+import { JournalWriter, turnPlanned, turnRetried } from "../journaling/mod.ts";
+import type { TurnObserver } from "./turn_observer.ts";
+import { planPrompt, type PromptPlan, promptWork } from "./prompt_plan.ts";
+import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
+import { randomHex } from "../random_hex.ts";
+
+/** What a hosted API answered, read back into the canonical message (black-box turns). */
+export interface BlackBoxAnswer {
+  message: AssistantMessage;
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/** Every wait of a turn ends: how long, by default. */
+export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
+export const DEFAULT_ABANDON_GRACE_MS = 10_000;
+
+export interface TurnRunnerOptions {
+  /** Holds new generations while a trainer syncs weights (`POST /api/pause`). */
+  pause?: PauseGate;
+  /**
+   * Longest time a turn waits for its answer (held by a pause, queued, generating). Past it the
+   * generation is withdrawn and the agent gets a `turn_timeout` error, which it may retry.
+   */
+  turnTimeoutMs?: number;
+  /**
+   * How long a turn whose every client disconnected keeps its generation, so the agent's retry
+   * re-attaches to it; then the generation is withdrawn (the trainer gets `withdrawn`).
+   */
+  abandonGraceMs?: number;
+  limits?: Partial<TurnLimits>;
+  /** Told when each turn starts and ends (metrics). */
+  observer?: TurnObserver;
+  /** Where turns are journaled; default: nowhere. Set by `RolloutActions`. */
+  writer?: JournalWriter;
+  /** The turns in flight (shared with a restore); default: its own, from `limits`, `observer`. */
+  flight?: TurnFlight;
+}
+
+export class TurnRunner {
+  readonly pause: PauseGate;
+  readonly turnTimeoutMs: number;
+  readonly abandonGraceMs: number;
+  readonly #writer: JournalWriter;
+  readonly #flight: TurnFlight;
+  /** Pending turns by the request id their backend got. */
+  readonly #byRequest = new Map<string, Turn>();
+
+  /**
+   * @param backend the default generation backend
+   * @param backends named backends a rollout can choose (`CreateRollout.backend`)
+   */
+  constructor(
+    readonly model: PolicyModel,
+    readonly backend: GenerationBackend,
+    readonly backends: Readonly<Record<string, GenerationBackend>> = {},
+    options: TurnRunnerOptions = {},
+  ) {
+    this.pause = options.pause ?? new PauseGate();
+    this.turnTimeoutMs = options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+    this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
+    this.#writer = options.writer ?? new JournalWriter();
+    this.#flight = options.flight ?? new TurnFlight(options.limits, options.observer);
+  }
+
+  /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
+  turnOfRequest(requestId: string): Turn | undefined {
+    return this.#byRequest.get(requestId);
+  }
+
+  /** Turns waiting for their answer (of one rollout, or of all). */
+  pendingTurns(rolloutId?: string): number {
+    return this.#flight.pending(rolloutId);
+  }
+
+  /** Fails every turn still in flight with `reason` (a shutdown whose grace period ran out). */
+  abandon(reason: string): void {
+    for (const open of this.#flight.open()) {
+      // The trainer's request is withdrawn with the reason; the agent gets a retryable 503.
+      this.#aborts.get(open.turn)?.controller.abort(new GenerationError("cancelled", reason));
+      fail(open, new TurnError("shutting_down", reason));
+    }
+  }
+
+  /** The backend serving a rollout. */
+  backendFor(rollout: Rollout): GenerationBackend {
+    return (rollout.backend && this.backends[rollout.backend]) || this.backend;
+  }
+
+  /**
+   * Counts a client waiting on `turn`. When every waiter's connection is gone while the turn is
+   * still generating, the generation is withdrawn after the abandon grace (engines free the slot,
+   * the gate withdraws the request), unless a retry re-attaches first.
+   */
+  watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
+    const abort = this.#aborts.get(turn);
+    if (!clientSignal || !abort || turn.status !== "pending") return;
+    abort.waiters++;
+    clearTimeout(abort.grace);
+    clientSignal.addEventListener("abort", () => {
+      if (--abort.waiters > 0 || turn.status !== "pending") return;
+      const seconds = this.abandonGraceMs / 1000;
+      abort.grace = setTimeout(() => {
+        abort.controller.abort(
+          new GenerationError(
+            "client_gone",
+            `the agent disconnected and did not retry within ${seconds} s`,
+          ),
+        );
+      }, this.abandonGraceMs);
+    }, { once: true });
+  }
+
+  readonly #aborts = new WeakMap<
+    Turn,
+    { controller: AbortController; waiters: number; grace?: ReturnType<typeof setTimeout> }
+  >();
+
+  /**
+   * Registers the turn synchronously (so a concurrent retry finds it), then renders. Throws a
+   * {@link TurnError} for requests that cannot become a turn (finished rollout, template error,
+   * prompt longer than the context). Generation continues in the background; `turn.header` is
+   * set once this resolves, and `turn.result` settles with the answer.
+   */
+  async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
+    requireActive(rollout);
+    requireMessages(req);
+    this.#flight.requireHistoryLimit(req);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    if (mount.retryOf) {
+      mount.retryOf.retries++;
+      this.#writer.record(turnRetried(mount.retryOf));
+      return mount.retryOf;
+    }
+    this.#writer.refuseIfFailed();
+    this.#flight.admit(rollout);
+    const open = this.#open(rollout, req, mount, { idSuffix: randomHex(4), toolCallIdPrefix });
+    this.#flight.refuseWhenClosed(open);
+    const { turn } = open;
+    turn.live = new LiveAnswer();
+
+    const work = promptWork(mount, req, rollout.splitSpecialTokens);
+    const { model } = req;
+    const sampling: SamplingRequest = {
+      max_tokens: 0,
+      temperature: req.sampling.temperature ?? rollout.sampling.temperature,
+      top_p: req.sampling.top_p ?? rollout.sampling.top_p,
+      top_k: rollout.sampling.top_k,
+      stop_token_ids: this.model.stopTokenIds,
+    };
+    const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
+    // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
+    let plan: PromptPlan;
+    try {
+      plan = await planPrompt(await this.modelFor(rollout), work);
+    } catch (e) {
+      throw refuse(
+        open,
+        "render_failed",
+        `cannot render the conversation: ${(e as Error).message}`,
+      );
+    }
+    const { bridgeIds, deltaIds, ...planned } = plan;
+    Object.assign(turn, planned);
+    placePrompt(turn, bridgeIds, deltaIds);
+    turn.timings.rendered = Date.now();
+    const room = this.model.contextLength - turn.promptLength;
+    if (room <= 0) {
+      throw refuse(
+        open,
+        "context_exceeded",
+        `prompt is ${turn.promptLength} tokens; the model's context is ${this.model.contextLength}`,
+      );
+    }
+    turn.maxTokens = Math.min(maxTokens ?? room, room);
+    turn.header = {
+      id: answerId(turn),
+      model,
+      created: Math.floor(Date.now() / 1000),
+      inputTokens: turn.promptLength,
+      cachedTokens: turn.promptLength - bridgeIds.length - deltaIds.length,
+    };
+    sampling.max_tokens = turn.maxTokens;
+    const requestId = `req_${randomHex(12)}`;
+    this.#writer.record(turnPlanned(turn, plan, requestId, sampling));
+    this.resume(open, requestId, sampling, toolCallIdPrefix);
+    return turn;
+  }
+
+  /**
+   * Generates a registered, planned turn and records the answer (or the failure), in the
+   * background, under the turn timeout. A restored pending turn starts here again, with its
+   * request id.
+   */
+  resume(
+    open: OpenTurn,
+    requestId: string,
+    sampling: SamplingRequest,
+    toolCallIdPrefix: string,
+  ): void {
+    const { turn } = open;
+    turn.live ??= new LiveAnswer();
+    this.#byRequest.set(requestId, turn);
+    const controller = new AbortController();
+    this.#aborts.set(turn, { controller, waiters: 0 });
+    const seconds = this.turnTimeoutMs / 1000;
+    const deadline = setTimeout(() => {
+      controller.abort(
+        new GenerationError(
+          "turn_timeout",
+          `no answer within ${seconds} s (the gateway's turn timeout); the request was withdrawn, retry it`,
+        ),
+      );
+    }, this.turnTimeoutMs);
+    this.#generate(open, requestId, sampling, toolCallIdPrefix, controller.signal)
+      .then((answer) => record(open, answer))
+      .catch((e) => fail(open, e))
+      .finally(() => {
+        clearTimeout(deadline);
+        clearTimeout(this.#aborts.get(turn)?.grace);
+        // The controller (and whatever listens to its signal) must not live as long as the turn.
+        this.#aborts.delete(turn);
+        turn.result.finally(() => this.#byRequest.delete(requestId)).catch(() => {});
+      });
+  }
+
+  /** Registers a turn and tracks it in flight until it settles. */
+  #open(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    mount: Mount,
+    o: OpenOptions,
+  ): OpenTurn {
+    const backend = o.blackBox ? rollout.backend ?? "black-box" : this.backendFor(rollout).name;
+    return this.#flight.track(openTurn(rollout, req, mount, this.#writer, o), backend);
+  }
+
+  /**
+   * A turn answered by a hosted API (black-box): registered like every turn, then `ask` is
+   * called for the answer, which is recorded at the message level (no token ids: the hosted
+   * model's tokenizer is not the policy's), or fails the turn. Every request is a new turn: a
+   * relay cannot replay a hosted API's own events, so a client's retry is forwarded again.
+   */
+  startBlackBox(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    ask: () => Promise<BlackBoxAnswer>,
+  ): Turn {
+    requireActive(rollout);
+    this.#flight.requireHistoryLimit(req);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    this.#writer.refuseIfFailed();
+    this.#flight.admit(rollout);
+    const open = this.#open(rollout, req, mount, {
+      idSuffix: "bb",
+      toolCallIdPrefix: "",
+      blackBox: true,
+    });
+    this.#flight.refuseWhenClosed(open);
+    const { turn } = open;
+    turn.renderedMessages = req.messages.length - mount.baseDepth;
+    turn.maxTokens = req.sampling.max_tokens ?? 0;
+    const asked = performance.now();
+    ask().finally(() => open.backendMs = performance.now() - asked).then(({ message, usage }) => {
+      turn.promptLength = usage.input_tokens;
+      turn.timings.rendered = turn.timings.received;
+      record(open, {
+        id: "",
+        model: req.model,
+        message,
+        stopReason: "stop",
+        usage: { ...usage, reasoning_tokens: 0, cached_tokens: 0 },
+        created: Math.floor(Date.now() / 1000),
+      });
+    }).catch((e) => fail(open, e));
+    return turn;
+  }
+
+  /** The policy's real prompt length for a request, without recording anything. */
+  async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
+    requireMessages(req);
+    this.#flight.requireHistoryLimit(req);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    const recorded = mount.retryOf;
+    if (recorded && recorded.status === "done") return recorded.promptLength;
+    const work = promptWork(mount, req, rollout.splitSpecialTokens);
+    return (await planPrompt(await this.modelFor(rollout), work)).promptLength;
+  }
+
+  /** The rollout's model: the gateway's, or bound with `Rollout.template` (checked at create). */
+  modelFor(rollout: Rollout): Promise<PolicyModel> {
+    if (!rollout.hasTemplate) return Promise.resolve(this.model);
+    let model = this.#models.get(rollout);
+    if (!model) this.#models.set(rollout, model = this.model.withTemplate(rollout.template));
+    return model;
+  }
+
+  readonly #models = new WeakMap<Rollout, Promise<PolicyModel>>();
+
+  async #generate(
+    open: OpenTurn,
+    requestId: string,
+    sampling: SamplingRequest,
+    toolCallIdPrefix: string,
+    signal: AbortSignal,
+  ): Promise<TurnAnswer> {
+    const { rollout, turn } = open;
+    const model = await this.modelFor(rollout);
+    // Nothing reaches a backend before the journal has the turn and its prompt.
+    await this.#writer.durable();
+    const asked = performance.now();
+    const release = await this.pause.enter(signal).finally(() =>
+      open.backendMs = performance.now() - asked
+    );
+    const live = turn.live!;
+    // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
+    const stream = model.streamingParser();
+    let parsing = Promise.resolve();
+    const onTokens = (ids: number[]) => {
+      parsing = parsing.then(async () => {
+        const { reasoning, text } = await stream.push(ids);
+        live.push({ kind: "reasoning", delta: reasoning });
+        live.push({ kind: "text", delta: text });
+      }).catch(() => {});
+    };
+    const rowsFrom = rowsFromFor(turn, "routed_experts");
+    const completion = await this.backendFor(rollout).generate({
+      requestId,
+      rolloutId: rollout.id,
+      turnId: turn.id,
+      promptIds: promptIds(turn),
+      sampling,
+      routingKey: rollout.id,
+      onTokens,
+      signal,
+      routedExpertsFrom: rowsFrom,
+      routedExpertsLike: rowsLikeFor(turn, "routed_experts"),
+    }).finally(() => {
+      release();
+      open.backendMs = performance.now() - asked;
+    });
+    await parsing;
+    // Abandoned meanwhile (a shutdown's grace period ran out): a late answer is not recorded.
+    if (turn.status !== "pending") throw new TurnError("shutting_down", turn.error ?? "abandoned");
+    const parsed = await model.parse(
+      completion.output_ids,
+      () => toolCallIdPrefix + randomHex(12),
+      turn.tools,
+    );
+    recordOutput(open, completion, sampling, rowsFrom);
+    turn.malformedToolCalls = parsed.malformedToolCalls;
+    if (completion.finish_reason === "stop") {
+      // An output that stopped without its end id gets it bridged (untrained) in the next
+      // prompt; that is not drift.
+      turn.drift = await answerDrift(model, parsed.message, completion.output_ids);
+    }
+    return turnAnswer(turn.header!, parsed, completion);
+  }
+}
