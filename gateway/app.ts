@@ -32,7 +32,7 @@ import {
   type HostTool,
   hostToolRoutes,
 } from "./host_tools.ts";
-import { trainerRoutes } from "./trainer_routes.ts";
+import { trainerRoutes } from "./trainer/mod.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
 import { browserGuard } from "./security/mod.ts";

@@ -32,7 +32,7 @@ export {
   type GatewayOptions,
   type GatewayTimeouts,
 } from "./app.ts";
-export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./id_transport.ts";
+export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./trainer/mod.ts";
 export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";
 export { httpStatus } from "./http_errors.ts";
 export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";

@@ -13,8 +13,8 @@ import {
   type SampleOptions,
   TokenRowsRef,
   treeExport,
-} from "../trajectory/mod.ts";
-import { GatewayError } from "./gateway_error.ts";
+} from "../../trajectory/mod.ts";
+import { GatewayError } from "../gateway_error.ts";
 import {
   base64Float64,
   base64Ids,

@@ -4,9 +4,9 @@
  * @module
  */
 import { z } from "zod";
-import { LABEL_ACTIONS, POLICY_LABELS } from "../trajectory/mod.ts";
-import { describeIssues } from "./zod_issues.ts";
-import { TemperatureSchema, TopPSchema } from "./sampling_schema.ts";
+import { LABEL_ACTIONS, POLICY_LABELS } from "../../trajectory/mod.ts";
+import { describeIssues } from "../zod_issues.ts";
+import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 
 export const SamplingSchema = z.object({
   max_tokens: z.number().int().positive().optional(),

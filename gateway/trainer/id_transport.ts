@@ -21,9 +21,9 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { jsonWithIds, type PendingRequest } from "../generation/mod.ts";
-import type { Sample } from "../trajectory/mod.ts";
-import { GatewayError } from "./gateway_error.ts";
+import { jsonWithIds, type PendingRequest } from "../../generation/mod.ts";
+import type { Sample } from "../../trajectory/mod.ts";
+import { GatewayError } from "../gateway_error.ts";
 
 export type IdEncoding = "json" | "base64";
 

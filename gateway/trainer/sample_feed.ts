@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { sampleJson, type SampleLog } from "../trajectory/mod.ts";
-import { GatewayError } from "./gateway_error.ts";
+import { sampleJson, type SampleLog } from "../../trajectory/mod.ts";
+import { GatewayError } from "../gateway_error.ts";
 
 /** Samples read from the log per step of a subscriber. */
 const PAGE = 64;

@@ -7,8 +7,8 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import type { PauseGate } from "../generation/mod.ts";
-import type { PolicyModel } from "../model/mod.ts";
+import type { PauseGate } from "../../generation/mod.ts";
+import type { PolicyModel } from "../../model/mod.ts";
 import {
   compactTurnTree,
   type Rollout,
@@ -17,15 +17,15 @@ import {
   sharedPrefixTree,
   turnTree,
   versionNumber,
-} from "../trajectory/mod.ts";
+} from "../../trajectory/mod.ts";
 import { sampleForm, samplesBody } from "./sample_forms.ts";
-import { GatewayError } from "./gateway_error.ts";
-import { httpStatus } from "./http_errors.ts";
+import { GatewayError } from "../gateway_error.ts";
+import { httpStatus } from "../http_errors.ts";
 import { SampleFeed } from "./sample_feed.ts";
 import { pendingBody, requestedIdEncoding, sampleBody } from "./id_transport.ts";
-import { presentedToken } from "./auth.ts";
-import { jsonBodyRefusal, sameToken } from "./security/mod.ts";
-import { readJsonBody } from "./read_body.ts";
+import { presentedToken } from "../auth.ts";
+import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
+import { readJsonBody } from "../read_body.ts";
 import {
   AckSchema,
   AppendSchema,
