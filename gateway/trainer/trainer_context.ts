@@ -1,0 +1,70 @@
+/**
+ * What the trainer API's sub-apps share, built once per API: its options, the JSON body reader
+ * (size cap, schema, a 400 naming what was expected), the rollout named by `:id`, and the id
+ * transport a request asks for.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import type { z } from "zod";
+import type { PauseGate } from "../../generation/mod.ts";
+import type { PolicyModel } from "../../model/mod.ts";
+import type { Rollout, RolloutActions, SampleOptions } from "../../trajectory/mod.ts";
+import { GatewayError } from "../gateway_error.ts";
+import { readJsonBody } from "../read_body.ts";
+import { type IdEncoding, requestedIdEncoding } from "./id_transport.ts";
+import { parseOrThrow } from "./trainer_schema.ts";
+
+export interface TrainerRouteOptions {
+  /** Every change the trainer makes goes through it. */
+  rollouts: RolloutActions;
+  model: PolicyModel;
+  maxBodyBytes: number;
+  adminToken?: string;
+  /** Base URL agents use to reach this gateway; default: from the request's Host header. */
+  publicUrl?: string;
+  /** Backend given to rollouts that name none (a black-box default); unset: the runner's. */
+  defaultRolloutBackend?: string;
+  /** Backend names a rollout may choose; unset: any name is accepted. */
+  backends?: readonly string[];
+  /** Pause/drain for weight syncs (`/pause`, `/resume`, `/status`); unset: those routes 404. */
+  pause?: PauseGate;
+  /** Gateway-wide sample options (label policy, reward mode, SFT); rollouts may override. */
+  sampleOptions?: Partial<SampleOptions>;
+  /** Default of `split_special_tokens` for new rollouts. */
+  splitSpecialTokens?: boolean;
+}
+
+export interface TrainerContext {
+  readonly options: TrainerRouteOptions;
+  /** The request's JSON body checked by `schema`; an empty body is `{}`. A 400 names `what`. */
+  body<T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T>;
+  /** The rollout named by the `:id` path parameter (404 when unknown), marked as active. */
+  rollout(c: Context): Rollout;
+}
+
+export function trainerContext(options: TrainerRouteOptions): TrainerContext {
+  return {
+    options,
+    async body(c, schema, what) {
+      const raw = c.req.header("content-length") === "0" || !c.req.raw.body
+        ? {}
+        : await readJsonBody(c.req.raw, options.maxBodyBytes);
+      try {
+        return parseOrThrow(schema, raw ?? {}, what);
+      } catch (e) {
+        throw new GatewayError(400, (e as Error).message);
+      }
+    },
+    rollout(c) {
+      const r = options.rollouts.require(c.req.param("id")!);
+      r.touch();
+      return r;
+    },
+  };
+}
+
+/** The id transport a trainer-API request asks for (`?ids=`, `Accept`); JSON by default. */
+export function idEncoding(c: Context): IdEncoding {
+  return requestedIdEncoding(c.req.query("ids"), c.req.header("accept"));
+}
