@@ -6,7 +6,7 @@
  * @module
  */
 import { createGateway } from "../gateway/mod.ts";
-import { toCanonicalRequest } from "../gateway/openai_chat/mod.ts";
+import { toCanonicalRequest } from "../gateway/agent/openai_chat/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import { TurnTree } from "../trajectory/mod.ts";
 import { agentSteps, sampledText, SYSTEM_PROMPT, TASK } from "./agent_history.ts";

@@ -18,7 +18,7 @@
  */
 import process from "node:process";
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "../gateway/mod.ts";
-import { toCanonicalRequest } from "../gateway/openai_chat/mod.ts";
+import { toCanonicalRequest } from "../gateway/agent/openai_chat/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { promptIds, RolloutStore, type Turn, TurnRunner } from "../trajectory/mod.ts";
 import { chatBody } from "./http_fixture.ts";

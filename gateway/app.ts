@@ -23,18 +23,17 @@ import {
   type TurnLimits,
   type TurnRunner,
 } from "../trajectory/mod.ts";
-import type { Upstream } from "./black_box/mod.ts";
-import { agentRoutes } from "./agent_routes.ts";
 import {
+  agentRoutes,
   BUILTIN_HOST_TOOLS,
   DEFAULT_MAX_TOOL_BODY_BYTES,
   DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
   type HostTool,
   hostToolRoutes,
-} from "./host_tools.ts";
+  type Upstream,
+} from "./agent/mod.ts";
 import { trainerRoutes } from "./trainer/mod.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "./read_body.ts";
-import { DEFAULT_KEEPALIVE_MS } from "./sse_response.ts";
+import { DEFAULT_KEEPALIVE_MS, DEFAULT_MAX_BODY_BYTES, uiAuth } from "./http/mod.ts";
 import { browserGuard } from "./security/mod.ts";
 import {
   accessLog,
@@ -44,7 +43,6 @@ import {
   Readiness,
 } from "./operations/mod.ts";
 import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
-import { uiAuth } from "./ui_auth.ts";
 
 /** Every bound the gateway puts on what clients send; each has a default. */
 export interface GatewayLimits extends TurnLimits {

@@ -33,14 +33,23 @@ export {
   type GatewayTimeouts,
 } from "./app.ts";
 export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./trainer/mod.ts";
-export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";
+export {
+  type ConnectionLimits,
+  DEFAULT_MAX_BODY_BYTES,
+  type HttpTimeouts,
+  readJsonBody,
+  serveHttp,
+} from "./http/mod.ts";
 export { httpStatus } from "./http_errors.ts";
-export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
 export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
-export { anthropicAdapter } from "./anthropic/mod.ts";
-export { openaiChatAdapter } from "./openai_chat/mod.ts";
-export { responsesAdapter } from "./responses/mod.ts";
+export {
+  anthropicAdapter,
+  AnthropicUpstream,
+  openaiChatAdapter,
+  OpenAIUpstream,
+  responsesAdapter,
+  upstreamsFromFlags,
+} from "./agent/mod.ts";
 export { isLoopbackHost, requireTokenForPublicBind, sameToken } from "./security/mod.ts";
 export { GatewayError } from "./gateway_error.ts";
 export { GatewayMetrics, operationsRoutes, Readiness } from "./operations/mod.ts";
-export { AnthropicUpstream, OpenAIUpstream, upstreamsFromFlags } from "./black_box/mod.ts";

@@ -1,6 +1,6 @@
 /**
  * The contract every wire protocol module implements. Conversions are pure: no I/O here, the
- * route in `gateway/agent_routes.ts` does the HTTP.
+ * route in `gateway/agent/agent_routes.ts` does the HTTP.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { toCanonicalRequest as chatToCanonical } from "../gateway/openai_chat/mod.ts";
-import { toCanonicalRequest as responsesToCanonical } from "../gateway/responses/mod.ts";
+import { toCanonicalRequest as chatToCanonical } from "../gateway/agent/openai_chat/mod.ts";
+import { toCanonicalRequest as responsesToCanonical } from "../gateway/agent/responses/mod.ts";
 import type { Message } from "../canonical/mod.ts";
 import { PolicyModel } from "./policy_model.ts";
 import { SYSTEM_JOINER, toTemplateMessages, toTemplateTools } from "./template_input.ts";

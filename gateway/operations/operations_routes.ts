@@ -6,7 +6,7 @@
  * @module
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { presentedToken } from "../auth.ts";
+import { presentedToken } from "../http/mod.ts";
 import { sameToken } from "../security/mod.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "./prometheus.ts";

@@ -11,7 +11,7 @@ import type { PauseGate } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout, RolloutActions, SampleOptions } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
-import { readJsonBody } from "../read_body.ts";
+import { readJsonBody } from "../http/mod.ts";
 import { type IdEncoding, requestedIdEncoding } from "./id_transport.ts";
 import { parseOrThrow } from "./trainer_schema.ts";
 

@@ -9,7 +9,7 @@
  */
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { presentedToken } from "../auth.ts";
+import { presentedToken } from "../http/mod.ts";
 import { httpStatus } from "../http_errors.ts";
 import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
 import { pauseRoutes } from "./pause_routes.ts";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { LABEL_ACTIONS, POLICY_LABELS } from "../../trajectory/mod.ts";
-import { describeIssues } from "../zod_issues.ts";
+import { describeIssues } from "../http/mod.ts";
 import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 
 export const SamplingSchema = z.object({

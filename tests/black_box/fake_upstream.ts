@@ -1,7 +1,7 @@
 /**
  * TEST DOUBLE for hosted APIs: a loopback server that answers Anthropic `/v1/messages` and OpenAI
  * `/v1/chat/completions` / `/v1/responses` by replaying the streams the real CLIs accepted in the
- * recorded captures (`gateway/<protocol>/__fixtures__`), or the matching JSON body for
+ * recorded captures (`gateway/agent/<protocol>/__fixtures__`), or the matching JSON body for
  * `stream:false`. It records the bodies it received.
  *
  * @module
@@ -20,9 +20,9 @@ function captures(file: string): Capture[] {
 }
 
 export const FIXTURES = {
-  anthropic: captures("gateway/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
-  chat: captures("gateway/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
-  responses: captures("gateway/responses/__fixtures__/codex-0.169.0.jsonl"),
+  anthropic: captures("gateway/agent/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
+  chat: captures("gateway/agent/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
+  responses: captures("gateway/agent/responses/__fixtures__/codex-0.169.0.jsonl"),
 };
 
 /** The JSON payloads of a captured stream's events. */

@@ -23,9 +23,9 @@ export function cliToolLists(): { cli: string; tools: ToolSpec[] }[] {
     if (description !== undefined) t.description = description;
     return t;
   };
-  const claude = firstBody("../../gateway/anthropic/__fixtures__/claude-code-2.1.330.jsonl");
-  const codex = firstBody("../../gateway/responses/__fixtures__/codex-0.169.0.jsonl");
-  const pi = firstBody("../../gateway/openai_chat/__fixtures__/pi-0.73.1.jsonl");
+  const claude = firstBody("../../gateway/agent/anthropic/__fixtures__/claude-code-2.1.330.jsonl");
+  const codex = firstBody("../../gateway/agent/responses/__fixtures__/codex-0.169.0.jsonl");
+  const pi = firstBody("../../gateway/agent/openai_chat/__fixtures__/pi-0.73.1.jsonl");
   return [
     {
       cli: "claude-code",

@@ -2,7 +2,7 @@
  * Records what the real agent CLIs send, as fixtures: each session runs one CLI through its
  * harness plugin (the exact config files, environment and arguments a rollout uses) against the
  * recording server of `fake_llm.ts`, in a fresh git repository, with an egress probe as its proxy.
- * The requests land in `gateway/<protocol>/__fixtures__/<cli>-<version>.<session>.jsonl`, with
+ * The requests land in `gateway/agent/<protocol>/__fixtures__/<cli>-<version>.<session>.jsonl`, with
  * the run's temporary paths replaced by `<workdir>` and `<home>`; a summary line per session
  * (exit code, completion, requests, outside attempts) is printed.
  *
@@ -88,7 +88,7 @@ const PROTOCOL_DIRS = { chat: "openai_chat", anthropic: "anthropic", responses: 
 export function fixturePath(s: { cli: Harness; session: string; harness: Harness }): URL {
   const dir = PROTOCOL_DIRS[s.harness.protocol];
   return new URL(
-    `../../gateway/${dir}/__fixtures__/${s.cli.name}-${s.cli.version}.${s.session}.jsonl`,
+    `../../gateway/agent/${dir}/__fixtures__/${s.cli.name}-${s.cli.version}.${s.session}.jsonl`,
     import.meta.url,
   );
 }

@@ -40,7 +40,7 @@ interface Recording {
 function recordings(): Recording[] {
   const out: Recording[] = [];
   for (const [dir, protocol] of [["openai_chat", "chat"], ["anthropic", "anthropic"]] as const) {
-    const url = new URL(`gateway/${dir}/__fixtures__/`, ROOT);
+    const url = new URL(`gateway/agent/${dir}/__fixtures__/`, ROOT);
     for (const e of Deno.readDirSync(url)) {
       const m = CLIS.exec(e.name);
       if (!m) continue;

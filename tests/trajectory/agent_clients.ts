@@ -184,9 +184,9 @@ function records(path: string): Json[] {
 
 /** The request records of a capture, parsed fresh (tests may mutate them). */
 export const fixtures = {
-  claudeCode: () => records("gateway/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
-  pi: () => records("gateway/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
-  codex: () => records("gateway/responses/__fixtures__/codex-0.169.0.jsonl"),
+  claudeCode: () => records("gateway/agent/anthropic/__fixtures__/claude-code-2.1.330.jsonl"),
+  pi: () => records("gateway/agent/openai_chat/__fixtures__/pi-0.73.1.jsonl"),
+  codex: () => records("gateway/agent/responses/__fixtures__/codex-0.169.0.jsonl"),
   /** Claude Code sending a recorded `\uXXXX` tool input back decoded (`capture_claude_code.ts`). */
   claudeCodeUnicodeEscape: () =>
     records("tests/trajectory/__fixtures__/claude-code-2.1.330-unicode-escape.jsonl"),

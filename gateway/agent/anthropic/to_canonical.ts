@@ -1,0 +1,186 @@
+/**
+ * Anthropic Messages request → canonical request.
+ *
+ * The canonical form keeps only what the model sees, so every representation Claude Code uses
+ * for the same history converts to the same value: `cache_control` is ignored, a string content
+ * equals a single text block, thinking `signature`s and `redacted_thinking` are dropped, and the
+ * `x-anthropic-billing-header` system block (which changes between sessions) is stripped.
+ *
+ * @module
+ */
+import type { z } from "zod";
+import type {
+  AssistantMessage,
+  CanonicalRequest,
+  Message,
+  SamplingParams,
+  ToolCall,
+  ToolSpec,
+} from "../../../canonical/mod.ts";
+import { InvalidRequestError } from "../../protocol.ts";
+import { describeIssues } from "../../http/mod.ts";
+import {
+  CONTENT_BLOCKS,
+  CountTokensRequest,
+  type Message as WireMessage,
+  type MessageContent,
+  MessagesRequest,
+  narrowBlock,
+  type Tool,
+  TOOL_RESULT_BLOCKS,
+  type ToolResultContentBlock,
+} from "./schema.ts";
+
+/** Claude Code's attribution block; differs per version/session, carries nothing for the model. */
+const BILLING_HEADER_PREFIX = "x-anthropic-billing-header:";
+
+/** Validates and converts a `POST /v1/messages` body; throws `InvalidRequestError`. */
+export function toCanonicalRequest(body: unknown): CanonicalRequest {
+  return convert(parse(MessagesRequest, body));
+}
+
+/** Validates and converts a `POST /v1/messages/count_tokens` body (no `max_tokens` needed). */
+export function toCanonicalCountTokensRequest(body: unknown): CanonicalRequest {
+  return { ...convert(parse(CountTokensRequest, body)), stream: false };
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new InvalidRequestError("request body must be a JSON object");
+  }
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    throw new InvalidRequestError(describeIssues(result.error.issues));
+  }
+  return result.data;
+}
+
+function convert(req: MessagesRequest | CountTokensRequest): CanonicalRequest {
+  const messages: Message[] = [];
+  pushSystem(messages, req.system);
+  for (const message of req.messages) messages.push(...convertMessage(message));
+  return {
+    protocol: "anthropic",
+    model: req.model,
+    messages,
+    tools: (req.tools ?? []).flatMap(convertTool),
+    sampling: sampling(req),
+    stream: req.stream ?? false,
+  };
+}
+
+function pushSystem(messages: Message[], system: MessageContent | undefined): void {
+  if (system === undefined) return;
+  const texts = typeof system === "string" ? [system] : system.flatMap((raw) => {
+    const block = narrowBlock(CONTENT_BLOCKS, raw);
+    return block?.type === "text" ? [block.text] : [];
+  });
+  const content = texts.filter((text) => !text.startsWith(BILLING_HEADER_PREFIX)).join("\n");
+  if (content !== "") messages.push({ role: "system", content });
+}
+
+function convertMessage(message: WireMessage): Message[] {
+  switch (message.role) {
+    case "system": {
+      const out: Message[] = [];
+      pushSystem(out, message.content);
+      return out;
+    }
+    case "user":
+      return convertUser(message.content);
+    case "assistant":
+      return [convertAssistant(message.content)];
+  }
+}
+
+/**
+ * Tool results come first: in the canonical (OpenAI-chat) order they answer the preceding
+ * assistant turn, and any text the client put next to them is a new user message after them.
+ */
+function convertUser(content: MessageContent): Message[] {
+  if (typeof content === "string") return [{ role: "user", content }];
+  const tools: Message[] = [];
+  const texts: string[] = [];
+  for (const raw of content) {
+    const block = narrowBlock(CONTENT_BLOCKS, raw);
+    switch (block?.type) {
+      case "text":
+        texts.push(block.text);
+        break;
+      case "image":
+      case "document":
+        texts.push(`[${block.type}]`);
+        break;
+      case "tool_result":
+        tools.push({
+          role: "tool",
+          tool_call_id: block.tool_use_id,
+          content: toolResultText(block.content),
+        });
+        break;
+    }
+  }
+  // A message of only tool results has no user text; any other message keeps its user turn.
+  if (texts.length === 0 && tools.length > 0) return tools;
+  return [...tools, { role: "user", content: texts.join("\n") }];
+}
+
+function toolResultText(content: string | ToolResultContentBlock[] | undefined): string {
+  if (content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content.flatMap((raw) => {
+    const block = narrowBlock(TOOL_RESULT_BLOCKS, raw);
+    if (block === undefined) return [];
+    return block.type === "text" ? [block.text] : [`[${block.type}]`];
+  }).join("\n");
+}
+
+function convertAssistant(content: MessageContent): AssistantMessage {
+  if (typeof content === "string") return { role: "assistant", content };
+  const reasoning: string[] = [];
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const raw of content) {
+    const block = narrowBlock(CONTENT_BLOCKS, raw);
+    switch (block?.type) {
+      case "thinking":
+        reasoning.push(block.thinking);
+        break;
+      case "text":
+        texts.push(block.text);
+        break;
+      case "tool_use":
+        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+        break;
+    }
+  }
+  const message: AssistantMessage = { role: "assistant", content: texts.join("") };
+  if (reasoning.length > 0) message.reasoning_content = reasoning.join("\n");
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return message;
+}
+
+/**
+ * Server tools (`web_search_20250305`, …) run at Anthropic, not in the client, and have no
+ * schema a template could render; they are dropped. Client tools keep the original in `raw`,
+ * minus `cache_control` (it moves between requests and must not make two requests differ).
+ */
+function convertTool(tool: Tool): ToolSpec[] {
+  const isServerTool = tool.type !== undefined && tool.type !== "custom";
+  if (isServerTool && tool.input_schema === undefined) return [];
+  const { cache_control: _, ...raw } = tool;
+  const spec: ToolSpec = { name: tool.name, kind: "function", raw };
+  if (tool.description !== undefined) spec.description = tool.description;
+  if (tool.input_schema !== undefined) spec.parameters = tool.input_schema;
+  return [spec];
+}
+
+/** Only the parameters the client set, so absent and unset compare equal. */
+function sampling(req: MessagesRequest | CountTokensRequest): SamplingParams {
+  const out: SamplingParams = {};
+  if (req.max_tokens !== undefined) out.max_tokens = req.max_tokens;
+  if (req.temperature !== undefined) out.temperature = req.temperature;
+  if (req.top_p !== undefined) out.top_p = req.top_p;
+  if (req.stop_sequences !== undefined) out.stop = req.stop_sequences;
+  return out;
+}

@@ -1,0 +1,153 @@
+/**
+ * Chat Completions request → canonical request. The canonical form is already chat-shaped, so this
+ * is mostly flattening: array contents become strings, `developer` becomes `system`, tool calls
+ * lose their wire envelope. Nothing is merged or reordered here: system-message placement is the
+ * template's business, and history matching needs the messages one-to-one with the wire.
+ *
+ * @module
+ */
+import type {
+  CanonicalRequest,
+  Message,
+  SamplingParams,
+  ToolCall,
+  ToolSpec,
+} from "../../../canonical/mod.ts";
+import { InvalidRequestError } from "../../protocol.ts";
+import { describeIssues } from "../../http/mod.ts";
+import {
+  type ChatContent,
+  type ChatMessage,
+  type ChatRequest,
+  ChatRequestSchema,
+  type ChatTool,
+} from "./schema.ts";
+
+/**
+ * What a `custom` (free-form) tool looks like to the template: one string argument `input`.
+ * A fresh object per call, so no request can alter another's tool list.
+ */
+function customToolParameters(): Record<string, unknown> {
+  return { type: "object", properties: { input: { type: "string" } }, required: ["input"] };
+}
+
+/** Validates a Chat Completions body and converts it; throws `InvalidRequestError`. */
+export function toCanonicalRequest(body: unknown): CanonicalRequest {
+  const parsed = ChatRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    throw new InvalidRequestError(
+      `invalid chat completions request: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  const req = parsed.data;
+  return {
+    protocol: "chat",
+    model: req.model,
+    messages: req.messages.map(toMessage),
+    tools: (req.tools ?? []).flatMap(toToolSpec),
+    sampling: toSampling(req),
+    stream: req.stream ?? false,
+    includeUsage: req.stream_options?.include_usage === true,
+  };
+}
+
+/** Parts are joined with newlines; media only leaves a marker, the policy cannot see it anyway. */
+export function flattenContent(content: ChatContent | undefined): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .map((part) => {
+      switch (part.type) {
+        case "text":
+          return part.text;
+        case "refusal":
+          return part.refusal;
+        case "image_url":
+          return "[image]";
+        case "input_audio":
+          return "[audio]";
+        case "file":
+          return "[file]";
+      }
+    })
+    .join("\n");
+}
+
+function toMessage(message: ChatMessage): Message {
+  switch (message.role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: flattenContent(message.content) };
+    case "user":
+      return { role: "user", content: flattenContent(message.content) };
+    case "tool":
+      return {
+        role: "tool",
+        content: flattenContent(message.content),
+        tool_call_id: message.tool_call_id,
+      };
+    case "function":
+      return { role: "tool", content: flattenContent(message.content), tool_call_id: message.name };
+    case "assistant": {
+      const reasoning = message.reasoning_content ||
+        (typeof message.reasoning === "string" ? message.reasoning : "");
+      const calls: ToolCall[] = (message.tool_calls ?? []).map((call) =>
+        call.type === "custom"
+          ? {
+            id: call.id,
+            name: call.custom.name,
+            arguments: JSON.stringify({ input: call.custom.input }),
+            kind: "custom",
+          }
+          : { id: call.id, name: call.function.name, arguments: call.function.arguments }
+      );
+      if (message.function_call) {
+        // Legacy calls have no id; the legacy `function` result links back by name.
+        const { name, arguments: args } = message.function_call;
+        calls.push({ id: name, name, arguments: args });
+      }
+      return {
+        role: "assistant",
+        content: flattenContent(message.content),
+        ...(reasoning ? { reasoning_content: reasoning } : {}),
+        ...(calls.length ? { tool_calls: calls } : {}),
+      };
+    }
+  }
+}
+
+/** Function and custom tools are kept; other kinds (e.g. hosted tools) cannot be rendered. */
+function toToolSpec(tool: ChatTool): ToolSpec[] {
+  if (tool.type === "function" && tool.function) {
+    const { name, description, parameters } = tool.function;
+    return [{
+      name,
+      ...(description ? { description } : {}),
+      parameters: parameters ?? { type: "object", properties: {} },
+      kind: "function",
+      raw: tool,
+    }];
+  }
+  if (tool.type === "custom" && tool.custom) {
+    const { name, description } = tool.custom;
+    return [{
+      name,
+      ...(description ? { description } : {}),
+      parameters: customToolParameters(),
+      kind: "custom",
+      raw: tool,
+    }];
+  }
+  return [];
+}
+
+/** `max_completion_tokens` is the current name; `max_tokens` the deprecated one. */
+function toSampling(req: ChatRequest): SamplingParams {
+  const sampling: SamplingParams = {};
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (maxTokens != null) sampling.max_tokens = maxTokens;
+  if (req.temperature != null) sampling.temperature = req.temperature;
+  if (req.top_p != null) sampling.top_p = req.top_p;
+  if (req.stop != null) sampling.stop = typeof req.stop === "string" ? [req.stop] : req.stop;
+  return sampling;
+}

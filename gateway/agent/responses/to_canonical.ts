@@ -1,0 +1,187 @@
+/**
+ * Responses request → canonical request. The Responses API spreads one assistant turn over several
+ * items (`reasoning`, `message`, `function_call`, …); the canonical form, like a chat template,
+ * wants one assistant message per turn, so consecutive assistant-side items are grouped back
+ * together. Opaque echoes (`encrypted_content`, item ids, statuses) are dropped: they never reach
+ * the model, and history matching compares only what the model sees.
+ *
+ * @module
+ */
+import type {
+  AssistantMessage,
+  CanonicalRequest,
+  Message,
+  SamplingParams,
+  ToolSpec,
+} from "../../../canonical/mod.ts";
+import {
+  type ContentPart,
+  type InputItem,
+  parseResponsesRequest,
+  type ResponsesRequest,
+  type Tool,
+} from "./schema.ts";
+
+/** The argument schema a free-form (`custom`) tool gets: one raw string `input`. */
+export const CUSTOM_TOOL_PARAMETERS = {
+  type: "object",
+  properties: { input: { type: "string" } },
+  required: ["input"],
+};
+
+/** Flattens message or tool-output content to the text the model sees. */
+export function contentText(content: string | ContentPart[]): string {
+  if (typeof content === "string") return content;
+  return content.flatMap((part): string[] => {
+    switch (part.type) {
+      case "input_text":
+      case "output_text":
+      case "text":
+        return [part.text];
+      case "refusal":
+        return [part.refusal];
+      case "input_image":
+        return ["[image]"];
+      case "input_file":
+        return ["[file]"];
+      default:
+        return [];
+    }
+  }).join("\n");
+}
+
+type Reasoning = Extract<InputItem, { type: "reasoning" }>;
+
+/** The summary text when there is one, else the raw `reasoning_text` parts. */
+function reasoningText(item: Reasoning): string {
+  const summary = (item.summary ?? []).map((s) => s.text).join("\n");
+  if (summary !== "") return summary;
+  return (item.content ?? []).filter((c) => c.type === "reasoning_text").map((c) => c.text)
+    .join("\n");
+}
+
+/** Converts the input items, grouping each run of assistant-side items into one message. */
+function toMessages(input: ResponsesRequest["input"]): Message[] {
+  if (typeof input === "string") return [{ role: "user", content: input }];
+  const messages: Message[] = [];
+  let group: AssistantMessage | undefined;
+  /** The current assistant group, or a fresh one when `startNew` says it is already used. */
+  const groupFor = (startNew: (g: AssistantMessage) => boolean): AssistantMessage => {
+    if (!group || startNew(group)) {
+      group = { role: "assistant", content: "" };
+      messages.push(group);
+    }
+    return group;
+  };
+  const hasOutput = (g: AssistantMessage) => g.content !== "" || (g.tool_calls?.length ?? 0) > 0;
+
+  for (const item of input) {
+    switch (item.type) {
+      case "reasoning": {
+        const g = groupFor((g) => hasOutput(g) || g.reasoning_content !== undefined);
+        const text = reasoningText(item);
+        if (text !== "") g.reasoning_content = text;
+        break;
+      }
+      case "function_call":
+      case "custom_tool_call": {
+        const g = groupFor(() => false);
+        g.tool_calls ??= [];
+        g.tool_calls.push(
+          item.type === "function_call"
+            ? { id: item.call_id, name: item.name, arguments: item.arguments }
+            : {
+              id: item.call_id,
+              name: item.name,
+              arguments: JSON.stringify({ input: item.input }),
+              kind: "custom",
+            },
+        );
+        break;
+      }
+      case "message": {
+        const content = contentText(item.content);
+        if (item.role === "assistant") {
+          groupFor(hasOutput).content = content;
+          break;
+        }
+        group = undefined;
+        messages.push({ role: item.role === "user" ? "user" : "system", content });
+        break;
+      }
+      case "function_call_output":
+      case "custom_tool_call_output":
+        group = undefined;
+        messages.push({
+          role: "tool",
+          tool_call_id: item.call_id,
+          content: contentText(item.output),
+        });
+        break;
+      case "ignored":
+        // Unknown item types (web_search_call, item_reference, …) carry nothing we can render and do
+        // not interrupt an assistant turn.
+        break;
+    }
+  }
+  return messages;
+}
+
+function functionSpec(tool: Extract<Tool, { type: "function" }>): ToolSpec {
+  return {
+    name: tool.name,
+    ...(tool.description != null && { description: tool.description }),
+    ...(tool.parameters !== undefined && { parameters: tool.parameters }),
+    kind: "function",
+    raw: tool,
+  };
+}
+
+/** Tools the model can call: functions, custom tools and the functions inside namespaces. */
+function toToolSpecs(tools: Tool[]): ToolSpec[] {
+  return tools.flatMap((tool): ToolSpec[] => {
+    switch (tool.type) {
+      case "function":
+        return [functionSpec(tool)];
+      case "custom":
+        return [{
+          name: tool.name,
+          ...(tool.description != null && { description: tool.description }),
+          parameters: CUSTOM_TOOL_PARAMETERS,
+          kind: "custom",
+          raw: tool,
+        }];
+      case "namespace":
+        return tool.tools.flatMap((t) => t.type === "function" ? [functionSpec(t)] : []);
+      default:
+        return [];
+    }
+  });
+}
+
+function toSampling(body: ResponsesRequest): SamplingParams {
+  const sampling: SamplingParams = {};
+  if (body.max_output_tokens != null) sampling.max_tokens = body.max_output_tokens;
+  if (body.temperature != null) sampling.temperature = body.temperature;
+  if (body.top_p != null) sampling.top_p = body.top_p;
+  return sampling;
+}
+
+/**
+ * Validates a Responses request body and converts it to the canonical request.
+ * Throws `InvalidRequestError` (message names the offending field) when the body does not fit.
+ */
+export function toCanonicalRequest(body: unknown): CanonicalRequest {
+  const parsed = parseResponsesRequest(body);
+  const instructions: Message[] = parsed.instructions
+    ? [{ role: "system", content: parsed.instructions }]
+    : [];
+  return {
+    protocol: "responses",
+    model: parsed.model,
+    messages: [...instructions, ...toMessages(parsed.input)],
+    tools: toToolSpecs(parsed.tools ?? []),
+    sampling: toSampling(parsed),
+    stream: parsed.stream ?? false,
+  };
+}

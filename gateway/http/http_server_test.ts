@@ -1,0 +1,165 @@
+/** The HTTP server's timeouts and streaming, over real sockets with hand-written HTTP. */
+import assert from "node:assert/strict";
+import { serveHttp } from "./http_server.ts";
+import { GatewayError } from "../gateway_error.ts";
+
+const TIMEOUTS = { headerMs: 300, bodyIdleMs: 300, idleMs: 500 };
+
+/** Sends `raw`, then reads until the server closes the connection (or `waitMs` passes). */
+async function exchange(
+  port: number,
+  raw: string,
+  waitMs = 5_000,
+): Promise<{ text: string; closedAfterMs: number | null }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const started = Date.now();
+  if (raw) await conn.write(new TextEncoder().encode(raw));
+  const chunks: string[] = [];
+  const buf = new Uint8Array(4096);
+  const timer = setTimeout(() => conn.close(), waitMs);
+  let closedAfterMs: number | null = null;
+  try {
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) {
+        closedAfterMs = Date.now() - started;
+        break;
+      }
+      chunks.push(new TextDecoder().decode(buf.subarray(0, n)));
+    }
+  } catch { /* closed by our own timer */ }
+  clearTimeout(timer);
+  try {
+    conn.close();
+  } catch { /* already closed */ }
+  return { text: chunks.join(""), closedAfterMs };
+}
+
+async function withServer(
+  handler: (req: Request) => Response | Promise<Response>,
+  run: (port: number) => Promise<void>,
+) {
+  const server = await serveHttp(handler, { hostname: "127.0.0.1", port: 0, timeouts: TIMEOUTS });
+  try {
+    await run(server.addr.port);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+Deno.test("http server: a connection that never completes its request head is closed", async () => {
+  await withServer(() => new Response("ok"), async (port) => {
+    const silent = await exchange(port, "");
+    assert.ok(silent.closedAfterMs !== null && silent.closedAfterMs < 3_000, "silent: closed");
+    const partial = await exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n");
+    assert.ok(partial.closedAfterMs !== null && partial.closedAfterMs < 3_000, "partial: closed");
+    assert.equal(partial.text, "", "nothing was answered");
+  });
+});
+
+Deno.test("http server: a stalled body gets a 408 and the connection closes", async () => {
+  await withServer(async (req) => {
+    try {
+      return new Response(`read ${(await req.text()).length}`);
+    } catch (e) {
+      assert.ok(e instanceof GatewayError);
+      return new Response(e.message, { status: e.status });
+    }
+  }, async (port) => {
+    const r = await exchange(
+      port,
+      "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc",
+    );
+    assert.match(r.text, /^HTTP\/1.1 408/);
+    assert.match(r.text, /the request body stalled/);
+    assert.ok(r.closedAfterMs !== null, "the connection closed");
+  });
+});
+
+Deno.test("http server: an idle kept-alive connection closes; one in use does not", async () => {
+  await withServer(async (req) => {
+    if (new URL(req.url).pathname === "/slow") await new Promise((r) => setTimeout(r, 1_200));
+    return new Response("ok");
+  }, async (port) => {
+    const idle = await exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert.match(idle.text, /^HTTP\/1.1 200/);
+    assert.ok(idle.closedAfterMs !== null && idle.closedAfterMs < 3_000, "idle: closed");
+    // A response that takes longer than every timeout still arrives: only waiting clients count.
+    const slow = await exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert.match(slow.text, /^HTTP\/1.1 200/);
+    assert.match(slow.text, /\r\nok\r\n/);
+  });
+});
+
+Deno.test("http server: streams the body as produced; a client that leaves aborts the request", async () => {
+  let aborted!: () => void;
+  const abortSeen = new Promise<void>((r) => aborted = r);
+  let cancelled!: () => void;
+  const cancelSeen = new Promise<void>((r) => cancelled = r);
+  await withServer((req) => {
+    req.signal.addEventListener("abort", () => aborted());
+    let timer: ReturnType<typeof setInterval>;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode("first\n"));
+        timer = setInterval(() => c.enqueue(new TextEncoder().encode("tick\n")), 50);
+      },
+      cancel() {
+        clearInterval(timer);
+        cancelled();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/plain" } });
+  }, async (port) => {
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    assert.match(new TextDecoder().decode(value), /first/);
+    await reader.cancel();
+    await Promise.all([abortSeen, cancelSeen]);
+  });
+});
+
+Deno.test("http server: request bodies and headers reach the handler unchanged", async () => {
+  await withServer(async (req) => {
+    const body = await req.text();
+    return Response.json({ body, auth: req.headers.get("authorization"), url: req.url });
+  }, async (port) => {
+    const big = "x".repeat(3 * 1024 * 1024);
+    const res = await fetch(`http://127.0.0.1:${port}/a/b?c=1`, {
+      method: "POST",
+      headers: { authorization: "Bearer t" },
+      body: big,
+    });
+    const json = await res.json();
+    assert.equal(json.body.length, big.length);
+    assert.equal(json.auth, "Bearer t");
+    assert.equal(new URL(json.url).pathname + new URL(json.url).search, "/a/b?c=1");
+  });
+});
+
+Deno.test("http server: a body the handler never read does not cut the kept-alive connection later", async () => {
+  const server = await serveHttp(() => new Response("ok"), {
+    hostname: "127.0.0.1",
+    port: 0,
+    timeouts: { headerMs: 2_000, bodyIdleMs: 200, bodyMs: 300, idleMs: 2_000 },
+  });
+  try {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+    const buf = new Uint8Array(4096);
+    const ask = async (raw: string) => {
+      await conn.write(new TextEncoder().encode(raw));
+      const n = await conn.read(buf);
+      return n === null ? null : new TextDecoder().decode(buf.subarray(0, n));
+    };
+    assert.match(
+      (await ask("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"))!,
+      /^HTTP\/1.1 200/,
+    );
+    await new Promise((r) => setTimeout(r, 600)); // past both body clocks
+    assert.match((await ask("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))!, /^HTTP\/1.1 200/);
+    conn.close();
+  } finally {
+    await server.shutdown();
+  }
+});

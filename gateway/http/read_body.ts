@@ -1,0 +1,89 @@
+/**
+ * Reading a JSON request body under a size cap. Agents send whole histories (Claude Code's first
+ * request alone is 88 KB, tool results can be megabytes), so the cap is generous by default
+ * (64 MiB) and configurable; past it the client gets a 413, never a crashed process.
+ *
+ * @module
+ */
+import { GatewayError } from "../gateway_error.ts";
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How deep a request's JSON may nest. Real tool schemas nest a dozen levels; past this a 400
+ * says so, before anything that walks the value (templates, comparisons, the journal's
+ * `JSON.stringify`) could run out of stack.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
+  // A declared length is what the server reads, no more: one native read and decode (~0.2 ms
+  // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
+  const text = Number.isFinite(declared)
+    ? await request.text()
+    : await readCapped(request.body, maxBytes);
+  if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new GatewayError(400, `malformed JSON body: ${(e as Error).message}`);
+  }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw new GatewayError(
+      400,
+      `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; the gateway accepts at most ${MAX_JSON_DEPTH}`,
+    );
+  }
+  return value;
+}
+
+/** Whether `value` has arrays or objects more than `limit` levels deep (walked without recursion). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    const depth = depths.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) {
+        stack.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function tooLarge(maxBytes: number): GatewayError {
+  return new GatewayError(413, `request body exceeds the gateway's limit of ${maxBytes} bytes`);
+}

@@ -1,0 +1,63 @@
+/**
+ * Server-sent events with keep-alive comments while the answer is being produced (the trainer
+ * may take minutes; clients and proxies drop silent streams), and an in-stream error when
+ * production fails after the 200 was sent.
+ *
+ * @module
+ */
+import type { SseEvent } from "../protocol.ts";
+
+export const DEFAULT_KEEPALIVE_MS = 3000;
+
+export function encodeSse(e: SseEvent): string {
+  return (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`;
+}
+
+export interface SseOptions {
+  /** The events: all at once, or as they arrive (relayed from an upstream stream). */
+  produce(): Promise<SseEvent[] | AsyncIterable<SseEvent>>;
+  onError(error: unknown): SseEvent[];
+  keepAliveMs?: number;
+}
+
+export function sseResponse(options: SseOptions): Response {
+  const encoder = new TextEncoder();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (text: string) => {
+        if (!closed) controller.enqueue(encoder.encode(text));
+      };
+      write(": rollgate\n\n");
+      timer = setInterval(
+        () => write(": keep-alive\n\n"),
+        options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
+      );
+      options.produce()
+        .then(async (events) => {
+          for await (const e of events) write(encodeSse(e));
+        })
+        .catch((e) => options.onError(e).forEach((ev) => write(encodeSse(ev))))
+        .finally(() => {
+          clearInterval(timer);
+          if (!closed) {
+            closed = true;
+            controller.close();
+          }
+        });
+    },
+    cancel() {
+      // The client went away; the turn itself stays recorded and can be replayed on retry.
+      closed = true;
+      clearInterval(timer);
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
+  });
+}
