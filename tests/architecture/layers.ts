@@ -93,6 +93,41 @@ export function climbingImports(imports: readonly Import[], layers = LAYERS): st
   return [...out];
 }
 
+/**
+ * The rooms of the folders split inside (docs/design.md, "Inside `trajectory/` and `gateway/`"),
+ * lowest first, as the layers are: a room imports only rooms of a lower rank (and the files of the
+ * folder around it). A new room needs a place here and in the design.
+ */
+export const ROOMS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  trajectory: [["tree", "token_rows"], ["chains"], ["samples"], ["journaling"], [
+    "turns",
+    "export",
+  ]],
+  gateway: [["security"], ["http"], ["agent", "trainer", "operations"]],
+};
+
+/** Imports from one room of a folder into another that do not go down the room order. */
+export function climbingRoomImports(imports: readonly Import[], rooms = ROOMS): string[] {
+  const roomOf = (path: string) => {
+    const [top, room, ...rest] = path.split("/");
+    return rooms[top] && rest.length > 0 ? { top, room } : null;
+  };
+  const out = new Set<string>();
+  for (const { from, to } of imports) {
+    const a = roomOf(from), b = roomOf(to);
+    if (!a || !b || a.top !== b.top || a.room === b.room) continue;
+    const rank = (room: string) => rooms[a.top].findIndex((r) => r.includes(room));
+    const ra = rank(a.room), rb = rank(b.room);
+    for (const [room, r] of [[a.room, ra], [b.room, rb]] as const) {
+      if (r < 0) out.add(`${a.top}/${room}/ has no place in ROOMS (tests/architecture/layers.ts)`);
+    }
+    if (ra >= 0 && rb >= ra) {
+      out.add(`${from} imports ${to}: ${a.top}/${a.room}/ may not import ${a.top}/${b.room}/`);
+    }
+  }
+  return [...out];
+}
+
 /** Strongly connected components with more than one node (Tarjan), each sorted. */
 export function cycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
   const index = new Map<string, number>(), low = new Map<string, number>();

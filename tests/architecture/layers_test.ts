@@ -8,10 +8,12 @@ import { existsSync } from "node:fs";
 import { type Import, importSpecifiers, productFiles, readImports } from "./import_graph.ts";
 import {
   climbingImports,
+  climbingRoomImports,
   deepImports,
   fileCycles,
   folderCycles,
   LAYERS,
+  ROOMS,
   topFolder,
 } from "./layers.ts";
 
@@ -60,6 +62,26 @@ Deno.test("rules: climbing the layers, an unplaced folder and a forbidden lower 
     "scratch/ has no place in LAYERS (tests/architecture/layers.ts)",
     "cli/mod.ts imports main.ts: cli may not import main.ts (layer 8 → 9)",
   ]);
+});
+
+Deno.test("rules: a room importing a room that is not below it, or an unplaced room, fails", () => {
+  assert.deepEqual(
+    climbingRoomImports([
+      imp("trajectory/samples/samples.ts", "trajectory/tree/mod.ts"), // down: fine
+      imp("trajectory/turn.ts", "trajectory/samples/mod.ts"), // the folder's own files: not a room
+      imp("trajectory/tree/turn_tree.ts", "trajectory/token_rows/mod.ts"), // same rank
+      imp("trajectory/tree/turn_tree.ts", "trajectory/samples/mod.ts"),
+      imp("gateway/http/auth.ts", "gateway/agent/mod.ts"),
+      imp("gateway/agent/anthropic/stream.ts", "gateway/http/mod.ts"), // a nested room: its room's rank
+      imp("trajectory/scratch/x.ts", "trajectory/tree/mod.ts"),
+    ]),
+    [
+      "trajectory/tree/turn_tree.ts imports trajectory/token_rows/mod.ts: trajectory/tree/ may not import trajectory/token_rows/",
+      "trajectory/tree/turn_tree.ts imports trajectory/samples/mod.ts: trajectory/tree/ may not import trajectory/samples/",
+      "gateway/http/auth.ts imports gateway/agent/mod.ts: gateway/http/ may not import gateway/agent/",
+      "trajectory/scratch/ has no place in ROOMS (tests/architecture/layers.ts)",
+    ],
+  );
 });
 
 Deno.test("rules: loops between files and between folders are found", () => {
@@ -139,4 +161,16 @@ Deno.test("no files import each other in a loop", () => {
 
 Deno.test("no folders import each other in a loop", () => {
   assert.deepEqual(folderCycles(IMPORTS, hasMod), []);
+});
+
+Deno.test("the rooms of trajectory/ and gateway/ go down their order, and each has a place", () => {
+  assert.deepEqual(climbingRoomImports(IMPORTS), []);
+  for (const top of Object.keys(ROOMS)) {
+    const rooms = [...Deno.readDirSync(ROOT + top)].filter((e) =>
+      e.isDirectory && hasMod(`${top}/${e.name}`)
+    )
+      .map((e) => e.name);
+    assert.ok(rooms.length >= 3, `${top}/ has only ${rooms.length} rooms`);
+    assert.deepEqual(rooms.filter((r) => !ROOMS[top].some((rank) => rank.includes(r))), []);
+  }
 });
