@@ -26,7 +26,8 @@ from .schema import (
     Sample,
     ServeStats,
 )
-from .transport import HTTPResponse, StreamError, open_http_client
+from .http_client import open_http_client
+from .transport import HTTPResponse, StreamError
 from .tree import expand_compact_tree
 
 __all__ = ["RollgateClient", "Handler"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import ssl
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Mapping
@@ -317,17 +316,3 @@ class AsyncHTTPClient:
     async def _read_chunked(cls, reader: asyncio.StreamReader) -> bytes:
         return b"".join([chunk async for chunk in cls._chunked(reader)])
 
-
-def open_http_client(base_url: str, **options: Any) -> Any:
-    """An HTTP client for ``base_url``: on ``httpx`` when it is importable, else this module's own
-    standard-library transport. ``ROLLGATE_CLIENT_TRANSPORT=builtin`` (or ``httpx``) forces one."""
-    choice = os.environ.get("ROLLGATE_CLIENT_TRANSPORT", "")
-    if choice != "builtin":
-        try:
-            from .httpx_transport import HttpxHTTPClient
-        except ImportError:
-            if choice == "httpx":
-                raise
-        else:
-            return HttpxHTTPClient(base_url, **options)
-    return AsyncHTTPClient(base_url, **options)

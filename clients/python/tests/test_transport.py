@@ -15,7 +15,7 @@ except ImportError:
     import support  # type: ignore[no-redef] # noqa: F401
 
 from rollgate_client import AsyncHTTPClient, RollgateClient, RollgateError
-from rollgate_client.transport import open_http_client
+from rollgate_client.http_client import open_http_client
 
 try:
     from rollgate_client.httpx_transport import HttpxHTTPClient
