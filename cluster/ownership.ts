@@ -56,8 +56,11 @@ export class Ownership {
   }
 
   /**
-   * Reserves a new rollout id for this replica (epoch 1, or the next epoch of an expired one);
-   * returns the epoch, or undefined when the id is taken.
+   * Reserves a new rollout id for this replica (epoch 1, or the next epoch of an expired one, or
+   * of a reservation its dead owner left); returns the epoch, or undefined when the id is taken.
+   * A reservation is a create in progress: its `rollout_created` event turns it `active` in the
+   * same transaction, so a `reserved` row holds no event, and one whose lease lapsed with its
+   * owner's heartbeat is a create that died half-way; the raised epoch fences that owner.
    */
   async reserve(id: string): Promise<number | undefined> {
     const [row] = await this.sql<{ epoch: string }[]>`
@@ -66,6 +69,8 @@ export class Ownership {
       ON CONFLICT (id) DO UPDATE SET status = 'reserved', owner = ${this.replica},
         owner_url = ${this.url}, epoch = rollouts.epoch + 1, lease_until = ${this.#leaseEnd()}
         WHERE rollouts.status = 'expired'
+          OR (rollouts.status = 'reserved' AND rollouts.lease_until < now()
+            AND NOT ${this.#ownerBeats()})
       RETURNING epoch`;
     return row ? Number(row.epoch) : undefined;
   }
