@@ -184,7 +184,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const { store, runner } = rollouts;
   metrics.watch({
-    pendingRequests: () => gate.pendingCount(),
+    pendingRequests: () => requests.pendingCount(),
     activeRollouts: () => rollouts.list().filter((r) => r.status === "active").length,
     damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
   });

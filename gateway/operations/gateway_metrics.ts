@@ -36,8 +36,11 @@ export function failureKind(ended: EndedTurn): string {
 
 /** Live values read at scrape time. */
 export interface MetricSources {
-  /** Requests at the interception gate not yet resolved by a trainer. */
-  pendingRequests(): number;
+  /**
+   * Requests at the interception gate not yet resolved by a trainer; a replicated gateway counts
+   * its shared queue in the database (the same on every replica), hence the promise.
+   */
+  pendingRequests(): number | Promise<number>;
   /** Rollouts that still take turns. */
   activeRollouts(): number;
   /** Sample rows the journal found damaged and skipped. */
@@ -48,6 +51,8 @@ const startedAt = Date.now() / 1000;
 
 export class GatewayMetrics implements TurnObserver {
   readonly registry = new MetricsRegistry();
+  /** `pendingRequests` as read by the last scrape. */
+  #pending = 0;
   #sources: MetricSources | undefined;
   #httpInFlight = 0;
   readonly #turnsInFlight = new Map<string, number>();
@@ -89,7 +94,7 @@ export class GatewayMetrics implements TurnObserver {
       new Gauge(
         "rollgate_pending_requests",
         "Requests waiting at the interception gate for a trainer's completion.",
-        () => one(this.#sources?.pendingRequests() ?? 0),
+        () => one(this.#pending),
       ),
     );
     this.registry.add(
@@ -173,8 +178,16 @@ export class GatewayMetrics implements TurnObserver {
     this.responses.inc({ code: String(status) });
   }
 
-  /** The text format body for `GET /metrics`. */
-  render(): string {
+  /**
+   * The text format body for `GET /metrics`, with the live values read first. A count the
+   * database cannot give now (it is away) reads `NaN`, not a stale or made-up number.
+   */
+  async scrape(): Promise<string> {
+    try {
+      this.#pending = await (this.#sources?.pendingRequests() ?? 0);
+    } catch {
+      this.#pending = NaN;
+    }
     return this.registry.render();
   }
 }

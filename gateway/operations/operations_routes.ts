@@ -34,13 +34,13 @@ export function operationsRoutes(o: OperationsOptions): Hono {
     const report = await o.readiness.report();
     return c.json(report, report.ready ? 200 : 503);
   });
-  app.get("/metrics", (c) => {
+  app.get("/metrics", async (c) => {
     if (o.adminToken && !sameToken(presentedToken(c.req.raw.headers), o.adminToken)) {
       return c.json({
         error: { type: "unauthorized", message: "/metrics requires the admin token" },
       }, 401);
     }
-    return c.body(o.metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE });
+    return c.body(await o.metrics.scrape(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE });
   });
   return app;
 }

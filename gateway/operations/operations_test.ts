@@ -39,7 +39,16 @@ Deno.test("Prometheus text: HELP/TYPE, labels escaped, cumulative histogram buck
   );
 });
 
-Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend", () => {
+Deno.test("GatewayMetrics: a count read from a database is awaited; one it cannot give reads NaN", async () => {
+  const m = new GatewayMetrics();
+  let db: Promise<number> = Promise.resolve(7);
+  m.watch({ pendingRequests: () => db, activeRollouts: () => 0, damagedSamples: () => 0 });
+  assert.match(await m.scrape(), /^rollgate_pending_requests 7$/m);
+  db = Promise.reject(new Error("the database is unreachable"));
+  assert.match(await m.scrape(), /^rollgate_pending_requests NaN$/m);
+});
+
+Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend", async () => {
   const m = new GatewayMetrics();
   m.watch({ pendingRequests: () => 4, activeRollouts: () => 2, damagedSamples: () => 0 });
   m.turnStarted("gate");
@@ -54,7 +63,7 @@ Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend",
     addedMs: 1,
     error: new GenerationError("engine_timeout", "vLLM did not answer in 600 s"),
   });
-  const text = m.render();
+  const text = await m.scrape();
   const line = (prefix: string) => text.split("\n").find((l) => l.startsWith(prefix));
   assert.equal(
     line('rollgate_turns_total{backend="gate",outcome="done"}'),
@@ -140,8 +149,8 @@ Deno.test("access log: one line per request, no query, headers or body", async (
   for (const secret of ["sekrit", "secret=q", "private words"]) {
     assert.ok(!lines.join("\n").includes(secret), secret);
   }
-  assert.match(metrics.render(), /rollgate_http_responses_total\{code="201"\} 1/);
-  assert.match(metrics.render(), /rollgate_http_requests_in_flight 0/);
+  assert.match(await metrics.scrape(), /rollgate_http_responses_total\{code="201"\} 1/);
+  assert.match(await metrics.scrape(), /rollgate_http_requests_in_flight 0/);
 });
 
 Deno.test("accessLine format", () => {

@@ -1,7 +1,8 @@
 /**
  * Two trainers racing one completion on two replicas: exactly one is accepted (200), the other
  * gets 409 (already resolved), the agent gets the winner's tokens, and the rollout's log holds
- * exactly one completion event per request. Real PostgreSQL, two real gateway processes.
+ * exactly one completion event per request. Each replica's `/metrics` counts the shared queue's
+ * open requests. Real PostgreSQL, two real gateway processes.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
@@ -11,6 +12,13 @@ import { call, startReplicas } from "./replicas.ts";
 
 const ignore = skipGroup("replicated gateway (PostgreSQL)", postgresMissing());
 const REQUESTS = 12;
+
+/** `rollgate_pending_requests` as a replica's `/metrics` reports it. */
+async function pending(replica: { url: string }): Promise<number> {
+  const res = await call(`${replica.url}/metrics`);
+  assert.equal(res.status, 200);
+  return Number(/^rollgate_pending_requests (\S+)$/m.exec(String(res.json))![1]);
+}
 
 Deno.test({
   name: "cluster: two trainers complete one request on two replicas: exactly one 200, one 409",
@@ -32,6 +40,8 @@ Deno.test({
         const next = await call(`${b.url}/api/requests/next?wait=10&rollout=race${i}`);
         assert.equal(next.status, 200, JSON.stringify(next.json));
         const rid = next.json.request_id;
+        // Taken, not yet resolved: open in the shared queue, whichever replica is scraped.
+        if (i === 0) assert.deepEqual([await pending(a), await pending(b)], [1, 1]);
         // Two outputs the policy could have sampled: "Hello" and "Hi".
         const [fromA, fromB] = await Promise.all([
           call(`${a.url}/api/requests/${rid}/complete`, {
@@ -58,6 +68,7 @@ Deno.test({
         const seen = await call(`${a.url}/api/rollouts/race${i}`);
         assert.deepEqual(seen.json.turns, { total: 1, done: 1, pending: 0, failed: 0 });
       }
+      assert.deepEqual([await pending(a), await pending(b)], [0, 0]);
     } finally {
       await sql.end();
       await a.stop();
