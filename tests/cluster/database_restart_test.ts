@@ -71,6 +71,10 @@ Deno.test({
             }
           })();
         },
+      }).catch((e) => {
+        // What the replicas said, for a run that did not finish.
+        const said = replicas.map((r, i) => `replica ${i}:\n${r.output().slice(-4000)}`);
+        throw new Error(`${e.message}\n${said.join("\n")}`);
       });
       await restart;
       assert.equal(notReady.length, 2);
