@@ -22,6 +22,7 @@ import type { Sql } from "postgres";
 import {
   abortError,
   type Completion,
+  completionRows,
   type GateCompletion,
   GateError,
   type GateStats,
@@ -30,6 +31,7 @@ import {
   type Lease,
   type PendingRequest,
   type RequestQueue,
+  withVersionRuns,
 } from "../generation/mod.ts";
 import { isConnectionError, unpackArrays } from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
@@ -37,6 +39,8 @@ import { idsOf, RequestTable } from "./request_table.ts";
 
 interface Waiting {
   request: PendingRequest;
+  /** The chain's earlier token rows (a completion's must keep their dtype and row shape). */
+  rowsLike?: GenerationRequest["routedExpertsLike"];
   resolve(c: Completion): void;
   reject(e: Error): void;
   onTokens?: (ids: number[]) => void;
@@ -93,6 +97,7 @@ export class ClusterGate implements RequestQueue {
           sampling: req.sampling,
           routed_experts_from: req.routedExpertsFrom ?? 0,
         },
+        rowsLike: req.routedExpertsLike,
         resolve,
         reject,
         onTokens: req.onTokens,
@@ -116,7 +121,11 @@ export class ClusterGate implements RequestQueue {
   async #enqueue(w: Waiting): Promise<void> {
     await this.o.flushed();
     const r = w.request;
-    const inserted = await this.#table.insert({ ...r, maxTokens: r.sampling.max_tokens });
+    const inserted = await this.#table.insert({
+      ...r,
+      maxTokens: r.sampling.max_tokens,
+      rows: { promptLength: r.prompt_ids.length, from: r.routed_experts_from, like: w.rowsLike },
+    });
     // A restored turn's request may have been resolved before the crash.
     if (!inserted) await this.resolved(r.request_id);
   }
@@ -158,7 +167,15 @@ export class ClusterGate implements RequestQueue {
       if (arrays.logprobs) completion.logprobs = arrays.logprobs;
       if (data.weight_version !== undefined) completion.weight_version = data.weight_version;
       if (data.logprobs_mode !== undefined) completion.logprobs_mode = data.logprobs_mode;
-      this.#settle(w, () => w.resolve(completion));
+      if (row.routed_dtype && row.routed_shape && row.routed_experts) {
+        completion.routed_experts = {
+          dtype: row.routed_dtype,
+          shape: row.routed_shape,
+          bytes: row.routed_experts,
+        };
+      }
+      const resolved = withVersionRuns(completion, row.appended.byteLength / 4, row.versions);
+      this.#settle(w, () => w.resolve(resolved));
     } else if (row.state === "failed" && row.data) {
       const data = JSON.parse(row.data);
       this.#settle(
@@ -256,27 +273,27 @@ export class ClusterGate implements RequestQueue {
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 
-  async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
-    if (version !== undefined) {
-      // The pending row keeps the appended ids, not a version per chunk: refused, never dropped.
-      throw new GatewayError(
-        400,
-        "a replicated gateway (--database-url) does not keep weight_version per appended chunk yet: send it with the completion",
-      );
-    }
-    return await this.#guard(() => this.#table.append(requestId, ids));
+  append(requestId: string, ids: number[], version?: string | number): Promise<void> {
+    return this.#guard(() => this.#table.append(requestId, ids, version));
   }
 
-  /** The trainer's completion, accepted at most once whichever replica it reaches. */
-  async complete(requestId: string, c: GateCompletion): Promise<void> {
-    const { routed_experts, ...completion } = c;
-    if (routed_experts !== undefined) {
-      throw new GatewayError(
-        400,
-        "a replicated gateway (--database-url) does not keep routed_experts yet: complete without them or run one gateway",
-      );
-    }
-    return await this.#guard(() => this.#table.complete(requestId, completion));
+  /**
+   * The trainer's completion, accepted at most once whichever replica it reaches. Its
+   * `routed_experts` are checked here first, as one gateway checks them (a bad body is a 400
+   * that changes nothing), then carried to the owner by the request's row.
+   */
+  complete(requestId: string, c: GateCompletion): Promise<void> {
+    const { routed_experts: wire, ...completion } = c;
+    return this.#guard(async () => {
+      const rows = wire
+        ? completionRows(
+          await this.#table.rowsExpected(requestId, c.output_ids),
+          wire,
+          c.output_ids.length,
+        )
+        : undefined;
+      await this.#table.complete(requestId, completion, rows);
+    });
   }
 
   fail(requestId: string, error: string, status?: number): Promise<void> {

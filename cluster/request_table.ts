@@ -9,7 +9,16 @@
  */
 import type { Sql } from "postgres";
 import { Buffer } from "node:buffer";
-import { type Completion, GateError, type GateStats, type Lease } from "../generation/mod.ts";
+import {
+  type Completion,
+  GateError,
+  type GateStats,
+  type Lease,
+  type RowDtype,
+  type RowsExpected,
+  type TokenRows,
+  type VersionRun,
+} from "../generation/mod.ts";
 import { packArrays } from "../journal/mod.ts";
 
 /** The states a request can still be taken, leased, completed or failed in. */
@@ -34,8 +43,23 @@ export interface Outcome {
   state: string;
   reason: string | null;
   appended: Uint8Array;
+  /** Weight versions of the appended chunks, each from where it starts. */
+  versions: VersionRun[];
   data: string | null;
   arrays: Uint8Array | null;
+  /** The completion's `routed_experts`, when it had them. */
+  routed_dtype: RowDtype | null;
+  routed_shape: number[] | null;
+  routed_experts: Uint8Array | null;
+}
+
+/** What the owner queues: the request and what its completion will be checked against. */
+export interface QueuedRequest {
+  request_id: string;
+  rollout_id: string;
+  turn_id: string;
+  maxTokens: number;
+  rows: RowsExpected;
 }
 
 export class RequestTable {
@@ -47,12 +71,15 @@ export class RequestTable {
   ) {}
 
   /** Queues a request; false when it was there already (a restored turn's). */
-  async insert(r: { request_id: string; rollout_id: string; turn_id: string; maxTokens: number }) {
+  async insert(r: QueuedRequest) {
+    const like = r.rows.like ? JSON.stringify(r.rows.like) : null;
     const [row] = await this.sql<{ inserted: boolean }[]>`
       WITH ins AS (
-        INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens)
+        INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens,
+          prompt_len, rows_from, rows_like)
         VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id}, 'queued',
-          ${this.defaultLeaseMs}, ${r.maxTokens})
+          ${this.defaultLeaseMs}, ${r.maxTokens}, ${r.rows.promptLength}, ${r.rows.from},
+          ${like}::text::jsonb)
         ON CONFLICT (request_id) DO NOTHING
         RETURNING request_id
       )
@@ -76,10 +103,16 @@ export class RequestTable {
       WHERE request_id = ${requestId} AND state = 'delivered'`;
   }
 
-  /** The request's state, appended ids and resolution event, if any. */
+  /**
+   * The request's state, appended ids and resolution event, if any. Its `routed_experts` are
+   * read from `token_rows` once the owner stored them there (a restored turn reads them again).
+   */
   async outcome(requestId: string): Promise<Outcome | undefined> {
     const [row] = await this.sql<Outcome[]>`
-      SELECT p.state, p.reason, p.appended, e.data, e.arrays FROM pending p
+      SELECT p.state, p.reason, p.appended, p.versions, e.data, e.arrays, p.routed_dtype,
+        p.routed_shape, coalesce(p.routed_experts, (SELECT t.data FROM token_rows t
+          WHERE t.turn = p.turn_id AND t.field = 'routed_experts')) AS routed_experts
+      FROM pending p
       LEFT JOIN events e ON e.rollout = p.rollout AND e.ref = p.request_id
         AND e.kind IN ('request_completed', 'request_failed')
       WHERE p.request_id = ${requestId}`;
@@ -146,10 +179,17 @@ export class RequestTable {
     return { request_id: requestId, lease_ms: row.lease_ms, expires_at: Number(row.expires) };
   }
 
-  async append(requestId: string, ids: number[]): Promise<void> {
+  /** Appends ids; a `version` unlike the previous chunk's starts a run where they start. */
+  async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
+    // jsonb values go as text (a parameter typed jsonb would be JSON-encoded once more).
+    const v = version === undefined ? null : JSON.stringify(version);
     const [row] = await this.sql`
       WITH a AS (
         UPDATE pending SET appended = appended || ${idBytes(ids)}, state = 'leased',
+          versions = CASE WHEN ${v}::text::jsonb IS NULL OR versions -> -1 -> 1 = ${v}::text::jsonb
+            THEN versions
+            ELSE versions || jsonb_build_array(jsonb_build_array(length(appended) / 4, ${v}::text::jsonb))
+          END,
           deadline = now() + make_interval(secs => lease_ms / 1000.0)
         WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
           AND length(appended) / 4 + ${ids.length} <= max_tokens
@@ -160,7 +200,34 @@ export class RequestTable {
     if (!row) throw await this.refusal(requestId, ids.length);
   }
 
-  async complete(requestId: string, c: Omit<Completion, "routed_experts">): Promise<void> {
+  /**
+   * What a completion's `routed_experts` are checked against, read where the completion would
+   * win (open, not too long, starting with the appended ids); otherwise the refusal it gets.
+   */
+  async rowsExpected(requestId: string, output: number[]): Promise<RowsExpected> {
+    const [row] = await this.sql<
+      { prompt_len: number | null; rows_from: number; rows_like: RowsExpected["like"] | null }[]
+    >`
+      SELECT prompt_len, rows_from, rows_like FROM pending
+      WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
+        AND ${output.length} <= max_tokens
+        AND substr(${idBytes(output)}::bytea, 1, length(appended)) = appended`;
+    if (!row) throw await this.refusal(requestId, 0, output);
+    if (row.prompt_len === null) {
+      throw new GateError(
+        "invalid_routed_experts",
+        `request ${requestId} was queued by an older replica that keeps no routed_experts; complete it without them`,
+      );
+    }
+    return { promptLength: row.prompt_len, from: row.rows_from, like: row.rows_like ?? undefined };
+  }
+
+  /** Completes a request, with its checked `routed_experts` if any (carried to its owner). */
+  async complete(
+    requestId: string,
+    c: Omit<Completion, "routed_experts">,
+    rows?: TokenRows,
+  ): Promise<void> {
     const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
     if (c.logprobs) arrays.logprobs = c.logprobs;
     const data = { request_id: requestId, finish_reason: c.finish_reason } as Record<
@@ -170,6 +237,13 @@ export class RequestTable {
     if (c.weight_version !== undefined) data.weight_version = c.weight_version;
     if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
     const output = idBytes(c.output_ids);
+    const bytes = rows?.bytes;
+    const carried = rows
+      ? this.sql`, routed_dtype = ${rows.dtype}, routed_shape = ${
+        JSON.stringify(rows.shape)
+      }::text::jsonb,
+        routed_experts = ${Buffer.from(bytes!.buffer, bytes!.byteOffset, bytes!.byteLength)}::bytea`
+      : this.sql``;
     const won = await this.resolve(
       requestId,
       "completed",
@@ -178,6 +252,7 @@ export class RequestTable {
       Buffer.from(packArrays(arrays)),
       this.sql`AND ${c.output_ids.length} <= max_tokens
         AND substr(${output}::bytea, 1, length(appended)) = appended`,
+      carried,
     );
     if (!won) throw await this.refusal(requestId, 0, c.output_ids);
   }
@@ -190,6 +265,7 @@ export class RequestTable {
       "request_failed",
       data,
       null,
+      this.sql``,
       this.sql``,
     );
     if (!won) throw await this.refusal(requestId);
@@ -207,10 +283,12 @@ export class RequestTable {
     arrays: Buffer | null,
     // deno-lint-ignore no-explicit-any
     condition: any,
+    // deno-lint-ignore no-explicit-any
+    set: any,
   ): Promise<boolean> {
     const rows = await this.sql`
       WITH won AS (
-        UPDATE pending SET state = ${state}, resolved_at = now()
+        UPDATE pending SET state = ${state}, resolved_at = now() ${set}
         WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)} ${condition}
         RETURNING rollout, request_id
       ), ev AS (

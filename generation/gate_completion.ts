@@ -6,7 +6,7 @@
  * @module
  */
 import type { Completion, GenerationRequest, SamplingRequest, VersionRun } from "./backend.ts";
-import { decodeTokenRows, type TokenRowsWire } from "./token_rows.ts";
+import { decodeTokenRows, type TokenRows, type TokenRowsWire } from "./token_rows.ts";
 import { GateError } from "./gate_error.ts";
 
 /** What `GET /api/requests/next` hands a trainer. */
@@ -29,6 +29,15 @@ export type GateCompletion = Omit<Completion, "routed_experts"> & {
   routed_experts?: TokenRowsWire;
 };
 
+/** What a completion's `routed_experts` must fit: the request's prompt, where its rows start. */
+export interface RowsExpected {
+  promptLength: number;
+  /** `routed_experts_from` of the request. */
+  from: number;
+  /** The chain's earlier rows (dtype and row shape), when it has some. */
+  like?: GenerationRequest["routedExpertsLike"];
+}
+
 /**
  * The completion a trainer sent, checked against its request: `routed_experts` must have one row
  * per position `routed_experts_from … len(prompt_ids) + len(output_ids) − 2` and keep the
@@ -44,33 +53,52 @@ export function trainerCompletion(
 ): Completion {
   const { routed_experts: wire, ...rest } = completion;
   const resolved: Completion = rest;
-  if (wire) resolved.routed_experts = rows(request, wire, completion.output_ids.length, like);
+  if (wire) {
+    const expected = {
+      promptLength: request.prompt_ids.length,
+      from: request.routed_experts_from,
+      like,
+    };
+    resolved.routed_experts = completionRows(expected, wire, completion.output_ids.length);
+  }
+  return withVersionRuns(resolved, appended, versions);
+}
+
+/**
+ * `completion` with the weight versions of its appended chunks (`versions`, each from where it
+ * starts; `appended` ids were streamed) merged with its own `weight_version`.
+ */
+export function withVersionRuns(
+  completion: Completion,
+  appended: number,
+  versions: readonly VersionRun[],
+): Completion {
   const runs = [...versions];
   const last = completion.weight_version;
   if (last !== undefined && runs.at(-1)?.[1] !== last) runs.push([appended, last]);
-  if (runs.length > 1) resolved.weight_versions = runs;
-  if (resolved.weight_version === undefined && runs.length) {
-    resolved.weight_version = runs.at(-1)![1];
+  if (runs.length > 1) completion.weight_versions = runs;
+  if (completion.weight_version === undefined && runs.length) {
+    completion.weight_version = runs.at(-1)![1];
   }
-  return resolved;
+  return completion;
 }
 
-function rows(
-  request: PendingRequest,
+/** A completion's `routed_experts` decoded, or a {@link GateError} saying what was expected. */
+export function completionRows(
+  expected: RowsExpected,
   wire: TokenRowsWire,
   outputLength: number,
-  like?: GenerationRequest["routedExpertsLike"],
-) {
-  const { prompt_ids, routed_experts_from: from } = request;
-  const expected = Math.max(0, prompt_ids.length + outputLength - 1 - from);
+): TokenRows {
+  const { promptLength, from, like } = expected;
+  const rows = Math.max(0, promptLength + outputLength - 1 - from);
   try {
-    return decodeTokenRows("routed_experts", wire, expected, like);
+    return decodeTokenRows("routed_experts", wire, rows, like);
   } catch (e) {
     throw new GateError(
       "invalid_routed_experts",
       `invalid completion: ${
         (e as Error).message
-      } (routed_experts_from ${from}, ${prompt_ids.length} prompt ids, ${outputLength} output ids)`,
+      } (routed_experts_from ${from}, ${promptLength} prompt ids, ${outputLength} output ids)`,
     );
   }
 }

@@ -51,6 +51,7 @@ export {
   encodeTokenRows,
   rowBytes,
   type RowDtype,
+  TOKEN_ROW_FIELDS,
   type TokenRowField,
   type TokenRows,
   type TokenRowsWire,
@@ -66,7 +67,12 @@ export {
   type PendingRequest,
 } from "./gate.ts";
 export type { RequestQueue } from "./request_queue.ts";
-export { type GateCompletion } from "./gate_completion.ts";
+export {
+  completionRows,
+  type GateCompletion,
+  type RowsExpected,
+  withVersionRuns,
+} from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
 export { PauseGate } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";

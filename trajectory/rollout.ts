@@ -7,7 +7,8 @@ import type { Turn } from "./turn.ts";
 import type { Chain, OpenAgentCall } from "./chains/mod.ts";
 import { TurnTree } from "./tree/mod.ts";
 import { buildSamples, newestVersion, type Sample, type SampleOptions } from "./samples/mod.ts";
-import type { TokenRowStore } from "./token_rows/mod.ts";
+import { rowsOf, type TokenRowStore } from "./token_rows/mod.ts";
+import { TOKEN_ROW_FIELDS } from "../generation/mod.ts";
 
 /** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
 export interface RolloutSampling {
@@ -91,6 +92,27 @@ export class Rollout {
     // Label actions merge label by label: a rollout setting one keeps the gateway's others.
     const labels = { ...defaults?.labels, ...this.sampleOptions.labels };
     return buildSamples(this, { ...defaults, ...this.sampleOptions, labels });
+  }
+
+  /**
+   * Makes its turns' token rows readable for writing its samples out, until the returned release
+   * is called (a store on a shared database reads them first; others have nothing to do).
+   */
+  async holdRows(): Promise<() => void> {
+    const store = this.rows;
+    if (!store?.loadRows) return () => {};
+    const releases: (() => void)[] = [];
+    const release = () => releases.forEach((r) => r());
+    try {
+      for (const field of TOKEN_ROW_FIELDS) {
+        const turns = this.turns.filter((t) => rowsOf(t, field)).map((t) => t.id);
+        if (turns.length > 0) releases.push(await store.loadRows(turns, field));
+      }
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return release;
   }
 
   /** Marks activity, so the rollout does not expire as idle. */

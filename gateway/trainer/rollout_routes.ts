@@ -78,16 +78,29 @@ export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Ho
       o.sampleOptions,
       versionNumber(weight_version),
     );
-    return c.json({
-      id: r.id,
-      reward: r.reward,
-      samples: samples.map((s) => sampleBody(s, encoding)),
-    });
+    const release = await r.holdRows();
+    try {
+      return c.json({
+        id: r.id,
+        reward: r.reward,
+        samples: samples.map((s) => sampleBody(s, encoding)),
+      });
+    } finally {
+      release();
+    }
   });
-  app.get("/rollouts/:id/samples", (c) => {
+  app.get("/rollouts/:id/samples", async (c) => {
     const r = rollout(c);
-    const json = samplesBody(r, sampleForm(c.req.query("form")), idEncoding(c), o.sampleOptions);
-    return c.body(json, 200, { "content-type": "application/json" });
+    const form = sampleForm(c.req.query("form"));
+    const encoding = idEncoding(c);
+    // Token rows another replica wrote are read before the samples are written out.
+    const release = await r.holdRows();
+    try {
+      const json = samplesBody(r, form, encoding, o.sampleOptions);
+      return c.body(json, 200, { "content-type": "application/json" });
+    } finally {
+      release();
+    }
   });
   app.get("/rollouts/:id/tree", (c) => {
     const r = rollout(c);

@@ -26,6 +26,8 @@ import { unpackArrays } from "../array_codec.ts";
 import { type Queued, RolloutFencedError, writeEvents } from "./event_rows.ts";
 import { appendSamples, newestCursor, oldestCursor, samplesAfter } from "./sample_rows.ts";
 import { withdrawPending } from "./pending_rows.ts";
+import { forgetTokenRows, putTokenRows, readTokenRows } from "./token_rows.ts";
+import { TokenRowCache } from "./token_row_cache.ts";
 import { isConnectionError } from "./connection_errors.ts";
 
 export interface PgJournalOptions {
@@ -33,6 +35,14 @@ export interface PgJournalOptions {
   replica: string;
   /** How long a write is retried while the database is unreachable (default 15 s). */
   retryMs?: number;
+  /** Token rows held in memory beyond those samples being written out need (default 64 MiB). */
+  rowCacheBytes?: number;
+}
+
+const DEFAULT_ROW_CACHE_BYTES = 64 << 20;
+
+function rowKey(turn: string, field: TokenRowField): string {
+  return `${field}\n${turn}`;
 }
 
 /** Most events one statement writes. */
@@ -47,10 +57,12 @@ export class PgJournal implements Journal {
   #flushing: Promise<void> | null = null;
   #counter = 0;
   readonly #sharedKnown = new Set<string>();
+  readonly #rowCache: TokenRowCache;
 
   constructor(readonly sql: Sql, options: PgJournalOptions) {
     this.replica = options.replica;
     this.#retryMs = options.retryMs ?? 15_000;
+    this.#rowCache = new TokenRowCache(options.rowCacheBytes ?? DEFAULT_ROW_CACHE_BYTES);
   }
 
   /** Where the journal is, for messages. */
@@ -177,6 +189,7 @@ export class PgJournal implements Journal {
       this.sql.begin(async (tx) => {
         await withdrawPending(tx, rollout, `rollout ${rollout} was deleted`);
         await tx`DELETE FROM events WHERE rollout = ${rollout}`;
+        await forgetTokenRows(tx, rollout);
         await tx`DELETE FROM rollouts WHERE id = ${rollout} AND owner = ${this.replica}`;
       })
     );
@@ -281,18 +294,58 @@ export class PgJournal implements Journal {
     return newestCursor(this.sql);
   }
 
-  /**
-   * Token rows (MoE routing) are not kept in PostgreSQL yet: a write fails (the replica stops
-   * rather than log samples without their rows), and none are ever read.
-   */
-  putRows(_rollout: string, turn: string, field: TokenRowField, _rows: TokenRows): Promise<void> {
-    return Promise.reject(
-      new Error(`${field} of turn ${turn}: the PostgreSQL journal does not keep token rows yet`),
-    );
+  /** Keeps a turn's rows (fenced by the rollout's epoch), and in memory for its samples. */
+  async putRows(
+    rollout: string,
+    turn: string,
+    field: TokenRowField,
+    rows: TokenRows,
+  ): Promise<void> {
+    const epoch = this.#owned.get(rollout);
+    const owner = { rollout, replica: this.replica, epoch: epoch ?? -1 };
+    const written = epoch !== undefined &&
+      await this.#retrying(() => putTokenRows(this.sql, owner, turn, field, rows));
+    if (!written) {
+      throw new RolloutFencedError(
+        rollout,
+        `rollout ${rollout} is no longer owned by replica ${this.replica}: another replica took it over`,
+      );
+    }
+    this.#rowCache.put(rowKey(turn, field), rows.bytes);
   }
 
-  readRows(_turn: string, _field: TokenRowField): Uint8Array | null {
-    return null;
+  /** A turn's rows if this replica holds them in memory (see {@link loadRows}). */
+  readRows(turn: string, field: TokenRowField): Uint8Array | null {
+    return this.#rowCache.get(rowKey(turn, field));
+  }
+
+  /**
+   * Holds the rows of `turns` in memory, read from the database when another replica wrote them
+   * (or they were dropped from memory), until the returned release is called: samples written
+   * out meanwhile read them synchronously.
+   */
+  async loadRows(turns: readonly string[], field: TokenRowField): Promise<() => void> {
+    const held: string[] = [];
+    const release = () => {
+      for (const key of held.splice(0)) this.#rowCache.unpin(key);
+    };
+    const missing = [...new Set(turns)].filter((t) => {
+      const key = rowKey(t, field);
+      if (!this.#rowCache.pin(key)) return true;
+      held.push(key);
+      return false;
+    });
+    if (missing.length === 0) return release;
+    try {
+      for (const [turn, bytes] of await readTokenRows(this.sql, missing, field)) {
+        this.#rowCache.put(rowKey(turn, field), bytes, true);
+        held.push(rowKey(turn, field));
+      }
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return release;
   }
 
   close(): void {

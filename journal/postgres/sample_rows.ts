@@ -1,13 +1,16 @@
 /**
  * The sample log's rows: samples appended with one cursor sequence for every replica, read back
- * in cursor order.
+ * in cursor order. A sample's token rows are kept as their plan (`sample_rows_codec.ts`); a page
+ * read back carries the rows its samples need, read at once, whichever replica wrote them.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
 import type { Sql } from "postgres";
-import type { LoggedSample, Sample } from "../../trajectory/mod.ts";
+import type { LoggedSample, RowsPlan, Sample, TokenRowStore } from "../../trajectory/mod.ts";
 import { joinArrays, splitArrays } from "../sample_row.ts";
+import { sampleRowsJson, withSampleRows } from "../sample_rows_codec.ts";
+import { readTokenRows } from "./token_rows.ts";
 
 /** Any number: the lock that makes sample cursors commit in the order they were taken. */
 const SAMPLE_LOCK = 7_460_228;
@@ -28,7 +31,7 @@ export async function appendSamples(
   await tx`SELECT pg_advisory_xact_lock(${SAMPLE_LOCK})`;
   const cursors: number[] = [];
   for (const s of samples) {
-    const { data, arrays } = splitArrays(s as unknown as Record<string, unknown>);
+    const { data, arrays } = splitArrays(sampleRowsJson(s));
     const [row] = await tx`
       INSERT INTO samples (rollout, data, arrays, uid)
       VALUES (${String(s.rollout_id)}, ${JSON.stringify(data)},
@@ -47,10 +50,32 @@ export async function samplesAfter(
   const rows = await sql<{ cursor: string; data: string; arrays: Uint8Array | null }[]>`
     SELECT cursor, data, arrays FROM samples WHERE cursor > ${cursor}
     ORDER BY cursor LIMIT ${limit}`;
-  return rows.map((r) => ({
+  const page = rows.map((r) => ({
     cursor: Number(r.cursor),
-    sample: joinArrays(JSON.parse(r.data), r.arrays) as unknown as Sample,
+    fields: joinArrays(JSON.parse(r.data), r.arrays),
   }));
+  const store = await pageRows(sql, page.map((p) => p.fields));
+  return page.map((p) => ({
+    cursor: p.cursor,
+    sample: withSampleRows(p.fields, store) as unknown as Sample,
+  }));
+}
+
+/** The token rows a page of samples refers to, read in one statement (read-only). */
+async function pageRows(
+  sql: Sql,
+  samples: readonly Record<string, unknown>[],
+): Promise<TokenRowStore> {
+  const plans = samples.map((s) => (s.routed_experts as { $rows?: RowsPlan } | undefined)?.$rows)
+    .filter((p) => p !== undefined);
+  const turns = [...new Set(plans.flatMap((p) => p.segments.map((seg) => seg.turn)))];
+  // One field carries rows today (`TOKEN_ROW_FIELDS`).
+  const field = plans[0]?.field ?? "routed_experts";
+  const found = turns.length ? await readTokenRows(sql, turns, field) : new Map();
+  return {
+    putRows: () => Promise.reject(new Error("a page of logged samples is read-only")),
+    readRows: (turn, f) => f === field ? found.get(turn) ?? null : null,
+  };
 }
 
 /** The oldest cursor kept, or the next one when the log is empty. */

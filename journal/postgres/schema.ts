@@ -14,6 +14,11 @@
  * - `pending`: requests waiting for a trainer: `state` (queued, delivered, leased, completed,
  *   failed, withdrawn), the delivery `epoch`, the lease (`lease_ms`, `deadline`), the ids
  *   appended so far.
+ *   Since version 2 also what a trainer's completion is checked against (`prompt_len`,
+ *   `rows_from`, `rows_like`), the weight `versions` of appended chunks (`[[offset, version]…]`)
+ *   and the completion's `routed_experts` (bytes, dtype, shape) until its owner has stored them.
+ * - `token_rows`: turns' per-position rows (`routed_experts`), one row per turn and field, the
+ *   bytes as they came (stored uncompressed: expert ids barely compress).
  * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
  *
  * @module
@@ -77,6 +82,29 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE replicas (id text PRIMARY KEY, url text NOT NULL, heartbeat_at timestamptz NOT NULL);
   CREATE TABLE gateway_state (id integer PRIMARY KEY, paused boolean NOT NULL);
   INSERT INTO gateway_state VALUES (1, false);
+  `,
+  // 2: token rows (routed_experts) and weight versions per appended chunk.
+  `
+  ALTER TABLE pending
+    ADD COLUMN prompt_len integer,
+    ADD COLUMN rows_from integer NOT NULL DEFAULT 0,
+    ADD COLUMN rows_like jsonb,
+    ADD COLUMN versions jsonb NOT NULL DEFAULT '[]',
+    ADD COLUMN routed_dtype text,
+    ADD COLUMN routed_shape jsonb,
+    ADD COLUMN routed_experts bytea;
+  ALTER TABLE pending ALTER COLUMN routed_experts SET STORAGE EXTERNAL;
+  CREATE TABLE token_rows (
+    turn text NOT NULL,
+    field text NOT NULL,
+    rollout text NOT NULL,
+    dtype text NOT NULL,
+    shape jsonb NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (turn, field)
+  );
+  ALTER TABLE token_rows ALTER COLUMN data SET STORAGE EXTERNAL;
+  CREATE INDEX token_rows_by_rollout ON token_rows (rollout);
   `,
 ];
 

@@ -4,7 +4,8 @@
  * gateway without a journal keeps them in a {@link MemoryTokenRowStore} (a throwaway gateway).
  *
  * Rows are keyed by turn id (which carries a random part, so a rollout id used again does not
- * reach an earlier rollout's rows). Reads are synchronous: samples are serialized from them.
+ * reach an earlier rollout's rows). Reads are synchronous: samples are serialized from them; a
+ * store on a shared database (PostgreSQL) reads them into memory first (`loadRows`).
  *
  * @example
  * ```ts
@@ -28,6 +29,12 @@ export interface TokenRowStore {
   putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): Promise<void>;
   /** A turn's rows of one field as stored, or null when they are gone. */
   readRows(turn: string, field: TokenRowField): Uint8Array | null;
+  /**
+   * A store that cannot read every turn's rows synchronously (a database replicas share) holds
+   * those of `turns` readable until the returned release is called: awaited before samples are
+   * written out. Stores without it read any turn's rows at once.
+   */
+  loadRows?(turns: readonly string[], field: TokenRowField): Promise<() => void>;
 }
 
 /** Rows in memory, dropped with their rollout (a gateway without a journal). */
