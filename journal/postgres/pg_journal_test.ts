@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import type { JournalEvent, Sample } from "../../trajectory/mod.ts";
+import { type JournalEvent, type Sample, TokenRowsRef } from "../../trajectory/mod.ts";
 import { migrate, PgJournal } from "./mod.ts";
 import { RolloutFencedError } from "./event_rows.ts";
-import { SCHEMA_VERSION } from "./schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import {
   postgresMissing,
   type PostgresServer,
@@ -240,5 +240,85 @@ Deno.test({
         ...Array(20).keys(),
       ]);
       await j.sql.end();
+    }),
+});
+
+Deno.test({
+  name:
+    "pg journal: token rows written under the owner's epoch, read by another replica (held past its memory bound), kept for logged samples; schema 1 migrates",
+  ignore,
+  fn: () =>
+    withServer(async (pg) => {
+      // A database at schema 1 (no token rows yet), with an open request, migrates.
+      const old = postgres(pg.url, { max: 1, onnotice: () => {} });
+      await old.begin(async (tx) => {
+        await tx`CREATE TABLE rollgate_schema (version integer NOT NULL)`;
+        await tx`INSERT INTO rollgate_schema VALUES (1)`;
+        await tx.unsafe(MIGRATIONS[0]);
+      });
+      await old`INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens)
+        VALUES ('q1', 'a', 'a.0.x', 'queued', 1000, 10)`;
+      assert.equal(await migrate(old), SCHEMA_VERSION);
+      assert.deepEqual(
+        [...await old`SELECT prompt_len, rows_from, versions, routed_experts FROM pending`],
+        [{ prompt_len: null, rows_from: 0, versions: [], routed_experts: null }],
+      );
+      await old.end();
+
+      const a = await replica(pg.url, "r1", ["a"]);
+      const b = new PgJournal(postgres(pg.url, { max: 2, onnotice: () => {} }), {
+        replica: "r2",
+        rowCacheBytes: 4,
+      });
+      const rows = (n: number, v: number) => ({
+        dtype: "uint8" as const,
+        shape: [n, 1, 1],
+        bytes: Uint8Array.from({ length: n }, (_, i) => v + i),
+      });
+      const read = (j: PgJournal, turn: string) => {
+        const got = j.readRows(turn, "routed_experts");
+        return got && [...got];
+      };
+      await a.putRows("a", "a.0.x", "routed_experts", rows(3, 10));
+      await a.putRows("a", "a.1.x", "routed_experts", rows(2, 20));
+      assert.deepEqual(read(a, "a.0.x"), [10, 11, 12]);
+      // Another replica holds none until it loads them; held past its 4-byte bound until released.
+      assert.equal(read(b, "a.0.x"), null);
+      const release = await b.loadRows(["a.0.x", "a.1.x", "a.9.x"], "routed_experts");
+      assert.deepEqual(read(b, "a.0.x"), [10, 11, 12]);
+      assert.deepEqual(read(b, "a.1.x"), [20, 21]);
+      assert.equal(read(b, "a.9.x"), null);
+      release();
+      assert.equal(read(b, "a.0.x"), null, "dropped once released, over the bound");
+
+      // Taken over: the old owner writes no rows any more.
+      await a.sql`UPDATE rollouts SET owner = 'r2', epoch = 2 WHERE id = 'a'`;
+      b.own("a", 2);
+      await assert.rejects(
+        a.putRows("a", "a.2.x", "routed_experts", rows(1, 0)),
+        RolloutFencedError,
+      );
+      assert.equal((await a.sql`SELECT 1 FROM token_rows WHERE turn = 'a.2.x'`).length, 0);
+
+      // A logged sample keeps its rows' plan; read back, they come from the table, whoever asks,
+      // and a deleted rollout's rows stay while its samples are logged.
+      const plan = {
+        field: "routed_experts" as const,
+        dtype: "uint8" as const,
+        shape: [5, 1, 1],
+        segments: [{ turn: "a.0.x", from: 0, rows: 3 }, { turn: "a.1.x", from: 3, rows: 2 }],
+      };
+      const withRows = { ...sample("a", 1), routed_experts: new TokenRowsRef(b, plan) };
+      await b.append([withRows as unknown as Sample]);
+      await b.forget("a");
+      const [logged] = await a.after(0, 10);
+      const wire = (logged.sample.routed_experts as TokenRowsRef).toJSON();
+      assert.deepEqual(wire, {
+        dtype: "uint8",
+        shape: [5, 1, 1],
+        data: btoa(String.fromCharCode(10, 11, 12, 20, 21)),
+      });
+      await a.sql.end();
+      await b.sql.end();
     }),
 });

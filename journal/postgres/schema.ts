@@ -26,7 +26,7 @@
 import type { Sql } from "postgres";
 
 /** Migrations in order; a released one never changes (add another). */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE rollouts (
     id text PRIMARY KEY,
