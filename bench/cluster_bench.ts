@@ -11,12 +11,17 @@
  * 3. `failover`: three replicas behind HAProxy under load; one is killed with SIGKILL; how long
  *    until every rollout it held answered a turn again (with the default owner lease of 10 s,
  *    and with `--owner-lease 2`).
+ * 4. `rows`: as `journal`, the trainer completing every turn with `routed_experts` of 48 layers ×
+ *    top-8 (uint8, 384 bytes a position); also the bytes PostgreSQL's `token_rows` holds per
+ *    position. (Not part of `all`.)
  *
- * Run: `deno run -A bench/cluster_bench.ts [journal|replicas|failover|all] [rollouts] [turns]`
+ * Run: `deno run -A bench/cluster_bench.ts [journal|replicas|failover|rows|all] [rollouts] [turns]`
  * (default all, 100 × 10).
  *
  * @module
  */
+import { Buffer } from "node:buffer";
+import postgres from "postgres";
 import { scriptedLogprob } from "../runner/mod.ts";
 import { type GatewayProcess, startGateway } from "../tests/support/gateway_process.ts";
 import { startHaproxy } from "../tests/support/haproxy.ts";
@@ -84,8 +89,21 @@ interface Run {
   lastAnswer: Map<string, number>;
 }
 
-/** The closed-loop load against `url`; `during` runs beside it. */
-async function load(url: string, prefix: string, during?: (run: Run) => Promise<void>) {
+/** Routing of 48 layers × top-8 for positions `from … len(seq) − 2`, as `complete` takes it. */
+function routing(seq: readonly number[], from: number) {
+  const rows = Math.max(0, seq.length - 1 - from);
+  const bytes = new Uint8Array(rows * 384);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + seq[from + (i / 384 | 0)]) % 128;
+  return { dtype: "uint8", shape: [rows, 48, 8], data: Buffer.from(bytes).toString("base64") };
+}
+
+/** The closed-loop load against `url`; `during` runs beside it; `rows`: with routing rows. */
+async function load(
+  url: string,
+  prefix: string,
+  during?: (run: Run) => Promise<void>,
+  rows = false,
+) {
   const run: Run = { turns: 0, seconds: 0, latencies: [], lastAnswer: new Map() };
   const stop = new AbortController();
   const worker = async () => {
@@ -95,12 +113,17 @@ async function load(url: string, prefix: string, during?: (run: Run) => Promise<
         if (next.status !== 204) await sleep(50);
         continue;
       }
-      const output_ids = scriptedReply(next.json.prompt_ids);
+      const { prompt_ids, routed_experts_from } = next.json;
+      const output_ids = scriptedReply(prompt_ids);
+      const routed = rows
+        ? { routed_experts: routing([...prompt_ids, ...output_ids], routed_experts_from) }
+        : {};
       for (;;) {
         const done = await call(`${url}/api/requests/${next.json.request_id}/complete`, {
           output_ids,
           logprobs: output_ids.map((_, i) => scriptedLogprob(i)),
           finish_reason: "stop",
+          ...routed,
         });
         if (done.status !== 0 && done.status < 500) break;
         await sleep(100);
@@ -156,10 +179,10 @@ async function withPostgres<T>(fn: (pg: PostgresServer) => Promise<T>): Promise<
   }
 }
 
-async function journalCost() {
+async function journalCost(rows = false) {
   const report = async (name: string, gw: GatewayProcess, pgCpu: () => number) => {
     const [c0, p0] = [cpuSeconds(gw.pid), pgCpu()];
-    const run = await load(gw.url, "J");
+    const run = await load(gw.url, "J", undefined, rows);
     const [c1, p1] = [cpuSeconds(gw.pid), pgCpu()];
     console.log(
       `${name}: ${run.turns} turns in ${run.seconds.toFixed(1)} s (${
@@ -175,6 +198,18 @@ async function journalCost() {
     const [replica] = await startReplicas(1, pg.url);
     await report("one replica, PostgreSQL journal", replica, postgresCpu)
       .finally(() => replica.stop());
+    if (!rows) return;
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const [kept] = await sql<{ bytes: string; positions: string; turns: string }[]>`
+      SELECT pg_total_relation_size('token_rows') AS bytes,
+        (SELECT sum((shape->>0)::int) FROM token_rows) AS positions,
+        (SELECT count(*) FROM token_rows) AS turns`;
+    await sql.end();
+    console.log(
+      `token_rows: ${kept.turns} turns, ${kept.positions} positions, ${kept.bytes} bytes (${
+        (Number(kept.bytes) / Number(kept.positions)).toFixed(1)
+      } bytes a position, table, TOAST and index)`,
+    );
   });
 }
 
@@ -254,6 +289,7 @@ console.log(
   }`,
 );
 if (WHAT === "journal" || WHAT === "all") await journalCost();
+if (WHAT === "rows") await journalCost(true);
 if (WHAT === "replicas" || WHAT === "all") await replicaThroughput();
 if (WHAT === "failover" || WHAT === "all") {
   await failover([], "owner lease 10 s");
