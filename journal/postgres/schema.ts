@@ -94,6 +94,8 @@ export const MIGRATIONS: readonly string[] = [
     ADD COLUMN routed_shape jsonb,
     ADD COLUMN routed_experts bytea;
   ALTER TABLE pending ALTER COLUMN routed_experts SET STORAGE EXTERNAL;
+  CREATE INDEX pending_carrying_rows ON pending (turn_id) WHERE routed_experts IS NOT NULL;
+  CREATE INDEX samples_by_rollout ON samples (rollout);
   CREATE TABLE token_rows (
     turn text NOT NULL,
     field text NOT NULL,

@@ -3,9 +3,9 @@
  * fenced by its ownership epoch like its events (a replica that lost the rollout writes
  * nothing), read back by turn when samples are written out.
  *
- * Writing a turn's rows also drops the copy its completed request carried (`pending`): the rows
- * are then kept once. A restore that finds the request's copy gone reads them here instead
- * (`request_table.ts`, `outcome`).
+ * Writing a turn's rows also drops the copy its completed request carried (`pending`, found by a
+ * partial index of the requests that carry rows): the rows are then kept once. A restore that
+ * finds the request's copy gone reads them here instead (`request_table.ts`, `outcome`).
  *
  * @module
  */
