@@ -60,6 +60,9 @@ class OneRollout implements Journal {
   readRows(...args: Parameters<Journal["readRows"]>): Uint8Array | null {
     return this.journal.readRows(...args);
   }
+  loadRows(...args: Parameters<PgJournal["loadRows"]>): Promise<() => void> {
+    return this.journal.loadRows(...args);
+  }
   close(): void {}
 }
 

@@ -294,24 +294,28 @@ export class PgJournal implements Journal {
     return newestCursor(this.sql);
   }
 
-  /** Keeps a turn's rows (fenced by the rollout's epoch), and in memory for its samples. */
+  /**
+   * Keeps a turn's rows (fenced by the rollout's epoch), and in memory at once, so its samples
+   * read them while the write is on its way (a failed write stops the replica).
+   */
   async putRows(
     rollout: string,
     turn: string,
     field: TokenRowField,
     rows: TokenRows,
   ): Promise<void> {
+    this.#rowCache.put(rowKey(turn, field), rows.bytes);
     const epoch = this.#owned.get(rollout);
-    const owner = { rollout, replica: this.replica, epoch: epoch ?? -1 };
     const written = epoch !== undefined &&
-      await this.#retrying(() => putTokenRows(this.sql, owner, turn, field, rows));
+      await this.#retrying(() =>
+        putTokenRows(this.sql, { rollout, replica: this.replica, epoch }, turn, field, rows)
+      );
     if (!written) {
       throw new RolloutFencedError(
         rollout,
         `rollout ${rollout} is no longer owned by replica ${this.replica}: another replica took it over`,
       );
     }
-    this.#rowCache.put(rowKey(turn, field), rows.bytes);
   }
 
   /** A turn's rows if this replica holds them in memory (see {@link loadRows}). */
