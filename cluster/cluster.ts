@@ -111,6 +111,10 @@ export class Cluster {
     };
     const holds = (id: string) =>
       gw.store.get(id) !== undefined && this.journal.epochOf(id) !== undefined;
+    // A turn waits for its request while the runner knows it (from its start, or its relaunch by
+    // a takeover, until it settles); a rollout not held, or being taken over, may still have one.
+    this.requests.awaited = (rid, rollout) =>
+      !holds(rollout) || takeovers.has(rollout) || gw.runner.turnOfRequest(rid) !== undefined;
     const applyPause = (paused: boolean) => {
       if (paused && !gw.runner.pause.paused) gw.runner.pause.pause();
       if (!paused && gw.runner.pause.paused) gw.runner.pause.resume();
@@ -184,6 +188,7 @@ export class Cluster {
         return rows.map((r) => r.url);
       },
       request: (rid) => this.requests.local(rid),
+      unheld: (rid) => this.requests.reap(rid).catch(() => {}),
       tokenHash,
     });
   }

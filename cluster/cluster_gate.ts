@@ -146,6 +146,26 @@ export class ClusterGate implements RequestQueue {
     this.#settle(w, () => w.reject(error));
   }
 
+  /**
+   * Whether a turn of this replica still waits for `requestId` of `rollout`, or may (it does not
+   * hold the rollout, or holds it mid-takeover): set by `Cluster.attach`, where the turns are
+   * known. Unset, every request counts as awaited and none is reaped.
+   */
+  awaited: (requestId: string, rollout: string) => boolean = () => true;
+
+  /**
+   * Withdraws an open request of a rollout this replica owns that none of its turns waits for:
+   * its turn ended while the database was away, and the withdrawal it tried then was lost.
+   * Reaped when a trainer's `next` claims it, it is not offered again every second until its
+   * rollout ends (ahead of the queued requests, which it would slow down).
+   */
+  async reap(requestId: string): Promise<void> {
+    if (this.#waiting.has(requestId)) return;
+    const rollout = await this.#table.openOwnRequest(requestId);
+    if (rollout === undefined || this.awaited(requestId, rollout)) return;
+    await this.#table.withdraw(requestId, "its turn ended while the database was away");
+  }
+
   /** Reads a request this replica waits on and settles it if it was resolved. */
   async resolved(requestId: string): Promise<void> {
     const w = this.#waiting.get(requestId);
@@ -255,7 +275,10 @@ export class ClusterGate implements RequestQueue {
   ): Promise<PendingRequest | null | undefined> {
     const local = this.#waiting.get(requestId);
     if (local) return local.request;
-    if (owner === this.o.replica) return null;
+    if (owner === this.o.replica) {
+      await this.reap(requestId).catch(() => {});
+      return null;
+    }
     return await this.o.fetchRequest(ownerUrl, requestId).catch(() => undefined);
   }
 

@@ -54,6 +54,8 @@ export interface FrontOptions {
   peers(): Promise<string[]>;
   /** A request this replica holds. */
   request(requestId: string): PendingRequest | undefined;
+  /** A request asked of this replica that it does not hold: reaped if its turn is over. */
+  unheld(requestId: string): Promise<void>;
   tokenHash(token: string): string;
 }
 
@@ -213,8 +215,12 @@ export function clusterFront(o: FrontOptions): Handler {
     try {
       if (path.startsWith("/_cluster/requests/") && req.method === "GET") {
         if (!admin(req)) return json(401, "unauthorized", "the admin token is required");
-        const r = o.request(decodeURIComponent(path.slice("/_cluster/requests/".length)));
-        if (!r) return json(404, "not_found", "this replica holds no such request");
+        const rid = decodeURIComponent(path.slice("/_cluster/requests/".length));
+        const r = o.request(rid);
+        if (!r) {
+          await o.unheld(rid);
+          return json(404, "not_found", "this replica holds no such request");
+        }
         return new Response(pendingBody(r, "base64"), {
           headers: { "content-type": "application/json" },
         });

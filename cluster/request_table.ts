@@ -96,6 +96,15 @@ export class RequestTable {
     return rows.length > 0;
   }
 
+  /** The rollout of an open request whose rollout this replica owns, or undefined. */
+  async openOwnRequest(requestId: string): Promise<string | undefined> {
+    const [row] = await this.sql<{ rollout: string }[]>`
+      SELECT p.rollout FROM pending p JOIN rollouts r ON r.id = p.rollout
+      WHERE p.request_id = ${requestId} AND p.state IN ${this.sql(OPEN)}
+        AND r.owner = ${this.replica}`;
+    return row?.rollout;
+  }
+
   /** A claimed request its owner could not hand over is offered again a second later. */
   async release(requestId: string): Promise<void> {
     await this.sql`
