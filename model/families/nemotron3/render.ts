@@ -29,6 +29,7 @@ import { type TemplateMessage, toTemplateMessages } from "../../template_input.t
 import { pythonScalarStr, pythonStrip } from "../../python_json.ts";
 import { tryParseOrderedJson } from "../ordered_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
+import { XML_CALL_INSTRUCTIONS } from "../qwen35/mod.ts";
 import { nemotronToolDeclarations } from "./tool_declarations.ts";
 
 export interface NemotronOptions {
@@ -41,20 +42,6 @@ export interface NemotronOptions {
 }
 
 const TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>\n";
-// The format instructions after the tool list: the model was trained on exactly this text.
-const TOOLS_INSTRUCTIONS = "\n</tools>" +
-  "\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:" +
-  "\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>" +
-  "\nvalue_1\n</parameter>\n<parameter=example_parameter_2>" +
-  "\nThis is the value for the second parameter\nthat can span\nmultiple lines\n</parameter>" +
-  "\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:" +
-  "\n- Function calls MUST follow the specified format: an inner <function=...></function> " +
-  "block must be nested within <tool_call></tool_call> XML tags" +
-  "\n- Required parameters MUST be specified" +
-  "\n- You may provide optional reasoning for your function call in natural language BEFORE " +
-  "the function call, but NOT after" +
-  "\n- If there is no function call available, answer the question like normal with your " +
-  "current knowledge and do not tell the user about function calls\n</IMPORTANT>";
 
 export class NemotronTextRenderer implements TextRenderer {
   constructor(readonly options: NemotronOptions) {}
@@ -115,7 +102,7 @@ export class NemotronTextRenderer implements TextRenderer {
         system ? "\n\n" : "",
         TOOLS_HEADER,
         nemotronToolDeclarations(tools, this.options.asciiDeclarations),
-        TOOLS_INSTRUCTIONS,
+        XML_CALL_INSTRUCTIONS,
       );
     }
     parts.push("<|im_end|>\n");

@@ -49,9 +49,11 @@ export interface Qwen35Options {
 }
 
 const TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>";
-// The format instructions the Qwen3.5/3.6 template puts after the tool list: the model was
-// trained on exactly this text.
-const TOOLS_INSTRUCTIONS = "\n</tools>" +
+/**
+ * The format instructions the Qwen3.5/3.6 template puts after the tool list (Nemotron 3's too):
+ * the model was trained on exactly this text.
+ */
+export const XML_CALL_INSTRUCTIONS = "\n</tools>" +
   "\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:" +
   "\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>" +
   "\nvalue_1\n</parameter>\n<parameter=example_parameter_2>" +
@@ -122,7 +124,7 @@ export class Qwen35TextRenderer implements TextRenderer {
       if (instructions) parts.push(instructions, "\n\n");
       parts.push(TOOLS_HEADER);
       for (const tool of toTemplateTools(tools)) parts.push("\n", pythonJsonDumps(tool));
-      parts.push(TOOLS_INSTRUCTIONS);
+      parts.push(XML_CALL_INSTRUCTIONS);
       if (first) parts.push("\n\n", first);
       parts.push("<|im_end|>\n");
     } else if (first || instructions || (first !== null && !this.options.qwen38)) {
