@@ -19,7 +19,7 @@ echo "== deno test"
 deno test -A --parallel || status=1
 echo "== doc examples of every mod.ts (deno test --doc)"
 deno test -A --doc $(find . -name mod.ts -not -path './node_modules/*' -not -path './agents/*' \
-  -not -path './.venv/*' | sort) || status=1
+  -not -path './.venv/*' -not -path './.venv-engine/*' -not -path './.cache/*' | sort) || status=1
 echo "== Python client (clients/python): standard-library transport, then httpx (the venv has it)"
 (cd clients/python && ROLLGATE_CLIENT_TRANSPORT=builtin python3 -m unittest discover) || status=1
 (cd clients/python && ../../.venv/bin/python -m unittest discover) || status=1
