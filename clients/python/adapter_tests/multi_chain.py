@@ -92,6 +92,19 @@ class ScriptedPolicy:
         return Completion(ids, logprobs if self.with_logprobs else None, finish_reason="stop", weight_version=7)
 
 
+class ScriptedPolicies:
+    """TEST DOUBLE of an engine serving rollouts at once: one ``ScriptedPolicy`` per rollout."""
+
+    def __init__(self) -> None:
+        self.by_rollout: dict[str, ScriptedPolicy] = {}
+
+    def for_rollout(self, rollout_id: str) -> ScriptedPolicy:
+        return self.by_rollout.setdefault(rollout_id, ScriptedPolicy())
+
+    async def handler(self, pending: PendingRequest) -> Completion:
+        return await self.for_rollout(pending.rollout_id).handler(pending)
+
+
 def play_agent(rollout: Rollout) -> int:
     """The agent's five requests, in order; 0 when every one got the expected kind of answer."""
     base, token = rollout.base_url, rollout.token
@@ -121,8 +134,8 @@ def play_agent(rollout: Rollout) -> int:
     return 0
 
 
-async def launch_agent(rollout: Rollout) -> int:
-    """``play_agent`` as an adapter's ``Launcher``."""
+async def launch_agent(rollout: Rollout, task: Any = None) -> int:
+    """``play_agent`` as an adapter's ``Launcher`` (the task is fixed)."""
     return await asyncio.to_thread(play_agent, rollout)
 
 

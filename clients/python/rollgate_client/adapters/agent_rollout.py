@@ -19,9 +19,9 @@ from ..schema import Rollout, Sample
 
 __all__ = ["AgentRollout", "Launcher", "agent_env", "cli_launcher"]
 
-#: Runs the agent against ``rollout`` to its end and returns its exit code. Cancelling it must stop
-#: the agent (``cli_launcher`` terminates the process).
-Launcher = Callable[[Rollout], Awaitable[int]]
+#: Runs the agent on ``task`` against ``rollout`` to its end and returns its exit code. Cancelling
+#: it must stop the agent (``cli_launcher`` terminates the process).
+Launcher = Callable[[Rollout, Any], Awaitable[int]]
 
 
 def agent_env(rollout: Rollout) -> dict[str, str]:
@@ -39,18 +39,19 @@ def agent_env(rollout: Rollout) -> dict[str, str]:
 
 
 def cli_launcher(
-    argv: Sequence[str] | Callable[[Rollout], Sequence[str]],
+    argv: Sequence[str] | Callable[[Rollout, Any], Sequence[str]],
     *,
-    env: Mapping[str, str] | Callable[[Rollout], Mapping[str, str]] | None = None,
+    env: Mapping[str, str] | Callable[[Rollout, Any], Mapping[str, str]] | None = None,
     cwd: str | None = None,
     kill_after: float = 5.0,
 ) -> Launcher:
     """A ``Launcher`` that runs a CLI (stdin from ``/dev/null``) with ``agent_env(rollout)`` and
-    ``env`` on top; cancelling it terminates the process (killed after ``kill_after`` s)."""
+    ``env`` on top (either may be a function of the rollout and the task); cancelling it
+    terminates the process (killed after ``kill_after`` s)."""
 
-    async def launch(rollout: Rollout) -> int:
-        args = list(argv(rollout) if callable(argv) else argv)
-        extra = env(rollout) if callable(env) else (env or {})
+    async def launch(rollout: Rollout, task: Any) -> int:
+        args = list(argv(rollout, task) if callable(argv) else argv)
+        extra = env(rollout, task) if callable(env) else (env or {})
         proc = await asyncio.create_subprocess_exec(
             *args,
             stdin=subprocess.DEVNULL,
@@ -104,6 +105,7 @@ class AgentRollout:
         client: RollgateClient,
         launch: Launcher,
         *,
+        task: Any = None,
         generate: Handler | None = None,
         concurrency: int = 4,
         lease: float = 60.0,
@@ -117,7 +119,7 @@ class AgentRollout:
             serving = asyncio.ensure_future(
                 client.serve_requests(generate, concurrency=concurrency, rollout=rollout.id, stop_event=stop, lease=lease)
             )
-        agent = asyncio.ensure_future(launch(rollout))
+        agent = asyncio.ensure_future(launch(rollout, task))
         return cls(client, rollout, agent, serving, stop)
 
     async def wait(self, timeout: float | None = None) -> int:
