@@ -16,7 +16,7 @@ What they share lives here: ``AgentRollout`` (create, launch, resolve, finish), 
 the missing-logprobs check. Docs: ``docs/trainers/``.
 """
 
-from .agent_rollout import AgentRollout, Launcher, agent_env, cli_launcher
+from .agent_rollout import AgentRollout, Launcher, agent_env, cli_launcher, resolve_callable
 from .chain_rows import (
     MISSING_LOGPROBS_MODES,
     ChainRow,
@@ -38,5 +38,6 @@ __all__ = [
     "chain_rows",
     "check_missing_logprobs_mode",
     "cli_launcher",
+    "resolve_callable",
     "trained_calls",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import subprocess
 from typing import Any, Awaitable, Callable, Mapping, Sequence
@@ -17,11 +18,20 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence
 from ..client import Handler, RollgateClient
 from ..schema import Rollout, Sample
 
-__all__ = ["AgentRollout", "Launcher", "agent_env", "cli_launcher"]
+__all__ = ["AgentRollout", "Launcher", "agent_env", "cli_launcher", "resolve_callable"]
 
 #: Runs the agent on ``task`` against ``rollout`` to its end and returns its exit code. Cancelling
 #: it must stop the agent (``cli_launcher`` terminates the process).
 Launcher = Callable[[Rollout, Any], Awaitable[int]]
+
+
+def resolve_callable(value: Any) -> Any:
+    """A callable, or the dotted path ``package.module.name`` of one (as configs and environment
+    variables name a launcher or a reward function)."""
+    if not value or callable(value):
+        return value or None
+    module, _, name = str(value).rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
 def agent_env(rollout: Rollout) -> dict[str, str]:

@@ -33,7 +33,6 @@ and ``agent_name: rollgate`` in the dataset rows (or ``rollout.agent.default_age
 from __future__ import annotations
 
 import base64
-import importlib
 import inspect
 import os
 import time
@@ -45,18 +44,10 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from ..client import RollgateClient
 from ..schema import Completion, PendingRequest
-from .agent_rollout import AgentRollout, Launcher
+from .agent_rollout import AgentRollout, Launcher, resolve_callable
 from .chain_rows import ChainRow, chain_rows, check_missing_logprobs_mode
 
 __all__ = ["RollgateAgentLoop"]
-
-
-def _resolve(value: Any) -> Any:
-    """A callable, or a dotted path ``package.module.name`` to one (as YAML configs give it)."""
-    if value is None or callable(value):
-        return value
-    module, _, name = str(value).rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 def _routed_rows(experts: Any, start: int, end: int) -> dict[str, Any] | None:
@@ -89,8 +80,8 @@ class RollgateAgentLoop(AgentLoopBase):
         super().__init__(*args, **kwargs)
         check_missing_logprobs_mode(missing_logprobs, ("refuse", "recompute"))
         self.gateway_url = gateway_url or os.environ.get("ROLLGATE_URL", "http://127.0.0.1:7860")
-        self.launcher: Launcher | None = _resolve(launcher)
-        self.reward_fn = _resolve(reward_fn)
+        self.launcher: Launcher | None = resolve_callable(launcher)
+        self.reward_fn = resolve_callable(reward_fn)
         self.admin_token = admin_token or os.environ.get("ROLLGATE_ADMIN_TOKEN")
         self.agent_timeout_s = agent_timeout_s
         self.missing_logprobs = missing_logprobs
