@@ -158,3 +158,10 @@ def trained(input_ids: list[int], mask: list[int], logprobs: list[float] | None)
 
 def sample_trained(sample) -> list[tuple[int, float]]:
     return trained(sample.input_ids, sample.loss_mask, sample.logprobs)
+
+
+if __name__ == "__main__":
+    # The agent as a program, as a harness runs a CLI: the rollout from the environment (``agent_env``).
+    import os
+
+    sys.exit(play_agent(Rollout(id="", token=os.environ["ROLLGATE_TOKEN"], base_url=os.environ["ROLLGATE_BASE_URL"])))
