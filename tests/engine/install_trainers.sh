@@ -7,8 +7,8 @@
 #
 # Packages `.venv-engine` has at the pinned version (torch, its nvidia-* and triton wheels: 4.5 of
 # the venv's 5.8 GB) are hard-linked from it (link_shared_packages.py) instead of downloaded; pip
-# installs the rest with --no-deps. Run after install_engine.sh. Reused when present: a stamp holds
-# the lock's checksum, and a venv whose stamp matches is left alone.
+# installs the rest with --no-deps. Run after install_engine.sh. Reused when present
+# (install_venv.sh: a stamp holds the lock's checksum).
 #
 # ROLLGATE_TRAINERS=off skips the install (the adapter tests that need it are then skipped and
 # named so on the summary line).
@@ -18,18 +18,4 @@ if [ "${ROLLGATE_TRAINERS:-}" = off ]; then
   echo "trainer venv: skipped (ROLLGATE_TRAINERS=off)"
   exit 0
 fi
-lock=tests/engine/trainers.lock
-venv=.venv-trainers
-sum=$(cksum "$lock" | cut -d' ' -f1)
-if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.rollgate-lock" 2>/dev/null)" = "$sum" ]; then
-  exit 0
-fi
-start=$(date +%s)
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-linked=0
-if [ -x .venv-engine/bin/python ]; then
-  linked=$(python3 tests/engine/link_shared_packages.py .venv-engine "$venv" "$lock")
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-input --no-deps -r "$lock"
-echo "$sum" >"$venv/.rollgate-lock"
-echo "trainer venv: installed in $(($(date +%s) - start)) s, $linked packages linked from .venv-engine ($(du -sh "$venv" | cut -f1))"
+exec sh tests/engine/install_venv.sh "trainer venv" .venv-trainers tests/engine/trainers.lock .venv-engine

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import http.server
+import json
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 CLIENT_DIR = HERE.parent
@@ -149,6 +152,34 @@ async def multi_chain_rollout(
     await run.finish(reward)
     assert sorted(s.branch for s in run.samples) == sorted(BRANCHES), [s.branch for s in run.samples]
     return run
+
+
+class JsonPostServer:
+    """A TEST DOUBLE's HTTP side: ``POST`` JSON in, ``answer(path, headers, body)``'s JSON out, on a
+    free loopback port (``url``), until ``close``."""
+
+    def __init__(self, answer: Callable[[str, Any, dict], dict]) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data = json.dumps(answer(self.path, self.headers, body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def trained(input_ids: list[int], mask: list[int], logprobs: list[float] | None) -> list[tuple[int, float | None]]:

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import base64
 import enum
-import http.server
-import json
 import struct
 import sys
-import threading
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,46 +136,26 @@ def check_train_contract(case: Any, rollouts: list[list[Sample]], args: Any) -> 
                 case.assertEqual(len(s.rollout_routed_experts), len(s.tokens) - 1)
 
 
-class RouterDouble:
+class RouterDouble(multi_chain.JsonPostServer):
     """TEST DOUBLE of slime's SGLang router: ``POST /generate`` on a free loopback port."""
 
     def __init__(self) -> None:
         self.policies: dict[str, multi_chain.ScriptedPolicy] = {}
         self.payloads: list[dict] = []
-        double = self
+        super().__init__(self.answer)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                double.payloads.append(body)
-                key = self.headers.get("X-SMG-Routing-Key", "")
-                ids, logprobs = double.policies.setdefault(key, multi_chain.ScriptedPolicy()).sample(body["input_ids"])
-                meta: dict[str, Any] = {
-                    "output_token_logprobs": [[lp, t, None] for lp, t in zip(logprobs, ids)],
-                    "finish_reason": {"type": "stop"},
-                    "weight_version": "5",
-                }
-                if body.get("return_routed_experts"):
-                    seq = body["input_ids"] + ids
-                    start = body["routed_experts_start_len"]
-                    flat = [
-                        expert(p, seq[p], l, k) for p in range(start, len(seq) - 1) for l in range(LAYERS) for k in range(TOP_K)
-                    ]
-                    meta["routed_experts"] = base64.b64encode(struct.pack(f"<{len(flat)}i", *flat)).decode()
-                data = json.dumps({"text": "", "meta_info": meta}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path: str, headers: Any, body: dict) -> dict:
+        self.payloads.append(body)
+        key = headers.get("X-SMG-Routing-Key", "")
+        ids, logprobs = self.policies.setdefault(key, multi_chain.ScriptedPolicy()).sample(body["input_ids"])
+        meta: dict[str, Any] = {
+            "output_token_logprobs": [[lp, t, None] for lp, t in zip(logprobs, ids)],
+            "finish_reason": {"type": "stop"},
+            "weight_version": "5",
+        }
+        if body.get("return_routed_experts"):
+            seq = body["input_ids"] + ids
+            start = body["routed_experts_start_len"]
+            flat = [expert(p, seq[p], l, k) for p in range(start, len(seq) - 1) for l in range(LAYERS) for k in range(TOP_K)]
+            meta["routed_experts"] = base64.b64encode(struct.pack(f"<{len(flat)}i", *flat)).decode()
+        return {"text": "", "meta_info": meta}

@@ -7,10 +7,7 @@ chains: each sampled id in exactly one branch's mask, with its logprob."""
 
 from __future__ import annotations
 
-import http.server
-import json
 import sys
-import threading
 import unittest
 
 import multi_chain
@@ -31,7 +28,7 @@ except ImportError as e:  # pragma: no cover - outside .venv-engine
     raise support.skip("adapters: verifiers", f"verifiers not importable ({e}): run sh tests/engine/install_engine.sh")
 
 
-class VllmDouble:
+class VllmDouble(multi_chain.JsonPostServer):
     """TEST DOUBLE of vLLM's ``POST /inference/v1/generate`` (``--enable-scale-out``): a
     ``ScriptedPolicy`` per ``X-Session-ID``, ``logprobs.content`` with ``token_id:<id>`` entries,
     ``weight_versions`` spans."""
@@ -40,38 +37,17 @@ class VllmDouble:
         self.policies: dict[str, multi_chain.ScriptedPolicy] = {}
         self.bodies: list[dict] = []
         self.with_logprobs = True
-        double = self
+        super().__init__(self.answer)
+        self.url += "/v1"
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                double.bodies.append({"path": self.path, "session": self.headers.get("X-Session-ID"), **body})
-                policy = double.policies.setdefault(self.headers.get("X-Session-ID"), multi_chain.ScriptedPolicy())
-                ids, logprobs = policy.sample(body["token_ids"])
-                choice = {
-                    "token_ids": ids,
-                    "finish_reason": "stop",
-                    "weight_versions": [{"version": 9, "start": 0, "end": len(ids)}],
-                }
-                if double.with_logprobs:
-                    choice["logprobs"] = {"content": [{"token": f"token_id:{t}", "logprob": lp} for t, lp in zip(ids, logprobs)]}
-                data = json.dumps({"choices": [choice]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path: str, headers, body: dict) -> dict:
+        self.bodies.append({"path": path, "session": headers.get("X-Session-ID"), **body})
+        policy = self.policies.setdefault(headers.get("X-Session-ID"), multi_chain.ScriptedPolicy())
+        ids, logprobs = policy.sample(body["token_ids"])
+        choice = {"token_ids": ids, "finish_reason": "stop", "weight_versions": [{"version": 9, "start": 0, "end": len(ids)}]}
+        if self.with_logprobs:
+            choice["logprobs"] = {"content": [{"token": f"token_id:{t}", "logprob": lp} for t, lp in zip(ids, logprobs)]}
+        return {"choices": [choice]}
 
 
 class RollgateHarnessTest(unittest.IsolatedAsyncioTestCase):
