@@ -5,13 +5,15 @@ position without a logprob refused unless the caller says recompute or context."
 from __future__ import annotations
 
 import copy
+import sys
+import time
 import unittest
 
 import multi_chain
 from multi_chain import support
 
 from rollgate_client import RollgateClient
-from rollgate_client.adapters import MissingLogprobsError, chain_rows, trained_calls
+from rollgate_client.adapters import AgentRollout, MissingLogprobsError, chain_rows, cli_launcher, trained_calls
 
 
 def policy_pairs(policy: multi_chain.ScriptedPolicy) -> list[tuple[int, float]]:
@@ -123,6 +125,38 @@ class ChainRowsTest(unittest.IsolatedAsyncioTestCase):
             chain_rows(run.samples)
         with self.assertRaises(MissingLogprobsError):
             trained_calls(await run.calls())
+
+
+class CliLauncherTest(unittest.IsolatedAsyncioTestCase):
+    """``cli_launcher``: the agent as a process with the rollout in its environment, stopped when
+    the run ends before it does."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        multi_chain.answer_ids(tuple(multi_chain.ANSWERS))
+
+    async def asyncSetUp(self) -> None:
+        self.client = RollgateClient(support.gateway().url, timeout=30)
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+
+    async def test_the_cli_runs_against_the_rollout(self) -> None:
+        launch = cli_launcher([sys.executable, str(multi_chain.HERE / "multi_chain.py")])
+        run = await AgentRollout.start(self.client, launch, generate=multi_chain.ScriptedPolicy().handler)
+        self.assertEqual(await run.wait(60), 0)
+        samples = await run.finish(1.0)
+        self.assertEqual(sorted(s.branch for s in samples), sorted(multi_chain.BRANCHES))
+
+    async def test_a_cli_past_its_time_is_stopped_and_its_rollout_finished(self) -> None:
+        launch = cli_launcher([sys.executable, "-c", "import time; time.sleep(120)"], kill_after=2)
+        run = await AgentRollout.start(self.client, launch)
+        t0 = time.monotonic()
+        samples = await run.complete(timeout=0.5)
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertTrue(run.timed_out)
+        self.assertEqual(samples, [])  # no turn was asked for
+        self.assertTrue(run._agent.done())
 
 
 if __name__ == "__main__":

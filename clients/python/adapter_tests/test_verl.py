@@ -9,7 +9,6 @@ through verl's own code: ``AgentLoopOutput.as_dict`` (what the v1 trainer stores
 
 from __future__ import annotations
 
-import asyncio
 import unittest
 
 import multi_chain

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import inspect
 import os
 import subprocess
 from typing import Any, Awaitable, Callable, Mapping, Sequence
@@ -108,6 +109,8 @@ class AgentRollout:
         self.exit_code: int | None = None
         self.timed_out = False
         self.samples: list[Sample] | None = None
+        #: The reward the rollout was finished with.
+        self.reward: float | None = None
 
     @classmethod
     async def start(
@@ -156,8 +159,30 @@ class AgentRollout:
         """Stops the agent if it still runs and the request workers, finishes the rollout with
         ``reward`` and returns its samples (one per chain)."""
         await self._stop_agent()
+        self.reward = reward
         self.samples = await self.client.finish_rollout(self.rollout.id, reward, weight_version=weight_version)
         return self.samples
+
+    async def complete(
+        self, timeout: float | None = None, reward_fn: Callable[[Any, "AgentRollout"], Any] | None = None, task: Any = None
+    ) -> list[Sample]:
+        """Waits for the agent (past ``timeout`` it is stopped: the turns so far still train),
+        scores the run with ``reward_fn(task, run)`` (a value or an awaitable; none: no reward)
+        and finishes; on any failure the rollout is abandoned and the error raised."""
+        try:
+            try:
+                await self.wait(timeout)
+            except asyncio.TimeoutError:
+                pass
+            reward = None
+            if reward_fn is not None:
+                reward = reward_fn(task, self)
+                if inspect.isawaitable(reward):
+                    reward = await reward
+            return await self.finish(reward)
+        except BaseException:
+            await asyncio.shield(self.abandon())
+            raise
 
     async def calls(self) -> dict[str, Any]:
         """The finished rollout's ``?form=calls`` export."""

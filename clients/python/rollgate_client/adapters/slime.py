@@ -34,7 +34,6 @@ sample aborted (``status=ABORTED``, ``remove_sample=True``, ``metadata["abort_re
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 from typing import Any
@@ -143,15 +142,8 @@ async def generate(args: Any, sample: Any, sampling_params: dict[str, Any], eval
                 sampling={k: sampling_params[k] for k in ("temperature", "top_p") if k in sampling_params},
                 metadata={"slime_index": sample.index, "evaluation": evaluation},
             )
-            try:
-                await run.wait(s["timeout"])
-            except asyncio.TimeoutError:
-                pass  # the turns so far still train; finish stops the agent
-            reward = None
-            if s["reward"] is not None:
-                reward = s["reward"](sample, run)
-                reward = await reward if inspect.isawaitable(reward) else reward
-            samples = await run.finish(reward)
+            samples = await run.complete(s["timeout"], s["reward"], sample)
+            reward = run.reward
             messages = turn_messages(await client.tree(rollout_id))
     except Exception as e:  # noqa: BLE001 - a failed run is an aborted sample, as slime expects
         return _aborted(sample, f"{type(e).__name__}: {e}")

@@ -29,7 +29,6 @@ called it. A trained id without a logprob is refused (``MissingLogprobsError``),
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import Any, Literal
 
@@ -182,12 +181,7 @@ class RollgateHarness(Harness[RollgateHarnessConfig]):
                 group=trace.task.key or trace.task.hash,
                 metadata={"verifiers_task": data.id or data.name},
             )
-            try:
-                await run.wait()  # verifiers bounds the agent stage: its agent timeout cancels this
-            except asyncio.CancelledError:
-                await asyncio.shield(run.abandon())
-                raise
-            samples = await run.finish()
+            samples = await run.complete()  # verifiers bounds the agent stage: its timeout cancels this
             return samples, turn_messages(await client.tree(run.rollout.id)), run
 
     def write_trace(self, trace: Trace, samples: list[Sample], messages: dict[str, dict[str, Any]], model: str) -> None:

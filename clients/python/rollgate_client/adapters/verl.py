@@ -33,7 +33,6 @@ and ``agent_name: rollgate`` in the dataset rows (or ``rollout.agent.default_age
 from __future__ import annotations
 
 import base64
-import inspect
 import os
 import time
 from typing import Any, Callable
@@ -170,15 +169,8 @@ class RollgateAgentLoop(AgentLoopBase):
                 sampling={k: sampling_params[k] for k in ("temperature", "top_p") if sampling_params.get(k) is not None},
                 metadata={"verl_index": str(kwargs.get("index"))},
             )
-            try:
-                await run.wait(self.agent_timeout_s)
-            except TimeoutError:
-                pass  # the turns so far still train; finish stops the agent
-            reward = None
-            if self.reward_fn is not None:
-                reward = self.reward_fn(kwargs, run)
-                reward = await reward if inspect.isawaitable(reward) else reward
-            samples = await run.finish(reward)
+            samples = await run.complete(self.agent_timeout_s, self.reward_fn, kwargs)
+            reward = run.reward
         rows = chain_rows(samples, missing_logprobs=self.missing_logprobs)
         rows.sort(key=lambda r: r.sample.branch == "main")
         if not rows:
