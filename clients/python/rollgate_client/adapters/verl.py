@@ -33,6 +33,7 @@ and ``agent_name: rollgate`` in the dataset rows (or ``rollout.agent.default_age
 from __future__ import annotations
 
 import base64
+import re
 import os
 import time
 from typing import Any, Callable
@@ -155,7 +156,8 @@ class RollgateAgentLoop(AgentLoopBase):
         if self.launcher is None:
             raise ValueError("RollgateAgentLoop needs a launcher (a Launcher or its dotted path in the YAML)")
         uid = kwargs.get("uid")
-        group = str(uid) if uid is not None else str(kwargs.get("index", uuid4().hex))
+        # A rollout id takes letters, digits and `_ . : -`; verl's uids are uuids, indices numbers.
+        group = re.sub(r"[^A-Za-z0-9_.:-]", "-", str(uid if uid is not None else kwargs.get("index", uuid4().hex)))[:80]
         rollout_id = f"verl-{group}-{uuid4().hex[:12]}"
         timing = {"generate_sequences": 0.0}
         async with RollgateClient(self.gateway_url, self.admin_token, timeout=60) as client:
