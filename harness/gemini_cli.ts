@@ -61,7 +61,12 @@ export const geminiCli: Harness = {
   package: NPM_PACKAGE,
   version: VERSION,
   bin: "gemini",
-  shell: { kind: "tool", name: "run_shell_command", argument: "command" },
+  shell: {
+    kind: "tool",
+    name: "run_shell_command",
+    argument: "command",
+    refusesSubstitution: true,
+  },
   install: [npmInstallLine(NPM_PACKAGE, VERSION)],
   quirks: [
     "POST {GOOGLE_GEMINI_BASE_URL}/v1beta/models/<model>:streamGenerateContent?alt=sse, the key " +
@@ -76,6 +81,8 @@ export const geminiCli: Harness = {
     "then the prompt; systemInstruction ~32 KB, 15 function declarations",
     "retries failed requests up to 10 times with backoff unless general.maxAttempts (1 here)",
     "untrusted folders turn yolo into default approval: GEMINI_CLI_TRUST_WORKSPACE=true",
+    "run_shell_command refuses a command holding $(, a backtick, <( or >( outside single " +
+    "quotes, heredoc bodies included ('Command injection detected')",
   ],
 
   configFiles(): Record<string, string> {

@@ -51,6 +51,11 @@ export interface ShellTool {
   kind: "tool";
   name: string;
   argument: string;
+  /**
+   * The CLI refuses a command with command-substitution syntax (`$(`, backticks, `<(`, `>(`)
+   * outside single quotes, heredoc bodies included (the Gemini CLI): data goes in encoded.
+   */
+  refusesSubstitution?: boolean;
 }
 
 /**

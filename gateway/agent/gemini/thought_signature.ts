@@ -21,28 +21,19 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
+
 const PREFIX = "rollgate:";
-const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The signature for a turn's reasoning. */
 export function thoughtSignature(turnId: string, reasoning: string): string {
-  const bytes = encoder.encode(`${PREFIX}${turnId}\n${reasoning}`);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
+  return Buffer.from(`${PREFIX}${turnId}\n${reasoning}`, "utf8").toString("base64");
 }
 
 /** The reasoning a gateway signature carries; `undefined` for any other value. */
 export function reasoningOf(signature: string): string | undefined {
-  let text: string;
-  try {
-    text = decoder.decode(Uint8Array.from(atob(signature), (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(signature)) return undefined;
+  const text = Buffer.from(signature, "base64").toString("utf8");
   if (!text.startsWith(PREFIX)) return undefined;
   const newline = text.indexOf("\n");
   return newline < 0 ? undefined : text.slice(newline + 1);

@@ -13,8 +13,9 @@ Deno.test("thought signatures: valid base64 carrying any reasoning, others read 
       "",
       "skip_thought_signature_validator",
       "fakesig_00",
-      btoa("rollgate:x"),
-      btoa("\xff\xfe"),
+      btoa("rollgate:no newline"),
+      btoa("somebody else's\nstate"),
+      `${btoa("rollgate:t\nhidden")}!`,
     ]
   ) {
     assert.equal(reasoningOf(other), undefined, other);
