@@ -3,6 +3,7 @@ import { answerHeader, type TurnAnswer } from "../../../canonical/mod.ts";
 import type { AnswerStreamEncoder, SseEvent } from "../../protocol.ts";
 import { answerFromRecord, loadGeminiSession } from "./__fixtures__/gemini_cli.ts";
 import { KEEP_ALIVE, streamEncoder, toStreamEvents } from "./stream.ts";
+import { splitDeltas } from "../text_deltas.ts";
 import { reasoningOf } from "./thought_signature.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -13,24 +14,13 @@ const parts = (events: SseEvent[]): Json[] =>
 const text = (ps: Json[], thought: boolean) =>
   ps.filter((p) => p.text !== undefined && !!p.thought === thought).map((p) => p.text).join("");
 
-/** Splits text into pieces of 1 to 5 code points, the same way on every run. */
-function pieces(s: string): string[] {
-  const chars = Array.from(s);
-  const out: string[] = [];
-  for (let i = 0, n = 0; i < chars.length; n++) {
-    const size = 1 + ((n * 7 + 3) % 5);
-    out.push(chars.slice(i, i + size).join(""));
-    i += size;
-  }
-  return out;
-}
-
+/** The answer streamed in pieces of up to 3 code points: reasoning, text, finish. */
 function streamInPieces(answer: TurnAnswer, encoder: AnswerStreamEncoder): SseEvent[] {
   const events = [...encoder.start()];
-  for (const p of pieces(answer.message.reasoning_content ?? "")) {
+  for (const p of splitDeltas(answer.message.reasoning_content ?? "", 3)) {
     events.push(...encoder.reasoning(p));
   }
-  for (const p of pieces(answer.message.content)) events.push(...encoder.text(p));
+  for (const p of splitDeltas(answer.message.content, 3)) events.push(...encoder.text(p));
   return [...events, ...encoder.finish(answer)];
 }
 
