@@ -13,6 +13,9 @@
 import { z } from "zod";
 import { TemperatureSchema, TopPSchema } from "../../sampling_schema.ts";
 
+/** A blob (`inlineData`) or a file reference (`fileData`): only its MIME type is read. */
+const Media = z.looseObject({ mimeType: z.string().optional() });
+
 export const FunctionCall = z.looseObject({
   id: z.string().optional(),
   name: z.string(),
@@ -24,11 +27,9 @@ export const FunctionResponse = z.looseObject({
   name: z.string(),
   response: z.record(z.string(), z.unknown()).optional(),
   /** Multimodal function responses (an image a tool read). */
-  parts: z.array(z.looseObject({})).optional(),
+  parts: z.array(z.looseObject({ inlineData: Media.optional(), fileData: Media.optional() }))
+    .optional(),
 });
-
-/** A blob (`inlineData`) or a file reference (`fileData`): only its MIME type is read. */
-const Media = z.looseObject({ mimeType: z.string().optional() });
 
 export const Part = z.looseObject({
   text: z.string().optional(),

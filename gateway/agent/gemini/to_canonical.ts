@@ -86,7 +86,7 @@ function systemText(system: string | Content | undefined): string {
 }
 
 /** What a non-text part shows the model. */
-function mediaText(part: Part): string | undefined {
+function mediaText(part: Pick<Part, "inlineData" | "fileData">): string | undefined {
   const media = part.inlineData ?? part.fileData;
   if (media === undefined) return undefined;
   return media.mimeType?.startsWith("image/") ? "[image]" : "[file]";
@@ -122,7 +122,7 @@ function userMessages(parts: Part[]): Message[] {
  */
 function functionResponseText(
   response: Record<string, unknown> | undefined,
-  parts: Part[] | undefined,
+  parts: Pick<Part, "inlineData" | "fileData">[] | undefined,
 ): string {
   const keys = response ? Object.keys(response) : [];
   const text = response === undefined || keys.length === 0

@@ -209,6 +209,15 @@ Deno.test("invalid calls: a protocol error naming the field or the path", () => 
         ),
       /one candidate, not 3/,
     ],
+    [
+      () =>
+        toCanonicalRequest(call({
+          contents: [{
+            parts: [{ functionResponse: { name: "f", parts: [{ inlineData: { mimeType: 5 } }] } }],
+          }],
+        })),
+      /functionResponse\.parts\[0\]\.inlineData\.mimeType: /,
+    ],
     [() => geminiCall(url("/v1beta/models/m:streamGenerateContent"), {}), /add \?alt=sse/],
     [() => geminiCall(url("/v1beta/models/m"), {}), /names no model and method/],
     [() => geminiCall(url("/v1beta/models/%E0%A4%A:generateContent"), {}), /percent-encoding/],
