@@ -45,8 +45,9 @@ export function toStreamEvents(answer: TurnAnswer, request?: AnswerOptions): Sse
  * An encoder for an answer streamed as it is generated. The signature goes on the first text
  * piece (with the reasoning streamed so far, all of it: reasoning never follows text), or, for an
  * answer without text, on its first function call. Reasoning that arrives once text has started
- * is dropped, as a streamed prefix that `finish` finds is not one (the client cannot take back
- * what it has). After `finish`, every call emits nothing. `request` is unused.
+ * is dropped, and so is the rest of a part whose streamed text `finish` finds is not a prefix of
+ * the answer's (the client cannot take back what it has). After `finish`, every call emits
+ * nothing. `request` is unused.
  */
 export function streamEncoder(
   header: AnswerHeader,
