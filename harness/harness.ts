@@ -10,13 +10,13 @@
  * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
  * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md` (Claude
  * Code, Codex, pi) and this repository's `docs/agent-clients.md` (OpenCode, Qwen Code,
- * mini-swe-agent).
+ * mini-swe-agent, Gemini CLI).
  *
  * @module
  */
 
 /** The wire protocol a CLI speaks to its base URL. */
-export type WireProtocol = "anthropic" | "responses" | "chat";
+export type WireProtocol = "anthropic" | "responses" | "chat" | "gemini";
 
 /** Everything a harness needs to point one run of its CLI at one rollout. */
 export interface LaunchOptions {
@@ -51,6 +51,11 @@ export interface ShellTool {
   kind: "tool";
   name: string;
   argument: string;
+  /**
+   * The CLI refuses a command with command-substitution syntax (`$(`, backticks, `<(`, `>(`)
+   * outside single quotes, heredoc bodies included (the Gemini CLI): data goes in encoded.
+   */
+  refusesSubstitution?: boolean;
 }
 
 /**
