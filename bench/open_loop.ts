@@ -44,8 +44,8 @@
  * @module
  */
 import { PolicyModel } from "../model/mod.ts";
-import { agentSteps, pytestOutput, rng, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
-import { chatBody, chatCall, createRollout } from "./chat_agent.ts";
+import { pytestOutput, rng } from "./agent_history.ts";
+import { chatBody, chatCall, chatHistory, createRollout, type WireMessage } from "./chat_agent.ts";
 import {
   type GatewayProcess,
   procCpuSeconds,
@@ -127,9 +127,6 @@ function parseOptions(args: string[]): Options {
   return o;
 }
 
-/** A wire message as the agent sends it. */
-type WireMessage = Record<string, unknown>;
-
 interface Agent {
   rollout: string;
   token: string;
@@ -143,35 +140,6 @@ const OUTPUT = pytestOutput(rng(777), 16, "(run #) ");
 let runs = 0;
 function toolResult(callId: string): WireMessage {
   return { role: "tool", tool_call_id: callId, content: OUTPUT.replace("#", String(++runs)) };
-}
-
-/**
- * An agent history of at least `chars` characters of tool loops (the agent's own loops); `chars`
- * in the answer is how many it has (up to one loop more).
- */
-function history(
-  seed: number,
-  chars: number,
-): { messages: WireMessage[]; lastCallId: string; chars: number } {
-  const messages: WireMessage[] = [{ ...SYSTEM_PROMPT }, { ...TASK }];
-  let size = 0, n = 0, lastCallId = "";
-  for (const step of agentSteps(seed, [10, 70])) {
-    lastCallId = `call_${seed}_${n++}`;
-    const args = JSON.stringify(step.args);
-    messages.push({
-      role: "assistant",
-      content: step.reasoning,
-      tool_calls: [{
-        id: lastCallId,
-        type: "function",
-        function: { name: step.tool, arguments: args },
-      }],
-    });
-    messages.push({ role: "tool", tool_call_id: lastCallId, content: step.output });
-    size += step.reasoning.length + args.length + step.output.length;
-    if (size >= chars) return { messages, lastCallId, chars: size };
-  }
-  throw new Error("unreachable");
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -247,7 +215,7 @@ async function newAgent(
   chars: number,
 ): Promise<{ agent: Agent; chars: number }> {
   const { id, token } = await createRollout(url, name);
-  const h = history(seed, chars);
+  const h = chatHistory(seed, chars);
   const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
   agent.history.push(toolResult(h.lastCallId));
   agent.body = chatBody(agent.history, STREAM);
