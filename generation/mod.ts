@@ -43,6 +43,7 @@ export {
   type GenerationErrorKind,
   type GenerationRequest,
   type LogprobsMode,
+  type PromptBase,
   type SamplingRequest,
   type VersionRun,
 } from "./backend.ts";

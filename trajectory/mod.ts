@@ -29,7 +29,7 @@
  *
  * @module
  */
-export { promptIds, type Turn } from "./turn.ts";
+export { type HistoryNode, promptIds, type Turn } from "./turn.ts";
 export {
   type Chain,
   DEFAULT_LABEL_POLICY,
@@ -37,7 +37,7 @@ export {
   type LabelPolicy,
   POLICY_LABELS,
 } from "./chains/mod.ts";
-export { MessageNode, sameMessage, TurnTree } from "./tree/mod.ts";
+export { type KnownHistory, MessageNode, sameForm, sameMessage, TurnTree } from "./tree/mod.ts";
 export {
   buildSamples,
   type CallsExport,

@@ -54,6 +54,7 @@ import {
   type TurnRunnerOptions,
 } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
+import type { KnownHistory } from "./tree/mod.ts";
 import { restore, type RestoreReport } from "./restore.ts";
 
 export interface RolloutActionsOptions {
@@ -89,6 +90,7 @@ export class RolloutActions {
   readonly #adopted = new Set<JournalWriter>();
   readonly #flight: TurnFlight;
   readonly #onSamples = new Set<() => void>();
+  readonly #onEnded = new Set<(rollout: Rollout) => void>();
 
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
@@ -127,6 +129,16 @@ export class RolloutActions {
   onSamples(wake: () => void): () => void {
     this.#onSamples.add(wake);
     return () => this.#onSamples.delete(wake);
+  }
+
+  /** Calls `ended` with every rollout that takes no more turns (finished, deleted, expired). */
+  onEnded(ended: (rollout: Rollout) => void): () => void {
+    this.#onEnded.add(ended);
+    return () => this.#onEnded.delete(ended);
+  }
+
+  #ended(rollout: Rollout): void {
+    for (const ended of this.#onEnded) ended(rollout);
   }
 
   /** Wakes the `onSamples` subscribers (also for samples another replica logged). */
@@ -169,6 +181,7 @@ export class RolloutActions {
     this.samplesLogged();
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
     this.#flight.observer?.rolloutFinished?.(rollout);
+    this.#ended(rollout);
     return samples;
   }
 
@@ -176,6 +189,7 @@ export class RolloutActions {
   async delete(rollout: Rollout): Promise<void> {
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
     if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
+    this.#ended(rollout);
     await this.#writer.durable();
   }
 
@@ -190,6 +204,7 @@ export class RolloutActions {
     for (const r of expired) {
       this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
       this.#writer.expire(r.id);
+      this.#ended(r);
     }
     return expired;
   }
@@ -212,8 +227,13 @@ export class RolloutActions {
   // Turns.
 
   /** Starts (or, for a client's retry, finds) a turn; see `TurnRunner.start`. */
-  startTurn(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
-    return this.runner.start(rollout, req, toolCallIdPrefix);
+  startTurn(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    toolCallIdPrefix: string,
+    known?: KnownHistory,
+  ): Promise<Turn> {
+    return this.runner.start(rollout, req, toolCallIdPrefix, known);
   }
 
   /** A turn a hosted API answers; see `TurnRunner.startBlackBox`. */

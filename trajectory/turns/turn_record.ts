@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { Completion, SamplingRequest } from "../../generation/mod.ts";
 import { NativeMemoryTrim } from "../../model/mod.ts";
 import type { Rollout } from "../rollout.ts";
@@ -16,6 +16,12 @@ import type { MessageNode, Mount } from "../tree/mod.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { type JournalWriter, turnFailed, turnRecorded, turnRegistered } from "../journaling/mod.ts";
 import { TurnError, type TurnErrorKind } from "../turn_error.ts";
+
+/** What a hosted API answered, read back into the canonical message (black-box turns). */
+export interface BlackBoxAnswer {
+  message: AssistantMessage;
+  usage: { input_tokens: number; output_tokens: number };
+}
 
 /** A registered turn and how to settle it. */
 export interface OpenTurn {

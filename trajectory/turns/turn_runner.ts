@@ -18,16 +18,17 @@ import {
   PauseGate,
   type SamplingRequest,
 } from "../../generation/mod.ts";
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
+import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout } from "../rollout.ts";
-import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "../turn.ts";
+import { answerId, placePrompt, promptBaseOf, promptIds, type Turn, turnAnswer } from "../turn.ts";
 import { rowsFromFor, rowsLikeFor } from "../token_rows/mod.ts";
-import { type Mount, TurnTree } from "../tree/mod.ts";
+import { type KnownHistory, type Mount, TurnTree } from "../tree/mod.ts";
 import { answerDrift } from "./drift.ts";
 import { LiveAnswer } from "../live_answer.ts";
 import { TurnError } from "../turn_error.ts";
 import {
+  type BlackBoxAnswer,
   fail,
   type OpenOptions,
   type OpenTurn,
@@ -41,12 +42,6 @@ import type { TurnObserver } from "./turn_observer.ts";
 import { planPrompt, type PromptPlan, promptWork } from "./prompt_plan.ts";
 import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
 import { randomHex } from "../random_hex.ts";
-
-/** What a hosted API answered, read back into the canonical message (black-box turns). */
-export interface BlackBoxAnswer {
-  message: AssistantMessage;
-  usage: { input_tokens: number; output_tokens: number };
-}
 
 /** Every wait of a turn ends: how long, by default. */
 export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
@@ -159,11 +154,16 @@ export class TurnRunner {
    * prompt longer than the context). Generation continues in the background; `turn.header` is
    * set once this resolves, and `turn.result` settles with the answer.
    */
-  async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
+  async start(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    toolCallIdPrefix: string,
+    known?: KnownHistory,
+  ): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session, known);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       this.#writer.record(turnRetried(mount.retryOf));
@@ -372,6 +372,7 @@ export class TurnRunner {
       signal,
       routedExpertsFrom: rowsFrom,
       routedExpertsLike: rowsLikeFor(turn, "routed_experts"),
+      promptBase: promptBaseOf(turn),
     }).finally(() => {
       release();
       open.backendMs = performance.now() - asked;
