@@ -145,6 +145,7 @@ export class InterceptionGate implements GenerationBackend {
           prompt_ids: req.promptIds,
           sampling: req.sampling,
           routed_experts_from: req.routedExpertsFrom ?? 0,
+          prompt_base: req.promptBase,
         },
         state: "queued",
         deliveries: 0,
@@ -326,6 +327,11 @@ export class InterceptionGate implements GenerationBackend {
     let n = 0;
     for (const e of this.#entries.values()) if (!rollout || e.request.rollout_id === rollout) n++;
     return n;
+  }
+
+  /** A pending request as handed out (a {@link GateError} when it is not pending). */
+  pendingRequest(requestId: string): PendingRequest {
+    return this.#pending(requestId).request;
   }
 
   /** Where a pending request is; `undefined` when it is not pending. */

@@ -86,6 +86,26 @@ export const AckSchema = z.object({
   lease: z.number().positive().optional(),
 });
 
+/** Most items one batch call takes (`/requests/ack`, `/append`, `/complete`). */
+const MAX_BATCH = 256;
+const RequestItem = z.looseObject({ request_id: z.string().min(1) });
+
+/** `POST /api/requests/ack`: several requests acknowledged at once, with one lease. */
+export const AckManySchema = z.object({
+  request_ids: z.array(z.string().min(1)).min(1).max(MAX_BATCH),
+  lease: z.number().positive().optional(),
+});
+
+/** `POST /api/requests/append`: `{appends: [{request_id, output_ids, weight_version?}]}`. */
+export const AppendManySchema = z.object({
+  appends: z.array(RequestItem).min(1).max(MAX_BATCH),
+});
+
+/** `POST /api/requests/complete`: `{completions: [{request_id, ...a completion}]}`. */
+export const CompleteManySchema = z.object({
+  completions: z.array(RequestItem).min(1).max(MAX_BATCH),
+});
+
 export const FailSchema = z.object({
   error: z.string().min(1),
   status: z.number().int().min(400).max(599).optional(),
