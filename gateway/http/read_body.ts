@@ -17,14 +17,26 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_JSON_DEPTH = 128;
 
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  return parseJsonBody(new TextDecoder().decode(await readBodyBytes(request, maxBytes)));
+}
+
+/** A request's body as bytes, under the size cap (a 413 past it). */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
-  // A declared length is what the server reads, no more: one native read and decode (~0.2 ms
-  // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
-  const text = Number.isFinite(declared)
-    ? await request.text()
+  // A declared length is what the server reads, no more: one native read (~0.2 ms less CPU
+  // than chunk by chunk for a 128k-token history of ~500 KB).
+  return Number.isFinite(declared)
+    ? await request.bytes()
     : await readCapped(request.body, maxBytes);
+}
+
+/**
+ * A JSON request body's text parsed (a 400 for an empty or malformed one, or one nested deeper
+ * than {@link MAX_JSON_DEPTH}).
+ */
+export function parseJsonBody(text: string): unknown {
   if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
   let value: unknown;
   try {
@@ -61,7 +73,7 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
@@ -81,7 +93,7 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
 function tooLarge(maxBytes: number): GatewayError {

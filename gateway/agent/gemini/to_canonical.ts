@@ -21,7 +21,7 @@ import type {
   SamplingParams,
   ToolSpec,
 } from "../../../canonical/mod.ts";
-import { InvalidRequestError } from "../../protocol.ts";
+import { type HistoryRead, InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
 import type { GeminiCall } from "./gemini_call.ts";
 import {
@@ -33,8 +33,15 @@ import {
 } from "./schema.ts";
 import { reasoningOf } from "./thought_signature.ts";
 
+/** {@link toCanonicalRequest}, and where each content's messages end. */
+export function readGeminiHistory(call: GeminiCall): HistoryRead {
+  const ends: number[] = [];
+  const request = toCanonicalRequest(call, ends);
+  return { request, lead: request.messages.length - (ends.at(-1) ?? 0), ends };
+}
+
 /** Validates and converts a `generateContent` / `streamGenerateContent` call. */
-export function toCanonicalRequest(call: GeminiCall): CanonicalRequest {
+export function toCanonicalRequest(call: GeminiCall, ends?: number[]): CanonicalRequest {
   const req = parse(GenerateContentRequest, call.body);
   const candidates = req.generationConfig?.candidateCount ?? 1;
   if (candidates !== 1) {
@@ -42,7 +49,7 @@ export function toCanonicalRequest(call: GeminiCall): CanonicalRequest {
       `generationConfig.candidateCount: the gateway answers one candidate, not ${candidates}`,
     );
   }
-  return convert(call, req);
+  return convert(call, req, ends);
 }
 
 /** Validates and converts a `countTokens` call (bare `contents` or a `generateContentRequest`). */
@@ -61,13 +68,20 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   return result.data;
 }
 
-function convert(call: GeminiCall, req: GenerateContentRequest): CanonicalRequest {
+/** Converts; `ends` (when given) gets the messages made up to each content, system not counted. */
+function convert(
+  call: GeminiCall,
+  req: GenerateContentRequest,
+  ends?: number[],
+): CanonicalRequest {
   const messages: Message[] = [];
   const system = systemText(req.systemInstruction);
   if (system !== "") messages.push({ role: "system", content: system });
+  const lead = messages.length;
   for (const content of req.contents) {
     if (content.role === "model") messages.push(assistantMessage(content.parts ?? []));
     else messages.push(...userMessages(content.parts ?? []));
+    ends?.push(messages.length - lead);
   }
   return {
     protocol: "gemini",

@@ -14,6 +14,7 @@ import type {
   SamplingParams,
   ToolSpec,
 } from "../../../canonical/mod.ts";
+import type { HistoryRead } from "../../protocol.ts";
 import {
   type ContentPart,
   type InputItem,
@@ -60,8 +61,12 @@ function reasoningText(item: Reasoning): string {
     .join("\n");
 }
 
-/** Converts the input items, grouping each run of assistant-side items into one message. */
-function toMessages(input: ResponsesRequest["input"]): Message[] {
+/**
+ * Converts the input items, grouping each run of assistant-side items into one message; `ends`
+ * (when given) gets, per item, the messages made so far, or -1 inside a run (the next item may
+ * still join the group).
+ */
+function toMessages(input: ResponsesRequest["input"], ends?: number[]): Message[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: Message[] = [];
   let group: AssistantMessage | undefined;
@@ -123,6 +128,7 @@ function toMessages(input: ResponsesRequest["input"]): Message[] {
         // not interrupt an assistant turn.
         break;
     }
+    ends?.push(group === undefined ? messages.length : -1);
   }
   return messages;
 }
@@ -167,21 +173,32 @@ function toSampling(body: ResponsesRequest): SamplingParams {
   return sampling;
 }
 
+/** {@link toCanonicalRequest}, and where each input item's messages end. */
+export function readResponsesHistory(body: unknown): HistoryRead {
+  const ends: number[] = [];
+  return { ...convert(body, ends), ends };
+}
+
 /**
  * Validates a Responses request body and converts it to the canonical request.
  * Throws `InvalidRequestError` (message names the offending field) when the body does not fit.
  */
 export function toCanonicalRequest(body: unknown): CanonicalRequest {
+  return convert(body).request;
+}
+
+function convert(body: unknown, ends?: number[]): { request: CanonicalRequest; lead: number } {
   const parsed = parseResponsesRequest(body);
   const instructions: Message[] = parsed.instructions
     ? [{ role: "system", content: parsed.instructions }]
     : [];
-  return {
+  const request: CanonicalRequest = {
     protocol: "responses",
     model: parsed.model,
-    messages: [...instructions, ...toMessages(parsed.input)],
+    messages: [...instructions, ...toMessages(parsed.input, ends)],
     tools: toToolSpecs(parsed.tools ?? []),
     sampling: toSampling(parsed),
     stream: parsed.stream ?? false,
   };
+  return { request, lead: instructions.length };
 }
