@@ -48,6 +48,7 @@ export {
   openaiChatAdapter,
   OpenAIUpstream,
   responsesAdapter,
+  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "./agent/mod.ts";
 export { isLoopbackHost, requireTokenForPublicBind, sameToken } from "./security/mod.ts";

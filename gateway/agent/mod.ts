@@ -33,6 +33,7 @@ export {
   AnthropicUpstream,
   OpenAIUpstream,
   type Upstream,
+  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "./black_box/mod.ts";
 export { agentRoutes } from "./agent_routes.ts";

@@ -11,10 +11,14 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { upstreamsFromFlags } from "./mod.ts";
+ * import { upstreamKeyWarnings, upstreamsFromFlags } from "./mod.ts";
  *
  * const upstreams = upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999/v1" });
  * assert.deepEqual(Object.keys(upstreams), ["openai"]);
+ * // The SDKs' URL conventions: OpenAI's base holds /v1, Anthropic's stops before it.
+ * assert.throws(() => upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999" }), /must include/);
+ * assert.throws(() => upstreamsFromFlags({ anthropicUrl: "http://h/v1" }), /must not end in \/v1/);
+ * assert.deepEqual(upstreamKeyWarnings({ openaiUrl: "http://h/v1" }, () => undefined).length, 1);
  * ```
  *
  * @module
@@ -23,6 +27,7 @@ export {
   AnthropicUpstream,
   OpenAIUpstream,
   type Upstream,
+  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "./upstream.ts";
 export { serveBlackBox } from "./serve_black_box.ts";
