@@ -11,6 +11,7 @@
  * @module
  */
 import {
+  checkUpstream,
   createGateway,
   type Gateway,
   GatewayMetrics,
@@ -19,7 +20,6 @@ import {
   Readiness,
   requireTokenForPublicBind,
   serveHttp,
-  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "../gateway/mod.ts";
 import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
@@ -181,10 +181,15 @@ export async function serve(args: string[]): Promise<void> {
     model: values["upstream-model"],
     timeoutMs: engine.timeoutMs,
   };
-  const upstreams = upstreamsFromFlags(upstreamFlags);
-  for (const warning of upstreamKeyWarnings(upstreamFlags, env)) {
-    console.error(`rollgate: warning: ${warning}`);
+  // Each URL in its SDK's form and its key there (a hosted API's missing key stops the start).
+  for (const provider of ["anthropic", "openai"] as const) {
+    const url = upstreamFlags[`${provider}Url`];
+    if (!url) continue;
+    for (const warning of checkUpstream(provider, url, `--upstream-${provider}-url`)) {
+      console.error(`rollgate: warning: ${warning}`);
+    }
   }
+  const upstreams = upstreamsFromFlags(upstreamFlags);
   const defaultBackend = values.backend ?? env("ROLLGATE_BACKEND") ?? "gate";
   if (!(SERVE_BACKENDS as readonly string[]).includes(defaultBackend)) {
     throw new UsageError(

@@ -31,9 +31,9 @@
  */
 export {
   AnthropicUpstream,
+  checkUpstream,
   OpenAIUpstream,
   type Upstream,
-  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "./black_box/mod.ts";
 export { agentRoutes } from "./agent_routes.ts";

@@ -2,7 +2,7 @@
  * The command line as a user meets it, over real processes and sockets: every verb's `--help`,
  * `serve --help` listing every flag `serve` parses, and every mistake in a flag reported in one
  * line before the port is bound (the port is held by the test, so a gateway that tried to bind
- * first would say "in use" instead); then what `serve` says once it runs: a warning for a
+ * first would say "in use" instead); then what `serve` says once it runs: a warning for a local
  * black-box upstream without its key, and `--pid-file`.
  */
 import assert from "node:assert/strict";
@@ -62,13 +62,12 @@ Deno.test("cli: a bad flag is one line, before the port is bound and before 'lis
         /^rollgate: Unknown option '--bogus' \(main\.ts serve --help lists the flags\)$/,
       ],
       [["--backend", "nope"], /--backend must be one of gate, vllm, sglang, anthropic, openai/],
+      [["--upstream-openai-url", "http://127.0.0.1:9"], /has no path: .*expected e\.g\. .*\/v1/],
+      [["--upstream-anthropic-url", "http://127.0.0.1:9/v1"], /ends in \/v1: the Anthropic SDK/],
+      // A hosted API without its key cannot work: an error that names the variable.
       [
-        ["--upstream-openai-url", "http://127.0.0.1:9"],
-        /must include the API's path, e\.g\. .*\/v1/,
-      ],
-      [
-        ["--upstream-anthropic-url", "http://127.0.0.1:9/v1"],
-        /must not end in \/v1, e\.g\. https:/,
+        ["--upstream-openai-url", "https://api.openai.com/v1"],
+        /^rollgate: OPENAI_API_KEY is not set/,
       ],
       [["--drain-grace=-1"], /--drain-grace must be an integer ≥ 0, got -1/],
       [["--drain-grace", "-1"], /argument is ambiguous\. Did you forget/],
@@ -93,7 +92,7 @@ Deno.test("cli: a bad flag is one line, before the port is bound and before 'lis
   }
 });
 
-Deno.test("cli: serve warns, naming the variable, when a black-box upstream has no key", async () => {
+Deno.test("cli: serve warns, naming the variable, when a local black-box upstream has no key", async () => {
   const url = "http://127.0.0.1:9/v1";
   const without = await startGateway(["--no-journal", "--upstream-openai-url", url], {
     OPENAI_API_KEY: "",
@@ -104,7 +103,7 @@ Deno.test("cli: serve warns, naming the variable, when a black-box upstream has 
   try {
     assert.match(
       without.output(),
-      /rollgate: warning: OPENAI_API_KEY is not set: black-box calls to http:\/\/127\.0\.0\.1:9\/v1 carry no API key/,
+      /rollgate: warning: OPENAI_API_KEY is not set; the local openai upstream at http:\/\/127\.0\.0\.1:9 gets the placeholder key "missing"/,
     );
     assert.doesNotMatch(withKey.output(), /warning/);
   } finally {

@@ -7,18 +7,18 @@
  * - `upstream.ts`: the hosted APIs (`AnthropicUpstream`, `OpenAIUpstream`) behind {@link Upstream}.
  * - `upstream_answer.ts`: a final upstream response read back into the canonical message.
  * - `serve_black_box.ts`: the HTTP side (forward, relay, record, hold the terminal event).
+ * - `upstream_check.ts`: the start-up check of an upstream's URL form and API key.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { upstreamKeyWarnings, upstreamsFromFlags } from "./mod.ts";
+ * import { checkUpstream, upstreamsFromFlags } from "./mod.ts";
  *
  * const upstreams = upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999/v1" });
  * assert.deepEqual(Object.keys(upstreams), ["openai"]);
- * // The SDKs' URL conventions: OpenAI's base holds /v1, Anthropic's stops before it.
- * assert.throws(() => upstreamsFromFlags({ openaiUrl: "http://127.0.0.1:9999" }), /must include/);
- * assert.throws(() => upstreamsFromFlags({ anthropicUrl: "http://h/v1" }), /must not end in \/v1/);
- * assert.deepEqual(upstreamKeyWarnings({ openaiUrl: "http://h/v1" }, () => undefined).length, 1);
+ * // The OpenAI SDK appends /chat/completions to its base URL: without /v1 real servers 404.
+ * assert.throws(() => checkUpstream("openai", "http://127.0.0.1:9999", "--url", "k"), /no path/);
+ * assert.deepEqual(checkUpstream("openai", "http://127.0.0.1:9999/v1", "--url", "k"), []);
  * ```
  *
  * @module
@@ -27,7 +27,7 @@ export {
   AnthropicUpstream,
   OpenAIUpstream,
   type Upstream,
-  upstreamKeyWarnings,
   upstreamsFromFlags,
 } from "./upstream.ts";
 export { serveBlackBox } from "./serve_black_box.ts";
+export { checkUpstream } from "./upstream_check.ts";

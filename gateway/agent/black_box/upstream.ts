@@ -58,7 +58,7 @@ export class AnthropicUpstream implements Upstream {
   constructor(readonly config: UpstreamConfig = {}) {
     this.#client = new Anthropic({
       baseURL: config.baseURL,
-      // An empty variable counts as unset (`upstreamKeyWarnings` says so at start).
+      // An empty variable counts as unset (`checkUpstream` says so at start).
       apiKey: config.apiKey || Deno.env.get("ANTHROPIC_API_KEY") || "missing",
       // Never pick up ANTHROPIC_AUTH_TOKEN from the environment: the key is explicit.
       authToken: null,
@@ -95,7 +95,7 @@ export class OpenAIUpstream implements Upstream {
   constructor(readonly config: UpstreamConfig = {}) {
     this.#client = new OpenAI({
       baseURL: config.baseURL,
-      // An empty variable counts as unset (`upstreamKeyWarnings` says so at start).
+      // An empty variable counts as unset (`checkUpstream` says so at start).
       apiKey: config.apiKey || Deno.env.get("OPENAI_API_KEY") || "missing",
       timeout: config.timeoutMs,
       maxRetries: 0,
@@ -119,43 +119,6 @@ export class OpenAIUpstream implements Upstream {
   }
 }
 
-/** A black-box upstream URL in a form its SDK would call wrongly, or not a URL at all. */
-export class UpstreamUrlError extends Error {
-  override name = "UpstreamUrlError";
-}
-
-/**
- * Why `url` is not the form the `name` SDK expects, or undefined. The OpenAI SDK appends
- * `/chat/completions` and `/responses` to its base URL, so the URL holds the API's version path
- * (`https://api.openai.com/v1`; a bare `http://host:port` would be called at `/chat/completions`,
- * which servers 404). The Anthropic SDK appends `/v1/messages`, so its URL stops before `/v1`.
- */
-export function upstreamUrlProblem(name: "anthropic" | "openai", url: string): string | undefined {
-  const flag = `--upstream-${name}-url`;
-  const example = name === "openai"
-    ? "https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
-    : "https://api.anthropic.com";
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `${flag} must be an http(s) URL such as ${example}, got ${url}`;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    return `${flag} must be an http(s) URL such as ${example}, got ${url}`;
-  }
-  const path = parsed.pathname.replace(/\/+$/, "");
-  if (name === "openai" && path === "") {
-    return `${flag} must include the API's path, e.g. ${example}: the OpenAI SDK appends ` +
-      `/chat/completions and /responses to it (got ${url})`;
-  }
-  if (name === "anthropic" && /\/v1$/.test(path)) {
-    return `${flag} must not end in /v1, e.g. ${example}: the Anthropic SDK appends ` +
-      `/v1/messages to it (got ${url})`;
-  }
-  return undefined;
-}
-
 /** The black-box backends the command line asks for, by name (`anthropic`, `openai`). */
 export function upstreamsFromFlags(flags: {
   anthropicUrl?: string;
@@ -163,12 +126,6 @@ export function upstreamsFromFlags(flags: {
   model?: string;
   timeoutMs?: number;
 }): Record<string, Upstream> {
-  for (
-    const [name, url] of [["anthropic", flags.anthropicUrl], ["openai", flags.openaiUrl]] as const
-  ) {
-    const problem = url ? upstreamUrlProblem(name, url) : undefined;
-    if (problem) throw new UpstreamUrlError(problem);
-  }
   const out: Record<string, Upstream> = {};
   const common = { model: flags.model, timeoutMs: flags.timeoutMs };
   if (flags.anthropicUrl) {
@@ -176,26 +133,4 @@ export function upstreamsFromFlags(flags: {
   }
   if (flags.openaiUrl) out.openai = new OpenAIUpstream({ baseURL: flags.openaiUrl, ...common });
   return out;
-}
-
-/** The variable each SDK reads its key from. */
-const KEY_VARIABLES = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
-
-/**
- * One line per upstream the flags name whose key variable is unset: its calls go without a real
- * key (the SDK sends the placeholder `missing`), which a local server may accept and a hosted API
- * answers with 401.
- */
-export function upstreamKeyWarnings(
-  flags: { anthropicUrl?: string; openaiUrl?: string },
-  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
-): string[] {
-  const urls = { anthropic: flags.anthropicUrl, openai: flags.openaiUrl };
-  return (["anthropic", "openai"] as const).filter((name) =>
-    urls[name] && !env(KEY_VARIABLES[name])
-  )
-    .map((name) =>
-      `${KEY_VARIABLES[name]} is not set: black-box calls to ${urls[name]} carry no API key ` +
-      `(a hosted API answers 401; set it, or ignore this for a local server that takes none)`
-    );
 }
