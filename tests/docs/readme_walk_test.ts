@@ -8,6 +8,7 @@
  * then `kill` of the PID of `npm start` itself.
  */
 import assert from "node:assert/strict";
+import { freePort } from "../support/gateway_process.ts";
 import { skipGroup } from "../support/skips.ts";
 import { within } from "../support/within.ts";
 
@@ -21,13 +22,6 @@ function shellBlocks(heading: string): string {
   const end = README.indexOf("\n## ", start + 1);
   const section = README.slice(start, end < 0 ? undefined : end);
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).join("");
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** Whether anything accepts connections on `port`. */
