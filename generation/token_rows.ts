@@ -1,6 +1,7 @@
 /**
  * Per-position engine data ("token rows"): one fixed-shape row of small integers per position of
- * a call's sequence, kept in the journal (not in memory). The fields ({@link TOKEN_ROW_FIELDS}):
+ * a call's sequence, kept in the token-row store (the journal's table), not on the turn. The fields
+ * ({@link TOKEN_ROW_FIELDS}):
  *
  * - `routed_experts` (MoE routing replay): for each position, the experts each layer routed it
  *   to, shape `[T, layers, top_k]`. A call's rows cover positions
