@@ -8,9 +8,7 @@
  * arguments, install commands, completion parsing. Running them is up to a runner: `run_local.ts`
  * for a plain local subprocess (`prepare` writes the config files on the host), `launch.ts` for a
  * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
- * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md` (Claude
- * Code, Codex, pi) and this repository's `docs/agent-clients.md` (OpenCode, Qwen Code,
- * mini-swe-agent, Gemini CLI).
+ * inside; see `runner/`). The facts behind each plugin are in `docs/agent-clients.md`.
  *
  * @module
  */
@@ -110,7 +108,7 @@ export interface Harness {
   readonly resultFile?: string;
   /**
    * Documentation: what this CLI sends that the gateway normalizes or must tolerate (history
-   * echo, retries, roles, ids). The facts are in `reference/agent-clients.md`; the rules live in
+   * echo, retries, roles, ids). The facts are in `docs/agent-clients.md`; the rules live in
    * `gateway/` and `trajectory/`, not here.
    */
   readonly quirks: readonly string[];

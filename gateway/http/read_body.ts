@@ -16,8 +16,20 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 128;
 
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  return parseJsonBody(new TextDecoder().decode(await readBodyBytes(request, maxBytes)));
+/**
+ * The request's body parsed as JSON, read under `maxBytes` (413 past it). An empty body is a 400,
+ * unless `empty` says what it stands for (the trainer API's bodies whose fields are all optional:
+ * `curl -X POST …/ack` sends none at all).
+ */
+export async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+  options: { empty?: unknown } = {},
+): Promise<unknown> {
+  if (Number(request.headers.get("content-length") ?? NaN) > maxBytes) throw tooLarge(maxBytes);
+  const text = request.body ? new TextDecoder().decode(await readBodyBytes(request, maxBytes)) : "";
+  if (text.trim() === "" && "empty" in options) return options.empty;
+  return parseJsonBody(text);
 }
 
 /** A request's body as bytes, under the size cap (a 413 past it). */

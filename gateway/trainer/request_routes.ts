@@ -168,7 +168,10 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
   app.post("/requests/append", async (c) => {
     const { appends } = await body(c, AppendManySchema, "appends");
     return c.json(
-      await eachItem(appends, (a) => appendOne(a.request_id, checked(AppendSchema, a, "append"))),
+      await eachItem(
+        appends,
+        ({ request_id, ...a }) => appendOne(request_id, checked(AppendSchema, a, "append")),
+      ),
     );
   });
 
@@ -202,7 +205,7 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
     return c.json(
       await eachItem(
         completions,
-        (x) => completeOne(x.request_id, checked(CompleteSchema, x, "completion")),
+        ({ request_id, ...x }) => completeOne(request_id, checked(CompleteSchema, x, "completion")),
       ),
     );
   });

@@ -37,7 +37,10 @@ export interface TrainerRouteOptions {
 
 export interface TrainerContext {
   readonly options: TrainerRouteOptions;
-  /** The request's JSON body checked by `schema`; an empty body is `{}`. A 400 names `what`. */
+  /**
+   * The request's JSON body checked by `schema`; an empty (or absent) body is `{}`. A 400 names
+   * `what`, and a field the schema does not know.
+   */
   body<T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T>;
   /** `value` (one item of a batch body) checked by `schema`; a 400 names `what`. */
   checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T;
@@ -57,10 +60,8 @@ export function trainerContext(options: TrainerRouteOptions): TrainerContext {
     options,
     checked,
     async body(c, schema, what) {
-      const raw = c.req.header("content-length") === "0" || !c.req.raw.body
-        ? {}
-        : await readJsonBody(c.req.raw, options.maxBodyBytes);
-      return checked(schema, raw ?? {}, what);
+      const raw = await readJsonBody(c.req.raw, options.maxBodyBytes, { empty: {} });
+      return checked(schema, raw, what);
     },
     rollout(c) {
       const r = options.rollouts.require(c.req.param("id")!);

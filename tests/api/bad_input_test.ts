@@ -899,3 +899,114 @@ Deno.test("bad input (issue 21): rollout ids . and .., positive logprobs, ids af
     await gw.close();
   }
 });
+
+/**
+ * A POST exactly as `curl -X POST URL` sends it: no body and no `content-length` (nor
+ * `transfer-encoding`), over a raw socket, since `fetch` always declares a length.
+ */
+async function bareRequest(url: string, method: string, path: string): Promise<ApiResult> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    const head = `${method} ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
+      "content-type: application/json\r\nconnection: close\r\n\r\n";
+    await conn.write(new TextEncoder().encode(head));
+    const raw = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+    const [status] = raw.match(/^HTTP\/1\.1 (\d+)/)!.slice(1).map(Number);
+    let text = raw.slice(raw.indexOf("\r\n\r\n") + 4);
+    if (/transfer-encoding: chunked/i.test(raw.slice(0, raw.indexOf("\r\n\r\n")))) {
+      let body = "";
+      for (;;) {
+        const eol = text.indexOf("\r\n");
+        const size = parseInt(text.slice(0, eol), 16);
+        if (!size) break;
+        body += text.slice(eol + 2, eol + 2 + size);
+        text = text.slice(eol + 4 + size);
+      }
+      text = body;
+    }
+    return { status, json: JSON.parse(text), headers: new Headers() };
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
+Deno.test("trainer bodies: unknown fields are a 400 naming them and the known ones", async () => {
+  await withControl({}, async ({ gw, check, victim, expected }) => {
+    const r = await victim();
+    const known = "known: id, metadata, sampling, labels, reward_mode, sft, backend";
+    const cases: [string, unknown, RegExp][] = [
+      [
+        "/rollouts",
+        { idd: "x" },
+        new RegExp(`^invalid rollout: body: unknown field idd \\(${known}`),
+      ],
+      ["/rollouts", { samplng: { max_tokens: 5 } }, /body: unknown field samplng \(known: id, /],
+      ["/rollouts", { idd: "x", grup: "g" }, /body: unknown fields idd, grup \(known: /],
+      [
+        "/rollouts",
+        { sampling: { max_token: 5 } },
+        /sampling: unknown field max_token \(known: max_tokens, temperature, top_p, top_k\)/,
+      ],
+      ["/rollouts", { sft: { weight: 1, tool: ["x"] } }, /sft: unknown field tool \(known: weight/],
+      [`/rollouts/${r.id}/finish`, { rewards: 1 }, /unknown field rewards \(known: reward, /],
+      [
+        "/requests/nope/ack",
+        { leese: 5 },
+        /^invalid ack: body: unknown field leese \(known: lease\)/,
+      ],
+      ["/requests/nope/renew", { lease: 5, x: 1 }, /unknown field x \(known: lease\)/],
+      ["/requests/nope/fail", { error: "x", code: 500 }, /unknown field code \(known: error, st/],
+      [
+        "/requests/nope/complete",
+        { output_ids: [1], finish_reason: "stop", logprob: [-1] },
+        /unknown field logprob \(known: output_ids, logprobs, finish_reason/,
+      ],
+      ["/requests/nope/append", { ids: [1] }, /unknown field ids \(known: output_ids, weight_/],
+    ];
+    for (const [path, body, message] of cases) {
+      assertError(await gw.api("POST", path, body), 400, "trainer", message);
+      await check(`POST ${path} ${JSON.stringify(body)}`);
+    }
+    // Refused before anything changed: the rollout is still active, with no reward.
+    assert.equal((await getRollout(gw, r.id)).status, "active");
+    expected.set(r.id, {});
+  });
+});
+
+Deno.test("trainer bodies: no body at all (curl -X POST) is {}: ack and renew take the default lease", async () => {
+  const gw = await startGateway();
+  try {
+    const created = await bareRequest(gw.url, "POST", "/api/rollouts");
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const r = created.json as RolloutHandle;
+    const waiting = agentCall(gw, r, "chat/completions", {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const rid = (await take(gw, r.id)).request_id;
+    for (const verb of ["ack", "renew"]) {
+      const res = await bareRequest(gw.url, "POST", `/api/requests/${rid}/${verb}`);
+      assert.equal(res.status, 200, `${verb}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.request_id, rid);
+      assert.equal(res.json.lease_s, 60, "the default lease");
+    }
+    // A body-less completion names what is missing.
+    const complete = await bareRequest(gw.url, "POST", `/api/requests/${rid}/complete`);
+    assert.equal(complete.status, 400);
+    assert.match(complete.json.error.message, /^invalid completion: output_ids: /);
+    const ok = await gw.api("POST", `/requests/${rid}/complete`, {
+      output_ids: [9707, 151645],
+      finish_reason: "stop",
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal((await waiting).json.choices[0].message.content, "Hello");
+    const finished = await bareRequest(gw.url, "POST", `/api/rollouts/${r.id}/finish`);
+    assert.equal(finished.status, 200, JSON.stringify(finished.json));
+    assert.equal(finished.json.reward, null);
+  } finally {
+    await gw.close();
+  }
+});
