@@ -6,6 +6,7 @@
  * @module
  */
 import { GatewayError } from "../gateway_error.ts";
+import { directBody } from "./body_stream.ts";
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -37,8 +38,10 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
-  // A declared length is what the server reads, no more: one native read (~0.2 ms less CPU
-  // than chunk by chunk for a 128k-token history of ~500 KB).
+  // The gateway's own server reads it into one buffer, without the stream.
+  const whole = directBody(request);
+  if (whole) return await whole(maxBytes);
+  // A declared length is what the server reads, no more: one native read.
   return Number.isFinite(declared)
     ? await request.bytes()
     : await readCapped(request.body, maxBytes);
