@@ -27,7 +27,8 @@
  * `--gateway-flags "--v8-flags=--prof"` profiles the gateway process (V8 tick log in the current
  * directory; `node --prof-process` reads it). `--checkout DIR` runs another checkout's `main.ts`
  * (an earlier release, side by side; before the journal add `--old`: no `--data-dir`, ready on
- * `/health`, no `ack`). `--no-ack` has the trainers complete without acknowledging (the calls an
+ * `/health`, no `ack`); its trainers ask for the full prompt form unless `--trainer-form delta`,
+ * this checkout's for the delta form unless `--trainer-form full`). `--no-ack` has the trainers complete without acknowledging (the calls an
  * old release takes). `--serve-flags "--no-journal"` passes flags to `serve`.
  *
  * `--cold N` asks whether long first turns stall other rollouts' warm turns: N more rollouts, each
@@ -80,6 +81,11 @@ interface Options {
   ack: boolean;
   /** The id transport the trainers ask for (default base64, as the Python client). */
   ids: "base64" | "json";
+  /**
+   * The prompt form the trainers ask for: delta (as the Python client; default) or full (the
+   * default with `--checkout`, whose release may know only that form).
+   */
+  form?: "full" | "delta";
 }
 
 function parseOptions(args: string[]): Options {
@@ -122,6 +128,7 @@ function parseOptions(args: string[]): Options {
     else if (flag === "--trainers") o.trainers = Number(value);
     else if (flag === "--ids") o.ids = value as Options["ids"];
     else if (flag === "--checkout") o.checkout = value;
+    else if (flag === "--trainer-form") o.form = value as Options["form"];
     else throw new Error(`unknown flag ${flag}`);
   }
   return o;
@@ -193,6 +200,7 @@ async function startGateway(o: Options): Promise<{ gw: GatewayProcess; trainers?
   const trainers = startTrainerLoops(gw.url, o.trainers, () => ({ output_ids, logprobs }), {
     ack: o.ack,
     ids: o.ids,
+    form: o.form ?? (o.checkout ? "full" : "delta"),
   });
   return { gw, trainers };
 }

@@ -17,10 +17,13 @@
  * the HTTP server), GC and the runtime's own work apart; `--top N` names the N costliest stacks.
  *
  *     deno run -A bench/turn_cost_128k.ts [--turns 40] [--tokens 125000] [--profile] \
- *       [--top N] [--checkout DIR] [--trainer-form full|delta] [--gateway-flags "..."]
+ *       [--top N] [--checkout DIR] [--profile checkout] [--trainer-form full|delta] [--gateway-flags "..."] \
+ *       [--serve-flags "--no-journal"] [--checkout-trainer-form full|delta]
  *
- * `--checkout DIR` runs another checkout's `main.ts` (today's main, side by side); its trainer
- * asks for the full prompt form.
+ * `--checkout DIR` also runs another checkout's `main.ts` (today's main) side by side in the same
+ * run: its own gateway, trainer and agent, the two taking turns one after the other so both see
+ * the machine alike; its trainer asks for the full prompt form (`--checkout-trainer-form delta`
+ * for a checkout that knows deltas).
  *
  * @module
  */
@@ -28,9 +31,9 @@ import process from "node:process";
 import { PolicyModel } from "../model/mod.ts";
 import { pytestOutput, rng } from "./agent_history.ts";
 import { chatBody, chatCall, chatHistory, createRollout, type WireMessage } from "./chat_agent.ts";
-import { freePort, startGatewayProcess } from "./gateway_process.ts";
+import { freePort, type GatewayProcess, startGatewayProcess } from "./gateway_process.ts";
 import { type CallFrame, Inspector } from "./inspector.ts";
-import { startTrainerLoops } from "./scripted_trainer.ts";
+import { startTrainerLoops, type TrainerLoops } from "./scripted_trainer.ts";
 import { MEASURED_OUTPUT } from "./turn_fixture.ts";
 
 function flag(name: string): string | undefined {
@@ -39,10 +42,15 @@ function flag(name: string): string | undefined {
 }
 const TURNS = Number(flag("turns") ?? 40);
 const TOKENS = Number(flag("tokens") ?? 125_000);
+/** `--profile checkout` profiles the other checkout's gateway instead of this one's. */
 const PROFILE = Deno.args.includes("--profile");
+const PROFILE_CHECKOUT = flag("profile") === "checkout";
 const CHECKOUT = flag("checkout");
 const FORM = (flag("trainer-form") ?? "delta") as "full" | "delta";
+/** The other checkout's trainer form: full unless it knows deltas too (an earlier branch). */
+const CHECKOUT_FORM = (flag("checkout-trainer-form") ?? "full") as "full" | "delta";
 const GATEWAY_FLAGS = (flag("gateway-flags") ?? "").split(" ").filter(Boolean);
+const SERVE_FLAGS = (flag("serve-flags") ?? "").split(" ").filter(Boolean);
 
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 
@@ -87,20 +95,32 @@ const model = await PolicyModel.load();
 const output_ids = await model.tokenizer.encode(MEASURED_OUTPUT);
 const logprobs = output_ids.map((_, i) => -((i % 7) + 1) / 100);
 const inspectPort = freePort();
-const gw = await startGatewayProcess({
-  checkout: CHECKOUT,
-  // The history passes Qwen3's 131,072 tokens by the last turns.
-  serveFlags: ["--context-length", "262144"],
-  denoFlags: [...GATEWAY_FLAGS, ...(PROFILE ? [`--inspect=127.0.0.1:${inspectPort}`] : [])],
-});
-const trainers = startTrainerLoops(gw.url, 1, () => ({ output_ids, logprobs }), {
-  form: CHECKOUT ? "full" : FORM,
-});
-console.log(
-  `options: ${JSON.stringify({ TURNS, TOKENS, PROFILE, CHECKOUT, FORM, GATEWAY_FLAGS })}; ` +
-    `load ${loadavg()}`,
-);
-try {
+
+/** One gateway with its trainer loop and its agent (each side of a comparison has its own). */
+interface Side {
+  name: string;
+  gw: GatewayProcess;
+  trainers: TrainerLoops;
+  /** One turn: the agent's next body, its prompt tokens. */
+  play(): Promise<{ body: string; tokens: number }>;
+  cpu: number[];
+  threads0?: Map<string, number>;
+}
+
+async function startSide(name: string, checkout?: string): Promise<Side> {
+  const gw = await startGatewayProcess({
+    checkout,
+    // The history passes Qwen3's 131,072 tokens by the last turns.
+    serveFlags: ["--context-length", "262144", ...SERVE_FLAGS],
+    denoFlags: [
+      ...GATEWAY_FLAGS,
+      ...(PROFILE && !checkout === !PROFILE_CHECKOUT ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
+    ],
+  });
+  // An earlier release knows only the full prompt form.
+  const trainers = startTrainerLoops(gw.url, 1, () => ({ output_ids, logprobs }), {
+    form: checkout ? CHECKOUT_FORM : FORM,
+  });
   const { id, token } = await createRollout(gw.url, "turn-cost");
   // ~3.8 characters of history per token in these histories; the first turn says how many.
   const h = chatHistory(1, TOKENS * 3.84);
@@ -123,50 +143,70 @@ try {
     addResult();
     return { body, tokens: answer.promptTokens };
   };
-  const first = await play(); // a cold full render, unmeasured
-  console.log(`first turn: ${first.tokens} prompt tokens, ${first.body.length} body bytes`);
-  await play(); // and one warm turn
+  return { name, gw, trainers, play, cpu: [] };
+}
+
+const sides = [await startSide("this checkout")];
+if (CHECKOUT) sides.push(await startSide(CHECKOUT, CHECKOUT));
+console.log(
+  `options: ${
+    JSON.stringify({ TURNS, TOKENS, PROFILE, CHECKOUT, FORM, GATEWAY_FLAGS, SERVE_FLAGS })
+  }; load ${loadavg()}`,
+);
+try {
+  for (const side of sides) {
+    const first = await side.play(); // a cold full render, unmeasured
+    console.log(
+      `${side.name}: first turn ${first.tokens} prompt tokens, ${first.body.length} body bytes`,
+    );
+    await side.play(); // and one warm turn
+  }
   const inspector = PROFILE ? await Inspector.connect(inspectPort) : undefined;
   await inspector?.startCpuProfile(Number(flag("interval-us") ?? 500));
-  const cpu: number[] = [], floors: number[] = [], prompts: number[] = [], sizes: number[] = [];
-  const threads0 = gw.cpuByThread();
+  const floors: number[] = [], prompts: number[] = [], sizes: number[] = [];
+  for (const side of sides) side.threads0 = side.gw.cpuByThread();
   const encoder = new TextEncoder();
+  // Turn by turn, the sides alternate: each sees the machine as the other does.
   for (let t = 0; t < TURNS; t++) {
-    const before = gw.cpuSeconds();
-    const { body, tokens } = await play();
-    // Let the trainer's next long poll and the journal settle before reading the CPU.
-    await new Promise((r) => setTimeout(r, 20));
-    cpu.push((gw.cpuSeconds() - before) * 1000);
-    prompts.push(tokens);
-    const bytes = encoder.encode(body);
-    sizes.push(bytes.byteLength);
-    floors.push(cpuMs(5, () => JSON.parse(new TextDecoder().decode(bytes))));
+    for (const side of sides) {
+      const before = side.gw.cpuSeconds();
+      const { body, tokens } = await side.play();
+      // Let the trainer's next long poll and the journal settle before reading the CPU.
+      await new Promise((r) => setTimeout(r, 20));
+      side.cpu.push((side.gw.cpuSeconds() - before) * 1000);
+      if (side !== sides[0]) continue;
+      prompts.push(tokens);
+      const bytes = encoder.encode(body);
+      sizes.push(bytes.byteLength);
+      floors.push(cpuMs(5, () => JSON.parse(new TextDecoder().decode(bytes))));
+    }
   }
-  const threads1 = gw.cpuByThread();
-  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
-  const read = metrics.split("\n").filter((l) => l.startsWith("rollgate_agent_requests_read"));
   const profile = await inspector?.stopCpuProfileParts(partOf);
   inspector?.close();
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const perTurn = sum(cpu) / TURNS, floor = sum(floors) / TURNS;
+  const floor = sum(floors) / TURNS;
   console.log(
-    `${TURNS} turns, prompts ${prompts[0]} → ${prompts.at(-1)} tokens, bodies ${sizes[0]} → ` +
-      `${sizes.at(-1)} bytes\n` +
-      // /proc counts CPU in 10 ms ticks: only the sum over many turns means something.
-      `gateway CPU per turn ${perTurn.toFixed(2)} ms (mean); floor (UTF-8 decode + JSON.parse ` +
-      `of the same body, in the driver) ${floor.toFixed(2)} ms; ratio ${
+    `${TURNS} turns a side, prompts ${prompts[0]} → ${prompts.at(-1)} tokens, bodies ` +
+      `${sizes[0]} → ${sizes.at(-1)} bytes; floor (UTF-8 decode + JSON.parse of the same ` +
+      `body, in the driver) ${floor.toFixed(2)} ms`,
+  );
+  for (const side of sides) {
+    // /proc counts CPU in 10 ms ticks: only the sum over many turns means something.
+    const perTurn = sum(side.cpu) / TURNS;
+    const threads1 = side.gw.cpuByThread();
+    const byThread = [...threads1].map(([name, s]) =>
+      [name, ((s - (side.threads0!.get(name) ?? 0)) * 1000) / TURNS] as const
+    ).filter(([, ms]) => ms > 0.005).sort((a, b) => b[1] - a[1]);
+    const metrics = await (await fetch(`${side.gw.url}/metrics`)).text();
+    const read = metrics.split("\n").filter((l) => l.startsWith("rollgate_agent_requests_read"));
+    console.log(
+      `${side.name}: gateway CPU per turn ${perTurn.toFixed(2)} ms (mean), ${
         (perTurn / floor).toFixed(1)
-      }×`,
-  );
-  const byThread = [...threads1].map(([name, s]) =>
-    [name, ((s - (threads0.get(name) ?? 0)) * 1000) / TURNS] as const
-  ).filter(([, ms]) => ms > 0.005).sort((a, b) => b[1] - a[1]);
-  console.log(
-    `gateway CPU by thread, ms/turn (the whole window): ${
-      byThread.map(([n, ms]) => `${n} ${ms.toFixed(2)}`).join(", ")
-    }`,
-  );
-  if (read.length) console.log(`agent requests read: ${read.join(", ")}`);
+      }× the floor; by thread, ms/turn: ${
+        byThread.map(([n, ms]) => `${n} ${ms.toFixed(2)}`).join(", ")
+      }${read.length ? `; agent requests read: ${read.join(", ")}` : ""}`,
+    );
+  }
   if (profile) {
     const parts = [...profile.parts].filter(([p]) => p !== "(idle)").sort((a, b) => b[1] - a[1]);
     console.log(`event loop by part (CPU profile, ms per turn):`);
@@ -177,8 +217,10 @@ try {
     for (const [where, ms] of leaves) console.log(`  ${(ms / TURNS).toFixed(3)}  ${where}`);
   }
 } finally {
-  const stats = await trainers.stop();
-  console.log(`trainer: ${JSON.stringify(stats)}`);
-  await gw.stop();
+  for (const side of sides) {
+    const stats = await side.trainers.stop();
+    console.log(`${side.name} trainer: ${JSON.stringify(stats)}`);
+    await side.gw.stop();
+  }
   console.log(`load at the end ${loadavg()}`);
 }
