@@ -40,7 +40,7 @@ import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
-import { nemotron3 } from "./nemotron3/mod.ts";
+import { nemotron3, nemotron35, nemotron3Ultra } from "./nemotron3/mod.ts";
 
 export {
   type AnswerInPlace,
@@ -63,6 +63,8 @@ export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
   deepSeekV4,
+  nemotron3Ultra,
+  nemotron35,
   nemotron3,
   qwen38,
   qwen36,

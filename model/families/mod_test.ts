@@ -61,6 +61,8 @@ Deno.test("families: detection by template fingerprint, most specific first", as
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
     "deepseek-v4",
+    "nemotron-3-ultra",
+    "nemotron-3.5",
     "nemotron-3",
     "qwen3.8",
     "qwen3.6",

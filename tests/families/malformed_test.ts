@@ -70,6 +70,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       "</tool_call>",
   },
   {
+    // Ultra's and 3.5's glue: no newline around `</think>`.
+    family: "nemotron-3-ultra",
+    output: "Run it.</think>Running.<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call>\n<|im_end|>",
+    content: "Running.<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
     family: "glm-4.5",
     dir: GLM_DIR,
     output: "\n<think>Run it.</think>\nRunning.\n<tool_call>bash\n<arg_key>command</arg_key>\n" +

@@ -53,6 +53,8 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "glm-5.3": () => tokenizerDouble("glm-5.3"),
   "kimi-k2": () => tokenizerDouble("kimi-k2"),
   "nemotron-3": () => tokenizerDouble("nemotron-3"),
+  "nemotron-3-ultra": () => tokenizerDouble("nemotron-3-ultra"),
+  "nemotron-3.5": () => tokenizerDouble("nemotron-3.5"),
   "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
   "minimax-m2": () => tokenizerDouble("minimax-m2"),
   "laguna": () => tokenizerDouble("laguna"),

@@ -60,6 +60,11 @@ export const MINIMAX_M2_SPECIAL_TOKENS = [
 
 export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
 
+/** The markers every Nemotron 3 template double holds: XML calls, `truncate_history_thinking`. */
+const NEMOTRON_TEMPLATE = "<|im_start|>system\n{% if truncate_history_thinking is not defined %}" +
+  "{% set truncate_history_thinking = true %}{% endif %}{{ '<tool_call>\\n<function=' }}" +
+  "{{ '<parameter=' }}<|im_start|>assistant\n<think>\n";
+
 /**
  * Chat-template doubles: not the models' templates (rollgate renders these families in code),
  * only the distinctive markers of the real ones, which is what detection reads.
@@ -78,9 +83,11 @@ export const TEMPLATE_DOUBLES = {
     "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
     "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
     "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
-  "nemotron-3": "<|im_start|>system\n{% if truncate_history_thinking is not defined %}" +
-    "{% set truncate_history_thinking = true %}{% endif %}{{ '<tool_call>\\n<function=' }}" +
-    "{{ '<parameter=' }}<|im_start|>assistant\n<think>\n",
+  // Nano/Super glue reasoning `\n</think>\n`; Ultra (`medium_effort`) and 3.5 `</think>`.
+  "nemotron-3": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '\\n</think>\\n' }}",
+  "nemotron-3-ultra": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}" +
+    "{% if medium_effort %}{{ '\\n\\n{reasoning effort: efficient}' }}{% endif %}",
+  "nemotron-3.5": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}",
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
@@ -122,6 +129,8 @@ const DOUBLES: Record<TokenizerDoubleName, {
   "glm-5.1": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
   "glm-5.3": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
   "nemotron-3": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  "nemotron-3-ultra": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  "nemotron-3.5": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
   // K2.5 writes `<think>`/`</think>` as text (not added tokens), as `renderers` found by probing
   // its tokenizer.
