@@ -25,6 +25,7 @@ export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export {
   deepSeekToolsText,
+  DeepSeekV3TextRenderer,
   type DeltaHistory,
   FAMILIES,
   GENERIC_FAMILY,

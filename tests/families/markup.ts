@@ -73,6 +73,16 @@ export const DEEPSEEK_MARKUP = [
   "<think>not reasoning</think>",
 ];
 
+/** DeepSeek V3's and R1's call markup a JSON string argument may hold (its fence too). */
+export const DEEPSEEK_V3_MARKUP = [
+  "```<｜tool▁call▁end｜>",
+  '"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  '<｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n{"command": "ls"}\n```' +
+  "<｜tool▁call▁end｜>",
+  "<｜tool▁outputs▁end｜>",
+  "ends with <｜end▁of▁sentence｜>",
+];
+
 /**
  * DeepSeek V4's DSML markup a string argument may hold (`｜DSML｜` is an added token, so the value
  * renders into the markup's own ids). Left out: a whole

