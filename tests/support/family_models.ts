@@ -6,7 +6,13 @@
  *
  * @module
  */
-import { loadModelFiles, PolicyModel, type PolicyModelOptions } from "../../model/mod.ts";
+import type { Message, ToolSpec } from "../../canonical/mod.ts";
+import {
+  loadModelFiles,
+  NemotronTextRenderer,
+  PolicyModel,
+  type PolicyModelOptions,
+} from "../../model/mod.ts";
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
 import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
@@ -76,9 +82,48 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
     }),
 };
 
+/**
+ * The `renderers` 0.1.12 renderer a family's gate turns are checked against
+ * (`tests/e2e/cli_scenario.ts`): its config name and fields. A family without one here is checked
+ * against `renderers` only in `tests/families/` (or has no reference there).
+ */
+export interface GateReference {
+  renderer: string;
+  config?: Record<string, unknown>;
+  /**
+   * Where `renderers`' render departs from the model's template (documented per family in
+   * `tests/families/`): the text it renders instead, which its turn-1 render must then be.
+   */
+  deviation?: (messages: readonly Message[], tools: readonly ToolSpec[]) => string;
+}
+
+/** Nemotron's prompt as `renderers` writes it: declaration JSON with `ensure_ascii`. */
+function asciiDeclarations(glue: "nano" | "ultra"): GateReference["deviation"] {
+  const text = new NemotronTextRenderer({
+    enableThinking: true,
+    truncateHistoryThinking: true,
+    glue,
+    asciiDeclarations: true,
+  });
+  return (messages, tools) => text.render(messages, tools, { addGenerationPrompt: true });
+}
+
+/**
+ * The families whose gate turns go through `renderers` too. `thinking_retention: "all"` asks
+ * `renderers` for its append-only bridge where the template drops history reasoning (R1).
+ */
+const GATE_REFERENCES: Record<string, GateReference> = {
+  "nemotron-3-ultra": { renderer: "nemotron-3-ultra", deviation: asciiDeclarations("ultra") },
+  "nemotron-3.5": { renderer: "nemotron-3.5", deviation: asciiDeclarations("ultra") },
+  "deepseek-v3": { renderer: "deepseek-v3" },
+  "deepseek-r1": { renderer: "deepseek-r1", config: { thinking_retention: "all" } },
+};
+
 export interface FamilyTestModel {
   model: PolicyModel;
   options: PolicyModelOptions;
+  /** What its gate turns are checked against, if anything. */
+  reference?: GateReference;
   /** The same options as `main.ts serve` flags. */
   serveArgs: string[];
 }
@@ -103,5 +148,5 @@ export async function familyTestModel(name: string): Promise<FamilyTestModel> {
   const model = await PolicyModel.load(options);
   // A detected family (no `family` option) must be the one asked for.
   if (model.family !== name) throw new Error(`the test model for ${name} loads as ${model.family}`);
-  return { model, options, serveArgs };
+  return { model, options, serveArgs, reference: GATE_REFERENCES[name] };
 }
