@@ -41,6 +41,7 @@ import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
+import { primeQwen3 } from "./prime_qwen3/mod.ts";
 import { nemotron3, nemotron35, nemotron3Ultra } from "./nemotron3/mod.ts";
 
 export {
@@ -68,6 +69,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   nemotron3Ultra,
   nemotron35,
   nemotron3,
+  primeQwen3,
   qwen38,
   qwen36,
   qwen35,

@@ -67,6 +67,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "nemotron-3-ultra",
     "nemotron-3.5",
     "nemotron-3",
+    "prime-qwen3",
     "qwen3.8",
     "qwen3.6",
     "qwen3.5",

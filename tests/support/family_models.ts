@@ -70,6 +70,8 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "nemotron-3": () => tokenizerDouble("nemotron-3"),
   "nemotron-3-ultra": () => tokenizerDouble("nemotron-3-ultra"),
   "nemotron-3.5": () => tokenizerDouble("nemotron-3.5"),
+  // Qwen3's real vocabulary; the template a double (detected from it).
+  "prime-qwen3": async () => ({ dir: await tokenizerDoubleDir("prime-qwen3") }),
   "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
   "minimax-m2": () => tokenizerDouble("minimax-m2"),
   "laguna": () => tokenizerDouble("laguna"),
@@ -116,6 +118,7 @@ const GATE_REFERENCES: Record<string, GateReference> = {
   "nemotron-3-ultra": { renderer: "nemotron-3-ultra", deviation: asciiDeclarations("ultra") },
   "nemotron-3.5": { renderer: "nemotron-3.5", deviation: asciiDeclarations("ultra") },
   "deepseek-v3": { renderer: "deepseek-v3" },
+  "prime-qwen3": { renderer: "prime-qwen3" },
   "deepseek-r1": { renderer: "deepseek-r1", config: { thinking_retention: "all" } },
 };
 

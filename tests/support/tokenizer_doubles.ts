@@ -88,6 +88,10 @@ export const TEMPLATE_DOUBLES = {
   "nemotron-3-ultra": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}" +
     "{% if medium_effort %}{{ '\\n\\n{reasoning effort: efficient}' }}{% endif %}",
   "nemotron-3.5": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}",
+  // Prime-Qwen3: Qwen3-Coder's template (XML calls, its default tool system text) with `<think>`.
+  "prime-qwen3": "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}{% set system = 'You are " +
+    "Qwen, a helpful AI assistant that can interact with a computer to solve tasks.' %}" +
+    "{{ '<think>' + reasoning_content + '</think>' }}<|im_start|>assistant\n",
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
@@ -131,6 +135,8 @@ const DOUBLES: Record<TokenizerDoubleName, {
   "nemotron-3": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
   "nemotron-3-ultra": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
   "nemotron-3.5": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
+  "prime-qwen3": { specials: [], eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
   // K2.5 writes `<think>`/`</think>` as text (not added tokens), as `renderers` found by probing
   // its tokenizer.

@@ -26,10 +26,9 @@
  */
 import type { Message, ToolSpec } from "../../../canonical/mod.ts";
 import { type TemplateMessage, toTemplateMessages } from "../../template_input.ts";
-import { pythonScalarStr, pythonStrip } from "../../python_json.ts";
-import { tryParseOrderedJson } from "../ordered_json.ts";
+import { pythonStrip } from "../../python_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
-import { XML_CALL_INSTRUCTIONS } from "../qwen35/mod.ts";
+import { XML_CALL_INSTRUCTIONS, xmlToolCall } from "../qwen35/mod.ts";
 import { nemotronToolDeclarations } from "./tool_declarations.ts";
 
 export interface NemotronOptions {
@@ -59,14 +58,7 @@ export class NemotronTextRenderer implements TextRenderer {
 
   /** The `<tool_call>…</tool_call>\n` block of one call. */
   toolCall(name: string, args: string): string {
-    let text = `<tool_call>\n<function=${name}>\n`;
-    const parsed = tryParseOrderedJson(args);
-    if (parsed instanceof Map) {
-      for (const [key, value] of parsed) {
-        text += `<parameter=${key}>\n${pythonScalarStr(value)}\n</parameter>\n`;
-      }
-    }
-    return text + "</function>\n</tool_call>\n";
+    return xmlToolCall({ name, arguments: args }, "python") + "\n";
   }
 
   /** Ultra's and 3.5's glue: no newline around `</think>`, a truncated turn's rest untrimmed. */
