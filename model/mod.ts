@@ -32,6 +32,7 @@ export {
   GlmTextRenderer,
   NemotronTextRenderer,
   qwen3SampledText,
+  Qwen3VlTextRenderer,
   TemplateSettingError,
   TOOL_PARSERS,
 } from "./families/mod.ts";

@@ -41,6 +41,7 @@ import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
+import { qwen3Vl } from "./qwen3_vl/mod.ts";
 import { primeQwen3 } from "./prime_qwen3/mod.ts";
 import { nemotron3, nemotron35, nemotron3Ultra } from "./nemotron3/mod.ts";
 
@@ -52,6 +53,7 @@ export {
   type RenderOptions,
   type TurnEnd,
   turnEnd,
+  type VisionPlaceholder,
 } from "./family.ts";
 export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
@@ -61,6 +63,7 @@ export { NemotronTextRenderer } from "./nemotron3/mod.ts";
 export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
+export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -82,6 +85,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   kimiK2,
   miniMaxM2,
   laguna,
+  qwen3Vl,
   qwen3,
   deepSeekV31,
   deepSeekR1,

@@ -34,3 +34,9 @@ export function withoutReasoning(m: AssistantMessage): AssistantMessage {
 export function withReasoning(m: AssistantMessage): AssistantMessage {
   return { ...m, reasoning_content: m.reasoning_content ?? "" };
 }
+
+/** No reasoning, content without leading or trailing newlines (the hermes parser trims them). */
+export function hermesWithoutReasoning(m: AssistantMessage): AssistantMessage {
+  const { reasoning_content: _, ...rest } = m;
+  return { ...rest, content: m.content.replace(/^\n+|\n+$/g, "") };
+}

@@ -72,6 +72,7 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "nemotron-3.5": () => tokenizerDouble("nemotron-3.5"),
   // Qwen3's real vocabulary; the template a double (detected from it).
   "prime-qwen3": async () => ({ dir: await tokenizerDoubleDir("prime-qwen3") }),
+  "qwen3-vl": async () => ({ dir: await tokenizerDoubleDir("qwen3-vl") }),
   "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
   "minimax-m2": () => tokenizerDouble("minimax-m2"),
   "laguna": () => tokenizerDouble("laguna"),
@@ -119,6 +120,7 @@ const GATE_REFERENCES: Record<string, GateReference> = {
   "nemotron-3.5": { renderer: "nemotron-3.5", deviation: asciiDeclarations("ultra") },
   "deepseek-v3": { renderer: "deepseek-v3" },
   "prime-qwen3": { renderer: "prime-qwen3" },
+  "qwen3-vl": { renderer: "qwen3-vl" },
   "deepseek-r1": { renderer: "deepseek-r1", config: { thinking_retention: "all" } },
 };
 

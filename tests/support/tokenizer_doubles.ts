@@ -92,6 +92,10 @@ export const TEMPLATE_DOUBLES = {
   "prime-qwen3": "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}{% set system = 'You are " +
     "Qwen, a helpful AI assistant that can interact with a computer to solve tasks.' %}" +
     "{{ '<think>' + reasoning_content + '</think>' }}<|im_start|>assistant\n",
+  // Qwen3-VL Instruct: hermes calls, vision tokens, no `<think>`.
+  "qwen3-vl": "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.type == 'image' %}" +
+    "{{ '<|vision_start|><|image_pad|><|vision_end|>' }}{% endif %}<|im_end|>\n{% endfor %}" +
+    '{{ \'<tool_call>\\n{"name": "\' }}<|im_start|>assistant\n',
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
@@ -137,6 +141,8 @@ const DOUBLES: Record<TokenizerDoubleName, {
   "nemotron-3.5": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
   // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
   "prime-qwen3": { specials: [], eos: "<|im_end|>" },
+  // Qwen3-VL's vocabulary is Qwen3's (vision tokens included): only the template is a double.
+  "qwen3-vl": { specials: [], eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
   // K2.5 writes `<think>`/`</think>` as text (not added tokens), as `renderers` found by probing
   // its tokenizer.
