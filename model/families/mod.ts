@@ -37,6 +37,7 @@ import { kimiK2 } from "./kimi_k2/mod.ts";
 import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { laguna } from "./laguna/mod.ts";
+import { llama3 } from "./llama3/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
@@ -64,6 +65,7 @@ export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
+export { Llama3TextRenderer } from "./llama3/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -90,6 +92,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   deepSeekV31,
   deepSeekR1,
   deepSeekV3,
+  llama3,
 ];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */

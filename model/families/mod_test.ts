@@ -85,6 +85,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "deepseek-v3.1",
     "deepseek-r1",
     "deepseek-v3",
+    "llama-3",
   ]);
 });
 

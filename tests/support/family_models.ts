@@ -16,6 +16,7 @@ import {
 import { deepSeekV31ModelDir } from "./deepseek_v31_model.ts";
 import { tokenizerDoubleDir, type TokenizerDoubleName } from "./tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "./gpt_oss_model.ts";
+import { llama3ModelDir } from "./llama3_model.ts";
 import { deepSeekV4ModelDir, qwen36VocabularyDir } from "./python_built_models.ts";
 
 const DEEPSEEK_V3_DIR = new URL(
@@ -73,6 +74,8 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   // Qwen3's real vocabulary; the template a double (detected from it).
   "prime-qwen3": async () => ({ dir: await tokenizerDoubleDir("prime-qwen3") }),
   "qwen3-vl": async () => ({ dir: await tokenizerDoubleDir("qwen3-vl") }),
+  // Llama 3's real vocabulary with 3.1's added-token names (a named double), detected.
+  "llama-3": async () => ({ dir: await llama3ModelDir() }),
   "kimi-k2.5": () => tokenizerDouble("kimi-k2.5"),
   "minimax-m2": () => tokenizerDouble("minimax-m2"),
   "laguna": () => tokenizerDouble("laguna"),
@@ -121,6 +124,7 @@ const GATE_REFERENCES: Record<string, GateReference> = {
   "deepseek-v3": { renderer: "deepseek-v3" },
   "prime-qwen3": { renderer: "prime-qwen3" },
   "qwen3-vl": { renderer: "qwen3-vl" },
+  "llama-3": { renderer: "llama-3" },
   "deepseek-r1": { renderer: "deepseek-r1", config: { thinking_retention: "all" } },
 };
 
