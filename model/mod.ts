@@ -30,6 +30,8 @@ export {
   FAMILIES,
   GENERIC_FAMILY,
   GlmTextRenderer,
+  HY3,
+  Hy3TextRenderer,
   NemotronTextRenderer,
   qwen3SampledText,
   Qwen3VlTextRenderer,

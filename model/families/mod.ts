@@ -37,6 +37,7 @@ import { kimiK2 } from "./kimi_k2/mod.ts";
 import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { laguna } from "./laguna/mod.ts";
+import { hy3 } from "./hy3/mod.ts";
 import { llama3 } from "./llama3/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
@@ -66,6 +67,7 @@ export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
 export { Llama3TextRenderer } from "./llama3/mod.ts";
+export { HY3, Hy3TextRenderer } from "./hy3/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -87,6 +89,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   kimiK2,
   miniMaxM2,
   laguna,
+  hy3,
   qwen3Vl,
   qwen3,
   deepSeekV31,

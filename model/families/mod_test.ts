@@ -80,6 +80,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "kimi-k2",
     "minimax-m2",
     "laguna",
+    "hy3",
     "qwen3-vl",
     "qwen3",
     "deepseek-v3.1",

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
+import { HY3 } from "../../model/mod.ts";
 import { auditTree } from "../../trajectory/export/audit.ts";
 import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/export/tree_export.ts";
@@ -24,8 +25,9 @@ const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
 const MINIMAX_DIR = await tokenizerDoubleDir("minimax-m2");
 const KIMI_K25_DIR = await tokenizerDoubleDir("kimi-k2.5");
 const LAGUNA_DIR = await tokenizerDoubleDir("laguna");
+const HY3_DIR = await tokenizerDoubleDir("hy3");
 globalThis.addEventListener("unload", () => {
-  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR]) {
+  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR, HY3_DIR]) {
     Deno.removeSync(dir, { recursive: true });
   }
 });
@@ -160,6 +162,15 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     content:
       "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
       '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    // Hy3's markers (a named double): the call's name has no `<tool_sep>`.
+    family: "hy3",
+    dir: HY3_DIR,
+    output: `Running.${HY3.toolCalls}\n${HY3.toolCall}bash\n${HY3.argKey}command${HY3.argKeyEnd}` +
+      `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}${HY3.eos}`,
+    content: `Running.${HY3.toolCalls}\n${HY3.toolCall}bash\n${HY3.argKey}command${HY3.argKeyEnd}` +
+      `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}`,
   },
   {
     // Llama 3's vocabulary (a named double): the whole answer is the call's JSON.

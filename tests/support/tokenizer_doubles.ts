@@ -9,6 +9,7 @@
  * @module
  */
 import { loadModelFiles } from "../../model/model_files.ts";
+import { HY3 } from "../../model/mod.ts";
 
 /** A family's special tokens (those the Qwen3 vocabulary lacks get new ids after its last). */
 export const GLM_SPECIAL_TOKENS = [
@@ -58,6 +59,9 @@ export const MINIMAX_M2_SPECIAL_TOKENS = [
   "</minimax:tool_call>",
 ] as const;
 
+/** Hy3's markers, each an added token with the `:opensource` suffix. */
+export const HY3_SPECIAL_TOKENS = Object.values(HY3);
+
 export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
 
 /** The markers every Nemotron 3 template double holds: XML calls, `truncate_history_thinking`. */
@@ -92,6 +96,11 @@ export const TEMPLATE_DOUBLES = {
   "prime-qwen3": "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}{% set system = 'You are " +
     "Qwen, a helpful AI assistant that can interact with a computer to solve tasks.' %}" +
     "{{ '<think>' + reasoning_content + '</think>' }}<|im_start|>assistant\n",
+  // Hy3: its tokens built with `.format(':opensource')`, `preserved_thinking`.
+  "hy3": "{{- '<｜hy_begin_of_sentence{}｜>'.format(':opensource') }}{% for m in messages %}" +
+    "{{ '<｜hy_User{}｜>'.format(':opensource') + m.content }}{% endfor %}" +
+    "{% if preserved_thinking is not defined %}{% set preserved_thinking = tools %}{% endif %}" +
+    "{{ '<｜hy_Assistant{}｜>'.format(':opensource') }}",
   // Qwen3-VL Instruct: hermes calls, vision tokens, no `<think>`.
   "qwen3-vl": "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.type == 'image' %}" +
     "{{ '<|vision_start|><|image_pad|><|vision_end|>' }}{% endif %}<|im_end|>\n{% endfor %}" +
@@ -141,6 +150,7 @@ const DOUBLES: Record<TokenizerDoubleName, {
   "nemotron-3.5": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
   // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
   "prime-qwen3": { specials: [], eos: "<|im_end|>" },
+  "hy3": { specials: HY3_SPECIAL_TOKENS, bos: HY3.bos, eos: HY3.eos },
   // Qwen3-VL's vocabulary is Qwen3's (vision tokens included): only the template is a double.
   "qwen3-vl": { specials: [], eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },

@@ -71,6 +71,10 @@ function bind(ctx: FamilyContext, name: DeepSeekV3Name): Promise<ChatFormat> {
       argumentRendering: "the arguments JSON string verbatim in a ```json fence",
       dropsOldReasoning: r1,
       promptOpensReasoning: r1,
+      // R1's history keeps only the text after `</think>`, in a tool loop too.
+      rewritesAnswers: r1
+        ? ["an answer's reasoning and its </think> are left out of history, in a tool loop too"]
+        : [],
     },
     notes: [
       `${name}: the model's template declares no tools, so the agent's tools are not in the ` +
