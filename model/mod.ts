@@ -32,6 +32,7 @@ export {
   GlmTextRenderer,
   HY3,
   Hy3TextRenderer,
+  INK,
   NemotronTextRenderer,
   qwen3SampledText,
   Qwen3VlTextRenderer,

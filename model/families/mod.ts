@@ -38,6 +38,7 @@ import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { laguna } from "./laguna/mod.ts";
 import { hy3 } from "./hy3/mod.ts";
+import { inkling } from "./inkling/mod.ts";
 import { llama3 } from "./llama3/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
@@ -68,6 +69,7 @@ export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
 export { Llama3TextRenderer } from "./llama3/mod.ts";
 export { HY3, Hy3TextRenderer } from "./hy3/mod.ts";
+export { INK } from "./inkling/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -90,6 +92,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   miniMaxM2,
   laguna,
   hy3,
+  inkling,
   qwen3Vl,
   qwen3,
   deepSeekV31,

@@ -81,6 +81,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "minimax-m2",
     "laguna",
     "hy3",
+    "inkling",
     "qwen3-vl",
     "qwen3",
     "deepseek-v3.1",

@@ -6,6 +6,8 @@
  */
 import type { AssistantMessage } from "../../canonical/mod.ts";
 import { pythonStrip } from "../../model/mod.ts";
+import { pythonJsonDumps } from "../../model/python_json.ts";
+import { parseOrderedJson } from "../../model/families/ordered_json.ts";
 
 /** The Qwen3.5 template trims what it renders. */
 export function trimmed(m: AssistantMessage): AssistantMessage {
@@ -45,4 +47,23 @@ export function hermesWithoutReasoning(m: AssistantMessage): AssistantMessage {
 export function llama3Form(m: AssistantMessage): AssistantMessage {
   const { reasoning_content: _, ...rest } = m;
   return { ...rest, content: m.tool_calls?.length ? "" : pythonStrip(m.content) };
+}
+
+/**
+ * Inkling: empty reasoning is not written, and history writes arguments compact and key-sorted
+ * (what the policy then writes too).
+ */
+export function inklingForm(m: AssistantMessage): AssistantMessage {
+  const out = withoutEmptyReasoning(m);
+  if (!out.tool_calls) return out;
+  return {
+    ...out,
+    tool_calls: out.tool_calls.map((c) => ({
+      ...c,
+      arguments: pythonJsonDumps(parseOrderedJson(c.arguments), {
+        separators: [",", ":"],
+        sortKeys: true,
+      }),
+    })),
+  };
 }

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
-import { HY3 } from "../../model/mod.ts";
+import { HY3, INK } from "../../model/mod.ts";
 import { auditTree } from "../../trajectory/export/audit.ts";
 import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/export/tree_export.ts";
@@ -26,8 +26,11 @@ const MINIMAX_DIR = await tokenizerDoubleDir("minimax-m2");
 const KIMI_K25_DIR = await tokenizerDoubleDir("kimi-k2.5");
 const LAGUNA_DIR = await tokenizerDoubleDir("laguna");
 const HY3_DIR = await tokenizerDoubleDir("hy3");
+const INKLING_DIR = await tokenizerDoubleDir("inkling");
 globalThis.addEventListener("unload", () => {
-  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR, HY3_DIR]) {
+  for (
+    const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR, HY3_DIR, INKLING_DIR]
+  ) {
     Deno.removeSync(dir, { recursive: true });
   }
 });
@@ -171,6 +174,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}${HY3.eos}`,
     content: `Running.${HY3.toolCalls}\n${HY3.toolCall}bash\n${HY3.argKey}command${HY3.argKeyEnd}` +
       `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}`,
+  },
+  {
+    // Inkling's markers (a named double): the call's payload is no JSON.
+    family: "inkling",
+    dir: INKLING_DIR,
+    output: `${INK.text}Running.${INK.end}${INK.model}bash${INK.invoke}{"name":"bash","args":}` +
+      `${INK.end}${INK.endSampling}`,
+    content: `Running.bash${INK.invoke}{"name":"bash","args":}`,
   },
   {
     // Llama 3's vocabulary (a named double): the whole answer is the call's JSON.

@@ -9,7 +9,7 @@
  * @module
  */
 import { loadModelFiles } from "../../model/model_files.ts";
-import { HY3 } from "../../model/mod.ts";
+import { HY3, INK } from "../../model/mod.ts";
 
 /** A family's special tokens (those the Qwen3 vocabulary lacks get new ids after its last). */
 export const GLM_SPECIAL_TOKENS = [
@@ -62,6 +62,16 @@ export const MINIMAX_M2_SPECIAL_TOKENS = [
 /** Hy3's markers, each an added token with the `:opensource` suffix. */
 export const HY3_SPECIAL_TOKENS = Object.values(HY3);
 
+/** Inkling's markers, and those of media and text calls (text turns never write them). */
+export const INKLING_SPECIAL_TOKENS = [
+  ...Object.values(INK),
+  "<|content_audio_input|>",
+  "<|content_invoke_tool_text|>",
+  "<|audio_end|>",
+  "<|unused_200053|>",
+  "<|unused_200054|>",
+];
+
 export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
 
 /** The markers every Nemotron 3 template double holds: XML calls, `truncate_history_thinking`. */
@@ -101,6 +111,10 @@ export const TEMPLATE_DOUBLES = {
     "{{ '<｜hy_User{}｜>'.format(':opensource') + m.content }}{% endfor %}" +
     "{% if preserved_thinking is not defined %}{% set preserved_thinking = tools %}{% endif %}" +
     "{{ '<｜hy_Assistant{}｜>'.format(':opensource') }}",
+  // Inkling: token-delimited segments and the effort system message.
+  "inkling": "{%- for m in messages %}{{ '<|message_' + m.role + '|><|content_text|>' + " +
+    "m.content + '<|end_message|>' }}{% endfor %}{{ '<|message_system|><|content_text|>" +
+    "Thinking effort level: ' + effort }}{{ '<|message_model|>' }}",
   // Qwen3-VL Instruct: hermes calls, vision tokens, no `<think>`.
   "qwen3-vl": "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.type == 'image' %}" +
     "{{ '<|vision_start|><|image_pad|><|vision_end|>' }}{% endif %}<|im_end|>\n{% endfor %}" +
@@ -151,6 +165,7 @@ const DOUBLES: Record<TokenizerDoubleName, {
   // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
   "prime-qwen3": { specials: [], eos: "<|im_end|>" },
   "hy3": { specials: HY3_SPECIAL_TOKENS, bos: HY3.bos, eos: HY3.eos },
+  "inkling": { specials: INKLING_SPECIAL_TOKENS, eos: INK.endSampling },
   // Qwen3-VL's vocabulary is Qwen3's (vision tokens included): only the template is a double.
   "qwen3-vl": { specials: [], eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
