@@ -56,7 +56,6 @@ export {
   type RenderOptions,
   type TurnEnd,
   turnEnd,
-  type VisionPlaceholder,
 } from "./family.ts";
 export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
@@ -67,7 +66,6 @@ export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
-export { Llama3TextRenderer } from "./llama3/mod.ts";
 export { HY3, Hy3TextRenderer } from "./hy3/mod.ts";
 export { INK } from "./inkling/mod.ts";
 

@@ -29,7 +29,7 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { requireToken } from "../family.ts";
 import { QWEN3_VL_VISION, Qwen3VlTextRenderer } from "./render.ts";
 
-export { QWEN3_VL_VISION, Qwen3VlTextRenderer } from "./render.ts";
+export { Qwen3VlTextRenderer } from "./render.ts";
 
 const NAME = "qwen3-vl";
 
