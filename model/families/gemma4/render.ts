@@ -22,7 +22,7 @@
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
-import { type TemplateMessage, toTemplateMessages } from "../../template_input.ts";
+import { toTemplateMessages } from "../../template_input.ts";
 import { pythonStrip } from "../../python_json.ts";
 import { parseOrderedJson } from "../ordered_json.ts";
 import type { VisionPlaceholder } from "../family.ts";
