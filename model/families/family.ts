@@ -110,6 +110,18 @@ export interface ToolResponseMarkers {
   newline: number;
 }
 
+/**
+ * Where a vision family's image goes in a prompt: in place of the image's block in user or tool
+ * content, `start` + one `pad` per image token its processor counts + `end` (token texts). Not
+ * rendered yet: every protocol turns an image block into the text `[image]` today, for every
+ * family; this names the place the image tokens go.
+ */
+export interface VisionPlaceholder {
+  readonly start: string;
+  readonly pad: string;
+  readonly end: string;
+}
+
 /** What differs between families in ways a user of the data should know. */
 export interface FamilyQuirks {
   /** How tool-call arguments reach the prompt, e.g. "JSON string verbatim" or "XML values". */
@@ -183,6 +195,8 @@ export interface ChatFormat extends OutputFormat {
   readonly stopTokenIds: readonly number[];
   readonly toolResponseMarkers: ToolResponseMarkers | null;
   readonly quirks: FamilyQuirks;
+  /** For a vision family (Qwen3-VL, Inkling, Gemma 4): where an image's tokens go. */
+  readonly vision?: VisionPlaceholder;
   /** What the operator should know about this binding (printed when the gateway starts). */
   readonly notes?: readonly string[];
 }
