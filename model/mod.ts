@@ -26,6 +26,10 @@ export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export {
   deepSeekToolsText,
   type DeltaHistory,
+  type EngineAnswer,
+  type EngineParseRequest,
+  type EngineRendering,
+  type EngineRenderRequest,
   FAMILIES,
   GENERIC_FAMILY,
   GlmTextRenderer,
