@@ -55,6 +55,8 @@ export interface PostOptions {
    * streaming reader consumes events as they arrive; once it has started, failures are final.
    */
   read?: (res: Response) => Promise<unknown>;
+  /** Statuses under 500 that are an answer (handed to `read`), not a refusal: for probes. */
+  answers?: (status: number) => boolean;
 }
 
 export interface EngineResponse {
@@ -190,7 +192,7 @@ export class EngineHttp {
         throw new Retryable(`${where} answered ${res.status}: ${text.slice(0, 500)}`);
       }
       // From here on a response has started: never retried.
-      if (!res.ok) {
+      if (!res.ok && !o.answers?.(res.status)) {
         const text = await res.text().catch(() => "");
         throw new GenerationError(
           "engine_failed",

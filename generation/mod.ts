@@ -12,6 +12,8 @@
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
  * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
  * - `vllm.ts` (+ `vllm_stream.ts`), `sglang.ts`: the engines.
+ * - `vllm_render.ts` (+ `vllm_render_wire.ts`): vLLM rendering prompts and parsing answers for
+ *   the `engine` model family.
  *
  * @example
  * ```ts
@@ -78,5 +80,6 @@ export { PauseGate } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend } from "./vllm.ts";
+export { VllmRender } from "./vllm_render.ts";
 export { parseSseText } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";
