@@ -7,7 +7,7 @@
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
 import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
 
-const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ");
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ") + " | engine";
 const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const USAGE = `usage: main.ts serve [options]
@@ -26,6 +26,9 @@ export const USAGE = `usage: main.ts serve [options]
                         (env ROLLGATE_MODEL_DIR, default: bundled Qwen3)
   --model-family NAME   ${FAMILY_NAMES} (env ROLLGATE_MODEL_FAMILY,
                         default: detected from the model directory's chat template)
+  --render-url URL      --model-family engine: the vLLM server (started with --enable-scale-out)
+                        that renders every prompt and parses every answer (env ROLLGATE_RENDER_URL,
+                        default --vllm-url); --model-dir must hold the served model's tokenizer
   --tool-parser NAME    output parser of the generic family: ${PARSER_NAMES}
                         (env ROLLGATE_TOOL_PARSER, default none: tool-call markup is counted as
                         malformed and answered as text)
