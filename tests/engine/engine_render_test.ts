@@ -3,9 +3,10 @@
  * server renders (`/v1/chat/completions/render`) and whose every answer its parsers read
  * (`/derender`, the hermes tool parser), driven through the official `openai` SDK.
  *
- * - With `--backend vllm` (the tiny Qwen3 that answers greedy decoding with fixed ids,
- *   `answering_qwen3.ts`), a three-turn conversation is prefix-stable under Qwen3's template: one
- *   chain, every sampled id trained once, every recorded logprob the engine's recompute.
+ * - With `--backend vllm` (the tiny Qwen3 whose greedy answer to any prompt is `Hi<|im_end|>`,
+ *   `tinyQwen3(0, { greedyStop: true })`), a three-turn conversation is prefix-stable under
+ *   Qwen3's template: one chain, every sampled id trained once, every recorded logprob the
+ *   engine's recompute.
  * - Through the gate (a rollout with `backend: "gate"`): the trainer is offered the engine's
  *   prompt ids; a scripted policy (TEST DOUBLE playing the trainer, with real token ids) answers
  *   with reasoning and a tool call, which the engine's parser reads; the tool loop is one chain;
@@ -23,18 +24,18 @@ import { PolicyModel } from "../../model/mod.ts";
 import { VllmRender } from "../../generation/mod.ts";
 import { auditTree, type TurnTreeExport } from "../../trajectory/mod.ts";
 import { skipGroup } from "../support/skips.ts";
-import { engineMissing, startVllm, type VllmServer } from "../support/vllm_server.ts";
+import { engineMissing, startVllm, tinyQwen3, type VllmServer } from "../support/vllm_server.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { postJson, trainerLoop } from "../support/trainer_loop.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import { checkEngineTruth } from "../support/engine_truth.ts";
-import { answeringQwen3 } from "./answering_qwen3.ts";
 
 const GROUP = "real engine (vLLM CPU)";
 const ignore = skipGroup(GROUP, engineMissing());
 
 const qwen3 = ignore ? undefined : await PolicyModel.load();
-const ANSWER = "The answer is forty two.";
+/** What the tiny Qwen3 answers under greedy decoding: two ids, `Hi` and `<|im_end|>`. */
+const ANSWER = "Hi";
 const IM_END = 151645;
 
 /** The vLLM server, the gateway rendering through it, and the model directory they serve. */
@@ -45,7 +46,7 @@ interface Servers {
 }
 
 async function withServers(fn: (s: Servers) => Promise<void>): Promise<void> {
-  const modelDir = await answeringQwen3([...await qwen3!.tokenizer.encode(ANSWER), IM_END]);
+  const modelDir = await tinyQwen3(0, { greedyStop: true });
   const vllm = await startVllm({
     model: modelDir,
     args: ["--enable-scale-out", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"],
@@ -145,10 +146,10 @@ async function vllmBackend({ vllm, gateway }: Servers): Promise<void> {
   );
   const { samples } = await api(gateway, "POST", "/rollouts/vllm-chat/finish", { reward: 1 });
   assert.equal(samples.length, 1);
-  assert.equal(samples[0].num_sampled, 3 * 7);
+  assert.equal(samples[0].num_sampled, 3 * 2);
   checkLossOwnership(tree, samples);
   const truth = await checkEngineTruth(vllm.url, vllm.servedName, samples[0]);
-  assert.equal(truth.trained, 3 * 7);
+  assert.equal(truth.trained, 3 * 2);
 }
 
 const weatherTool: OpenAI.Chat.ChatCompletionTool = {
