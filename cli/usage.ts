@@ -5,10 +5,10 @@
  * @module
  */
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
-import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
+import { ENGINE_FAMILY, FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
 import { SERVE_BACKENDS } from "./serve_flags.ts";
 
-const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ") + " | engine";
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY, ENGINE_FAMILY].map((f) => f.name).join(" | ");
 const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const USAGE = `usage: main.ts serve [options]

@@ -26,6 +26,7 @@ export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export {
   deepSeekToolsText,
   type DeltaHistory,
+  ENGINE_FAMILY,
   type EngineAnswer,
   type EngineParseRequest,
   type EngineRendering,

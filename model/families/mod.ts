@@ -92,6 +92,9 @@ export const FAMILIES: readonly ModelFamily[] = [
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;
 
+/** The engine renders every prompt and parses every answer (`--model-family engine` only). */
+export const ENGINE_FAMILY: ModelFamily = engine;
+
 /** Families chosen by name only: the generic fallback and the engine-rendered family. */
 const NAMED_ONLY: readonly ModelFamily[] = [generic, engine];
 
