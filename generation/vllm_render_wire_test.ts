@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { Message, ToolSpec } from "../canonical/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { derenderBody, derenderedAnswer, renderBody, renderedIds } from "./vllm_render_wire.ts";
 import { jsonWithIds } from "./ids_json.ts";
 import { GenerationError } from "./backend.ts";
+import { toolLoop, tools } from "./__fixtures__/vllm_render/conversation.ts";
 
 /** A recorded exchange (`tests/engine/record_render_fixtures.ts`). */
 interface Exchange {
@@ -17,23 +17,6 @@ async function exchange(name: string): Promise<Exchange> {
   return JSON.parse(await Deno.readTextFile(url));
 }
 
-const tools: ToolSpec[] = [{
-  name: "get_weather",
-  description: "The weather of a city",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  kind: "function",
-}];
-const toolLoop: Message[] = [
-  { role: "system", content: "You answer briefly." },
-  { role: "user", content: "Weather in Paris?" },
-  {
-    role: "assistant",
-    content: "",
-    reasoning_content: "I will look it up.",
-    tool_calls: [{ id: "call_1", name: "get_weather", arguments: '{"city": "Paris"}' }],
-  },
-  { role: "tool", content: "sunny", tool_call_id: "call_1" },
-];
 const where = "vLLM at test";
 
 Deno.test("render body: the chat request vLLM reads (reasoning as reasoning, tools, model)", async () => {

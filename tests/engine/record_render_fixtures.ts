@@ -10,11 +10,11 @@
  */
 import { derenderBody, renderBody, renderedIds } from "../../generation/vllm_render_wire.ts";
 import { PolicyModel } from "../../model/mod.ts";
-import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { startVllm, tinyQwen3 } from "../support/vllm_server.ts";
+import { toolLoop, tools } from "../../generation/__fixtures__/vllm_render/conversation.ts";
 
 const OUT = new URL("../../generation/__fixtures__/vllm_render/", import.meta.url).pathname;
-export const SERVER_ARGS = [
+const SERVER_ARGS = [
   "--enable-scale-out",
   "--enable-auto-tool-choice",
   "--tool-call-parser",
@@ -23,23 +23,6 @@ export const SERVER_ARGS = [
   "qwen3",
 ];
 
-const tools: ToolSpec[] = [{
-  name: "get_weather",
-  description: "The weather of a city",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  kind: "function",
-}];
-const toolLoop: Message[] = [
-  { role: "system", content: "You answer briefly." },
-  { role: "user", content: "Weather in Paris?" },
-  {
-    role: "assistant",
-    content: "",
-    reasoning_content: "I will look it up.",
-    tool_calls: [{ id: "call_1", name: "get_weather", arguments: '{"city": "Paris"}' }],
-  },
-  { role: "tool", content: "sunny", tool_call_id: "call_1" },
-];
 const TOOL_CALL = "<think>\nI will look it up.\n</think>\n\n<tool_call>\n" +
   '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
 
