@@ -2,7 +2,7 @@
  * The `engine` family: for a model rollgate has no family for, the inference engine that serves
  * it (vLLM) renders every prompt with the model's own chat template and tokenizer, and reads the
  * sampled ids back with its own tool-call and reasoning parsers. Forced with
- * `--model-family engine` (never detected); the engine is given as an {@link EngineRendering}
+ * `--model-family engine` (never detected); the engine is given as an `EngineRendering`
  * (`generation/vllm_render.ts`). The model directory still supplies the tokenizer files (to
  * decode for people, and for the stop ids), which must be the served model's.
  *
