@@ -2,8 +2,7 @@
  * Chains and their labels: a chain is a line of turns that extend each other; a new one is
  * labelled `main`, `subagent`, `compaction`, `side`, a fork of a recorded one (`retry`,
  * `rewrite`), or the continuation of one the engine's render no longer extends (`rerender`), and
- * a label policy says what the trainer gets for each label (`train`, `mask`,
- * `drop`).
+ * a label policy says what the trainer gets for each label (`train`, `mask`, `drop`).
  *
  * @example
  * ```ts
