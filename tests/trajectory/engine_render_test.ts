@@ -206,13 +206,20 @@ Deno.test("engine family: a refused render is a render failure (400); an unreach
   });
 });
 
-Deno.test("engine family: count_tokens is the engine's render; split_special_tokens is refused", async () => {
+Deno.test("engine family: count_tokens is the engine's render, with the rollout's template settings; split_special_tokens is refused", async () => {
   await withDir(async (dir) => {
     const g = await gateway(dir);
     const rollout = await g.rollouts.create({ id: "c" });
     assert.equal(
       await g.rollouts.countTokens(rollout, request([task])),
       (await qwen3.renderFull([task], tools)).ids.length,
+    );
+    // A rollout's template settings reach the engine (as vLLM's chat_template_kwargs).
+    const noThinking = await g.rollouts.create({ id: "e", template: { enable_thinking: false } });
+    const withoutThinking = await qwen3.withTemplate({ enable_thinking: false });
+    assert.equal(
+      await g.rollouts.countTokens(noThinking, request([task])),
+      (await withoutThinking.renderFull([task], tools)).ids.length,
     );
     const split = await g.rollouts.create({ id: "d", splitSpecialTokens: true });
     await assert.rejects(g.rollouts.startTurn(split, request([task]), "call_"), {
