@@ -31,6 +31,9 @@
  */
 export type {
   AssistantMessage,
+  ContentImage,
+  ImageMime,
+  ImageRef,
   Message,
   SystemMessage,
   ToolCall,
@@ -38,6 +41,7 @@ export type {
   ToolSpec,
   UserMessage,
 } from "./messages.ts";
+export { type ImageHeader, readImageHeader } from "./image_header.ts";
 export type { AnswerOptions, CanonicalRequest, Protocol, SamplingParams } from "./request.ts";
 export {
   type AnswerHeader,

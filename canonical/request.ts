@@ -30,6 +30,11 @@ export interface CanonicalRequest {
    * `session-id`): retries are matched within one session.
    */
   session?: string;
+  /**
+   * The bytes of the images its messages show, by hash (`ImageRef.hash`): what the turn stores
+   * when its store lacks them. Held by the request alone, so they go with it.
+   */
+  imageBytes?: ReadonlyMap<string, Uint8Array>;
 }
 
 /**
