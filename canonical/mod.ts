@@ -42,7 +42,13 @@ export type {
   UserMessage,
 } from "./messages.ts";
 export { type ImageHeader, readImageHeader } from "./image_header.ts";
-export type { AnswerOptions, CanonicalRequest, Protocol, SamplingParams } from "./request.ts";
+export type {
+  AnswerOptions,
+  CanonicalRequest,
+  Protocol,
+  RequestImage,
+  SamplingParams,
+} from "./request.ts";
 export {
   type AnswerHeader,
   answerHeader,
