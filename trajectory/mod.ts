@@ -29,7 +29,8 @@
  *
  * @module
  */
-export { promptIds, type Turn } from "./turn.ts";
+export { promptIds, type Turn, type TurnImage } from "./turn.ts";
+export type { ImageStore } from "./image_store.ts";
 export {
   type Chain,
   DEFAULT_LABEL_POLICY,

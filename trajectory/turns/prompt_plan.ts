@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
+import type { CanonicalRequest, ImageRef, Message } from "../../canonical/mod.ts";
 import type { DeltaHistory, PolicyModel, Rendered } from "../../model/mod.ts";
-import type { HistoryNode, Turn } from "../turn.ts";
+import type { HistoryNode, Turn, TurnImage } from "../turn.ts";
 import type { Mount } from "../tree/mod.ts";
 import { findToolSpans } from "./tool_spans.ts";
 
@@ -38,6 +38,7 @@ export interface PromptPlan {
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
   specialText: Turn["specialText"];
+  images: Turn["images"];
 }
 
 /** What of `req` (mounted at `mount`) its prompt needs. */
@@ -70,6 +71,7 @@ export async function planPrompt(model: PolicyModel, work: PromptWork): Promise<
       renderedMessages: messages.length,
       toolSpans: toolSpans(model, rendered, messages, 0),
       specialText: rendered.specialText,
+      images: turnImages(rendered, messages, 0),
     };
   }
   const rendered = await model.renderDeltaIds(messages, tools, options, work.history);
@@ -101,7 +103,21 @@ export async function planPrompt(model: PolicyModel, work: PromptWork): Promise<
       message: hit.message + work.baseDepth,
       position: hit.position === null ? null : hit.position - shared + offset,
     })),
+    images: turnImages(rendered, messages, bridgeIds.length - shared),
   };
+}
+
+/** The rendered images' pads, moved by `offset` into the turn's context ids, with their images. */
+function turnImages(rendered: Rendered, messages: readonly Message[], offset: number): TurnImage[] {
+  if (!rendered.images?.length) return [];
+  const refs: ImageRef[] = messages.flatMap((m) =>
+    m.role === "user" || m.role === "tool" ? (m.images ?? []).map((i) => i.image) : []
+  );
+  return rendered.images.map((span, k) => ({
+    ...refs[k],
+    start: span.start + offset,
+    end: span.end + offset,
+  }));
 }
 
 function toolSpans(

@@ -38,8 +38,9 @@ import {
 } from "./turn_record.ts";
 import { JournalWriter, turnPlanned, turnRetried } from "../journaling/mod.ts";
 import type { TurnObserver } from "./turn_observer.ts";
-import { planPrompt, type PromptPlan, promptWork } from "./prompt_plan.ts";
+import { planPrompt, promptWork } from "./prompt_plan.ts";
 import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
+import { requireImagesShown, storeImages } from "./turn_images.ts";
 import { randomHex } from "../random_hex.ts";
 
 /** What a hosted API answered, read back into the canonical message (black-box turns). */
@@ -163,6 +164,7 @@ export class TurnRunner {
     requireActive(rollout);
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
+    requireImagesShown(this.model, req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
@@ -186,17 +188,13 @@ export class TurnRunner {
       stop_token_ids: this.model.stopTokenIds,
     };
     const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
+    const stored = storeImages(this.#writer.images, req.images); // while the prompt renders
     // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
-    let plan: PromptPlan;
-    try {
-      plan = await planPrompt(await this.modelFor(rollout), work);
-    } catch (e) {
-      throw refuse(
-        open,
-        "render_failed",
-        `cannot render the conversation: ${(e as Error).message}`,
-      );
-    }
+    const plan = await this.modelFor(rollout).then((m) => planPrompt(m, work)).catch((e: Error) => {
+      throw refuse(open, "render_failed", `cannot render the conversation: ${e.message}`);
+    });
+    const unstored = await stored;
+    if (unstored) throw refuse(open, unstored.kind, unstored.message);
     const { bridgeIds, deltaIds, ...planned } = plan;
     Object.assign(turn, planned);
     placePrompt(turn, bridgeIds, deltaIds);
@@ -317,6 +315,7 @@ export class TurnRunner {
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
+    requireImagesShown(this.model, req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
