@@ -32,7 +32,6 @@
 export type {
   AssistantMessage,
   ContentImage,
-  ImageMime,
   ImageRef,
   Message,
   SystemMessage,
@@ -41,7 +40,7 @@ export type {
   ToolSpec,
   UserMessage,
 } from "./messages.ts";
-export { type ImageHeader, readImageHeader } from "./image_header.ts";
+export { readImageHeader } from "./image_header.ts";
 export type {
   AnswerOptions,
   CanonicalRequest,

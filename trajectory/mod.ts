@@ -29,7 +29,7 @@
  *
  * @module
  */
-export { promptIds, type Turn, type TurnImage } from "./turn.ts";
+export { promptIds, type Turn } from "./turn.ts";
 export type { ImageStore } from "./image_store.ts";
 export {
   type Chain,
