@@ -44,7 +44,7 @@ export interface CapturedRequest {
 }
 
 /** A proxy that records every request and forwards it to `target`. */
-function recordingProxy(target: string, out: CapturedRequest[]) {
+export function recordingProxy(target: string, out: CapturedRequest[]) {
   return Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
     const url = new URL(req.url);
     const text = await req.text();
