@@ -124,6 +124,10 @@ Deno.test({
         assert.equal(images.length, 1, "Claude Code sends the file as an image block");
         assert.equal(images[0].media_type, "image/png");
         assert.ok(!run.timedOut, "Claude Code ends by itself");
+        // It retries a 400 a bounded number of times (2.1.330: 3, then 3 with every tool
+        // declared), each refused before anything is recorded.
+        const refused = turns.filter((t) => toolResultImages(t).length > 0).length;
+        assert.ok(refused >= 1 && refused <= 6, `${refused} image requests`);
         assert.equal(run.completion.ok, false);
         const shown = run.stdout + run.stderr + (run.completion.error ?? "");
         assert.match(shown, /reads text only/, "the gateway's reason reaches the user");

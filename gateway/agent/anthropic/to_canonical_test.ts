@@ -184,6 +184,29 @@ Deno.test("user blocks: tool results first, then text; images are parts, documen
   assert.deepEqual(req.images!.get(PNG.ref.hash), { ref: PNG.ref, bytes: PNG.bytes });
 });
 
+Deno.test("recorded Claude Code: the PNG it read is an image part of the tool result", () => {
+  const [first, read, fallback] = Deno.readTextFileSync(
+    new URL("./__fixtures__/claude-code-2.1.330.read-image.jsonl", import.meta.url),
+  ).split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  assert.equal(toCanonicalRequest(first.body).images, undefined);
+  const req = toCanonicalRequest(read.body);
+  const tool = req.messages[req.messages.length - 1];
+  assert.equal(tool.role, "tool");
+  assert.deepEqual(tool, {
+    role: "tool",
+    tool_call_id: read.body.messages[1].content[1].id,
+    content: "",
+    images: [{ at: 0, image: PNG.ref }],
+  });
+  assert.deepEqual(req.images!.get(PNG.ref.hash)!.bytes, PNG.bytes, "the file's bytes, as read");
+  // Its fallback retry puts a system reminder after the image: text after it, the same image.
+  const again = toCanonicalRequest(fallback.body);
+  const last = again.messages[again.messages.length - 1];
+  assert.equal(last.role, "tool");
+  assert.deepEqual(last.role === "tool" && last.images, [{ at: 0, image: PNG.ref }]);
+  assert.match(last.content, /^<system-reminder>/);
+});
+
 Deno.test("images: a url or file source, bad data and a non-image are 400s naming the block", () => {
   const image = (source: unknown) =>
     body([{ role: "user", content: [{ type: "text", text: "x" }, { type: "image", source }] }]);
