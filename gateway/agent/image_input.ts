@@ -17,7 +17,6 @@ import type { ContentImage, ImageRef, RequestImage } from "../../canonical/mod.t
 import { readImageHeader } from "../../canonical/mod.ts";
 import { InvalidRequestError } from "../protocol.ts";
 
-const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 const DATA_URL = /^data:([^,;]*)((?:;[^,;]*)*?);base64,/i;
 
 /** `Uint8Array.fromBase64` (TC39, in Deno's V8), which TypeScript's library does not name yet. */
@@ -32,8 +31,13 @@ export class RequestImages {
 
   /** Base64 image data (`where` names the field in errors, `messages[2].content[0]`). */
   fromBase64(data: string, where: string): ImageRef {
-    if (!BASE64.test(data)) throw new InvalidRequestError(`${where}: the image data is not base64`);
-    return this.#add(fromBase64(data), where);
+    let bytes: Uint8Array;
+    try {
+      bytes = fromBase64(data); // strict: a character outside the alphabet throws
+    } catch {
+      throw new InvalidRequestError(`${where}: the image data is not base64`);
+    }
+    return this.#add(bytes, where);
   }
 
   /** An image URL: a `data:` URL with base64 data; any other URL is refused. */
