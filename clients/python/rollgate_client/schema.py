@@ -181,6 +181,10 @@ class Sample:
     #: MoE routing of positions ``0 … len(input_ids) - 2`` when every one is covered
     #: (``routed_experts_rows`` decodes it); else ``metadata["routed_experts_absent"]`` says why.
     routed_experts: dict[str, Any] | None = None
+    #: The images the sample shows, in order: ``{start, end, hash, mime, width, height}``, where
+    #: ``input_ids[start:end]`` are the image's pad tokens; ``RollgateClient.image(hash)`` gives
+    #: its bytes, for the model's own processor to compute pixel values from.
+    images: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
