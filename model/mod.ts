@@ -28,6 +28,7 @@ export {
   DeepSeekV3TextRenderer,
   type DeltaHistory,
   FAMILIES,
+  GEMMA,
   GENERIC_FAMILY,
   GlmTextRenderer,
   HY3,

@@ -212,7 +212,7 @@ export interface ChatFormat extends OutputFormat {
   readonly stopTokenIds: readonly number[];
   readonly toolResponseMarkers: ToolResponseMarkers | null;
   readonly quirks: FamilyQuirks;
-  /** For a vision family (Qwen3-VL, Inkling): where an image's tokens go. */
+  /** For a vision family (Qwen3-VL, Inkling, Gemma 4): where an image's tokens go. */
   readonly vision?: VisionPlaceholder;
   /** What the operator should know about this binding (printed when the gateway starts). */
   readonly notes?: readonly string[];

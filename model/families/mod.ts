@@ -38,6 +38,7 @@ import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { laguna } from "./laguna/mod.ts";
 import { hy3 } from "./hy3/mod.ts";
+import { gemma4 } from "./gemma4/mod.ts";
 import { inkling } from "./inkling/mod.ts";
 import { llama3 } from "./llama3/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
@@ -57,7 +58,6 @@ export {
   type RenderOptions,
   type TurnEnd,
   turnEnd,
-  type VisionPlaceholder,
 } from "./family.ts";
 export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
@@ -68,9 +68,9 @@ export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
 export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
 export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
-export { Llama3TextRenderer } from "./llama3/mod.ts";
 export { HY3, Hy3TextRenderer } from "./hy3/mod.ts";
 export { INK } from "./inkling/mod.ts";
+export { GEMMA } from "./gemma4/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
@@ -92,6 +92,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   kimiK2,
   miniMaxM2,
   laguna,
+  gemma4,
   hy3,
   inkling,
   qwen3Vl,

@@ -80,6 +80,7 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "kimi-k2",
     "minimax-m2",
     "laguna",
+    "gemma4",
     "hy3",
     "inkling",
     "qwen3-vl",

@@ -7,7 +7,7 @@
 import type { AssistantMessage } from "../../canonical/mod.ts";
 import { pythonStrip } from "../../model/mod.ts";
 import { pythonJsonDumps } from "../../model/python_json.ts";
-import { parseOrderedJson } from "../../model/families/ordered_json.ts";
+import { type JsonValue, parseOrderedJson } from "../../model/families/ordered_json.ts";
 
 /** The Qwen3.5 template trims what it renders. */
 export function trimmed(m: AssistantMessage): AssistantMessage {
@@ -64,6 +64,34 @@ export function inklingForm(m: AssistantMessage): AssistantMessage {
         separators: [",", ":"],
         sortKeys: true,
       }),
+    })),
+  };
+}
+
+/** Keys sorted as Jinja's `dictsort` does (case-insensitively), at every level. */
+function dictsorted(v: JsonValue): JsonValue {
+  if (Array.isArray(v)) return v.map(dictsorted);
+  if (!(v instanceof Map)) return v;
+  const keys = [...v.keys()].sort((a, b) => {
+    const x = a.toLowerCase(), y = b.toLowerCase();
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return new Map(keys.map((k) => [k, dictsorted(v.get(k)!)]));
+}
+
+/**
+ * Gemma 4, thinking off: no reasoning, text trimmed, an answer with calls has no text (history
+ * writes it after the results), arguments with their keys sorted as the template writes them.
+ */
+export function gemma4Form(m: AssistantMessage): AssistantMessage {
+  const { reasoning_content: _, ...rest } = m;
+  if (!m.tool_calls?.length) return { ...rest, content: pythonStrip(m.content) };
+  return {
+    ...rest,
+    content: "",
+    tool_calls: m.tool_calls.map((c) => ({
+      ...c,
+      arguments: pythonJsonDumps(dictsorted(parseOrderedJson(c.arguments))),
     })),
   };
 }

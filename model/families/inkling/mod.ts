@@ -39,7 +39,7 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { inklingOutputFormat } from "./output.ts";
 import { INK, INKLING_EFFORTS, INKLING_VISION, InklingTextRenderer } from "./render.ts";
 
-export { INK, InklingTextRenderer } from "./render.ts";
+export { INK } from "./render.ts";
 
 const NAME = "inkling";
 

@@ -33,8 +33,6 @@ import { thinkToolCallOutput } from "../tool_call_output.ts";
 import { Llama3TextRenderer } from "./render.ts";
 import { LLAMA3_CALL_START, splitLlama3ToolCall } from "./tool_calls.ts";
 
-export { Llama3TextRenderer } from "./render.ts";
-
 const NAME = "llama-3";
 
 const LLAMA_3_TEMPLATE_OPTIONS: TemplateValueLists = {

@@ -52,6 +52,7 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { NemotronTextRenderer } from "./render.ts";
 
 export { NemotronTextRenderer } from "./render.ts";
+export { declarationValue, pythonStr } from "./tool_declarations.ts";
 
 /** The template variables Nemotron 3 reads (both default to true). */
 const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {

@@ -18,7 +18,7 @@
 import type { ToolSpec } from "../../../canonical/mod.ts";
 import { toTemplateTools } from "../../template_input.ts";
 import { pythonStrip } from "../../python_json.ts";
-import { declarationValue, pythonStr } from "../nemotron3/tool_declarations.ts";
+import { declarationValue, pythonStr } from "../nemotron3/mod.ts";
 
 function extraKeys(obj: Record<string, unknown>, handled: readonly string[]): string {
   return Object.entries(obj).filter(([k]) => !handled.includes(k))

@@ -36,7 +36,7 @@ import {
   qwenImageTokens,
 } from "../qwen_image_tokens.ts";
 
-export { QWEN3_VL_VISION, Qwen3VlTextRenderer } from "./render.ts";
+export { Qwen3VlTextRenderer } from "./render.ts";
 
 const NAME = "qwen3-vl";
 
