@@ -34,6 +34,7 @@ export const SERVE_FLAGS = {
   "engine-timeout-ms": { type: "string" },
   "engine-retries": { type: "string" },
   "engine-stream": { type: "boolean" },
+  "vllm-api": { type: "string" },
   "sglang-routed-experts": { type: "string" },
   "logprobs-mode": { type: "string" },
   "max-staleness": { type: "string" },
