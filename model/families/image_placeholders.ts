@@ -31,16 +31,27 @@ export function imageTokens(vision: VisionPlaceholder | undefined, image: ImageS
   return count;
 }
 
-/** User or tool content with its images' placeholders at their places. */
-export function contentWithImages(m: TemplateMessage, vision: VisionPlaceholder): string {
-  if (!m.images?.length) return m.content;
+/** One image's placeholder: start, a pad per image token, end. */
+export function imagePlaceholder(vision: VisionPlaceholder, image: ImageSize): string {
+  return vision.start + vision.pad.repeat(imageTokens(vision, image)) + vision.end;
+}
+
+/**
+ * User or tool content with its images' placeholders at their places; `text` writes each text
+ * segment between them (Gemma trims each, as its template trims each text part).
+ */
+export function contentWithImages(
+  m: TemplateMessage,
+  vision: VisionPlaceholder,
+  text: (segment: string) => string = (segment) => segment,
+): string {
+  if (!m.images?.length) return text(m.content);
   let out = "", from = 0;
   for (const { at, image } of m.images) {
-    out += m.content.slice(from, at) + vision.start +
-      vision.pad.repeat(imageTokens(vision, image)) + vision.end;
+    out += text(m.content.slice(from, at)) + imagePlaceholder(vision, image);
     from = at;
   }
-  return out + m.content.slice(from);
+  return out + text(m.content.slice(from));
 }
 
 /** The images of `messages` in order (what a render writes, in this order). */

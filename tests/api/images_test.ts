@@ -12,10 +12,10 @@ import { SqliteJournal } from "../../journal/mod.ts";
 import { toTemplateTools } from "../../model/template_input.ts";
 import type { Sample, TurnTreeExport } from "../../trajectory/mod.ts";
 import { fixtureImage, IMAGE_FIXTURES } from "../support/image_files.ts";
-import { qwen3VlModelDir } from "../support/qwen3_vl_model.ts";
+import { qwen3VlModelDir } from "../support/vision_models.ts";
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import { skipGroup } from "../support/skips.ts";
-import { processorMissing, withQwen3VlProcessor } from "../reference/qwen3_vl_images_env.ts";
+import { processorMissing, withVisionProcessor } from "../reference/vision_env.ts";
 import { agentCall, call, READ_FILE_TOOL, take, withGateway } from "./loopback_gateway.ts";
 
 const PNG = await fixtureImage();
@@ -159,7 +159,7 @@ Deno.test({
         }]);
         const onePad = async (ids: number[]) =>
           (await model.decode(ids)).replace(/(<\|image_pad\|>)+/g, "<|image_pad|>");
-        const [r1, r2, e1, e2] = await withQwen3VlProcessor(modelDir, [
+        const [r1, r2, e1, e2] = await withVisionProcessor(modelDir, "qwen3-vl", [
           { op: "render", messages: reference(false), tools, add_generation_prompt: true },
           { op: "render", messages: reference(true), tools, add_generation_prompt: true },
           { op: "expand", text: await onePad(p1.prompt_ids), paths: [IMAGE_FIXTURES + PNG.name] },

@@ -22,7 +22,7 @@ import { ImageDirectory } from "../../journal/mod.ts";
 import { PolicyModel } from "../../model/mod.ts";
 import type { ImageStore } from "../../trajectory/mod.ts";
 import { fixtureImage } from "../support/image_files.ts";
-import { qwen3VlModelDir } from "../support/qwen3_vl_model.ts";
+import { qwen3VlModelDir } from "../support/vision_models.ts";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;

@@ -21,7 +21,7 @@ import { api, makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";
 import { type GatewayProcess, startGateway } from "../support/gateway_process.ts";
 import { ScriptedPolicy } from "../support/scripted_policy.ts";
 import { fixtureImage } from "../support/image_files.ts";
-import { qwen3VlModelDir } from "../support/qwen3_vl_model.ts";
+import { qwen3VlModelDir } from "../support/vision_models.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
 
 const MISSING = cliMissing(claudeCode);

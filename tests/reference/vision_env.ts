@@ -1,7 +1,7 @@
 /**
- * Test-only bridge to Qwen3-VL's processor in `transformers` (and `renderers`' `Qwen3VLRenderer`
- * over it), in the engine venv, which has the processor's dependencies (torch, torchvision,
- * Pillow): `qwen3_vl_images_reference.py`.
+ * Test-only bridge to a vision family's processor in `transformers` (Qwen3-VL's, Gemma 4's) and
+ * `renderers`' renderer over it, in the engine venv, which has the processors' dependencies
+ * (torch, torchvision, Pillow): `vision_reference.py`.
  *
  * @module
  */
@@ -26,13 +26,14 @@ export interface ProcessorResult {
 }
 
 /** Runs every case in one process (the processor is built once from `modelDir`). */
-export async function withQwen3VlProcessor(
+export async function withVisionProcessor(
   modelDir: string,
+  family: "qwen3-vl" | "gemma4",
   cases: ProcessorCase[],
 ): Promise<ProcessorResult[]> {
   return await runReferenceScript(
-    "qwen3_vl_images_reference.py",
-    [modelDir],
+    "vision_reference.py",
+    [modelDir, family],
     cases,
     ENGINE_PYTHON,
   ) as ProcessorResult[];
