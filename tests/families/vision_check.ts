@@ -16,7 +16,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { ImageRef, Message, ToolSpec } from "../../canonical/mod.ts";
+import type { AssistantMessage, ImageRef, Message, ToolSpec } from "../../canonical/mod.ts";
 import { readImageHeader } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
 import { toTemplateTools } from "../../model/template_input.ts";
@@ -158,6 +158,28 @@ async function check(o: VisionCheckOptions): Promise<void> {
       assert.deepEqual(c.r.ids, expanded.ids, `${c.name}: ids = the processor's expansion`);
     }
     assert.equal(k, results.length);
+
+    // Through a tool loop: the first turn's prompt, its answer as the policy writes it and the
+    // delta of an image tool result are the full render, images where it puts them.
+    for (const c of rendered) {
+      const toolAt = c.messages.findIndex((m) => m.role === "tool");
+      if (toolAt < 0) continue;
+      const call = c.messages[toolAt - 1] as AssistantMessage;
+      const first = await model.renderFull(c.messages.slice(0, toolAt - 1), c.tools);
+      const output = await model.renderAnswerIds(call);
+      const delta = await model.renderDeltaIds(c.messages.slice(toolAt), c.tools, {}, {
+        toolCall: (id) => call.tool_calls!.find((t) => t.id === id),
+      });
+      const { bridgeIds, deltaIds } = await model.joinTurn(output, delta.ids);
+      const joined = [...first.ids, ...output, ...bridgeIds, ...deltaIds];
+      assert.deepEqual(joined, c.r.ids, `${c.name}: the delta-built prompt = the full render`);
+      const at = joined.length - deltaIds.length - (delta.ids.length - deltaIds.length);
+      assert.deepEqual(
+        delta.images!.map((s) => [s.start + at, s.end + at]),
+        c.r.images!.slice(-delta.images!.length).map((s) => [s.start, s.end]),
+        `${c.name}: the delta's image spans`,
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -211,7 +233,9 @@ function conversationsWithImages(files: string[]): ImageConversation[] {
           { role: "user", ...canonical(user, refs) },
         ];
         if (tool) {
-          out.push({ role: "assistant", content: "Reading it.", tool_calls: [call] });
+          // A call without text: Gemma's history writes a call's text after its results (its
+          // declared rewrite), which the delta check below would meet.
+          out.push({ role: "assistant", content: "", tool_calls: [call] });
           out.push({ role: "tool", tool_call_id: call.id, ...canonical(tool, refs) });
         }
         return out;
@@ -224,7 +248,7 @@ function conversationsWithImages(files: string[]): ImageConversation[] {
         if (tool) {
           out.push({
             role: "assistant",
-            content: "Reading it.",
+            content: "",
             tool_calls: [{
               id: call.id,
               type: "function",

@@ -21,14 +21,14 @@ export function requireImagesShown(model: PolicyModel, req: CanonicalRequest): v
     throw new TurnError(
       "invalid_request",
       `the request shows ${count}, and the policy's model family (${family}) reads text only; ` +
-        "leave the images out, or serve a vision model (qwen3-vl)",
+        "leave the images out, or serve a vision model (qwen3-vl, gemma4)",
     );
   }
   if (!vision.tokens) {
     throw new TurnError(
       "invalid_request",
       `the request shows ${count}; rollgate does not count ${family}'s image tokens yet ` +
-        "(images are rendered for qwen3-vl)",
+        "(images are rendered for qwen3-vl and gemma4)",
     );
   }
   for (const { ref } of req.images.values()) {
