@@ -10,10 +10,15 @@
  * - A Qwen3-VL policy: the same run completes; the second prompt holds the image's pads (as many
  *   as the processor's rule gives for the size Claude Code sent), the sample names the image by
  *   the sha256 of the bytes Claude Code sent, and `GET /api/images/:hash` gives those bytes back.
+ * - Codex's `view_image` sends the file back as an `input_image` part (a `data:` URL) of the
+ *   `function_call_output`; a text-only policy's 400 is the error Codex reports (no retry).
+ *
+ * (pi 0.73.1 leaves images out of the request itself unless its `models.json` declares image
+ * input, which the harness does not: a text-only policy never sees one.)
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { claudeCode, describeRun, runLocal, tail } from "../../harness/mod.ts";
+import { claudeCode, codex, describeRun, type Harness, runLocal, tail } from "../../harness/mod.ts";
 import { readImageHeader } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/mod.ts";
 import { type CapturedRequest, recordingProxy } from "./capture_claude_code.ts";
@@ -25,6 +30,7 @@ import { qwen3VlModelDir } from "../support/vision_models.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
 
 const MISSING = cliMissing(claudeCode);
+const CODEX_MISSING = cliMissing(codex);
 const PNG = await fixtureImage("screen-1920x1080.png");
 const PROMPT = "Look at shot.png and tell me what it shows.";
 const FINAL = "It shows a yellow square and a red disc.";
@@ -53,11 +59,25 @@ interface Run {
   run: Awaited<ReturnType<typeof runLocal>>;
 }
 
-/** Claude Code against `gw` through a recording proxy: read shot.png, then answer. */
+/** How a CLI reads an image file: its harness, its tool and the tool's arguments. */
+interface ImageReader {
+  harness: Harness;
+  tool: string;
+  args(path: string): Record<string, string>;
+}
+
+const CLAUDE_READ: ImageReader = {
+  harness: claudeCode,
+  tool: "Read",
+  args: (path) => ({ file_path: path }),
+};
+
+/** A CLI against `gw` through a recording proxy: read shot.png, then answer. */
 async function readTheImage(
   gw: GatewayProcess,
   model: PolicyModel,
   check: (r: Run) => Promise<void>,
+  reader: ImageReader = CLAUDE_READ,
 ) {
   const tmp = await Deno.makeTempDir({ prefix: "rollgate-e2e-images-" });
   const requests: CapturedRequest[] = [];
@@ -67,7 +87,7 @@ async function readTheImage(
   try {
     await makeWorkdir(`${tmp}/work`);
     await Deno.writeFile(`${tmp}/work/shot.png`, PNG.bytes);
-    const rollout = await api(gw, "/api/rollouts", { metadata: { harness: "claude-code" } });
+    const rollout = await api(gw, "/api/rollouts", { metadata: { harness: reader.harness.name } });
     policy = new ScriptedPolicy(
       gw.url,
       ({ text }) =>
@@ -76,13 +96,13 @@ async function readTheImage(
           content: "",
           tool_calls: [{
             id: "",
-            name: "Read",
-            arguments: JSON.stringify({ file_path: `${tmp}/work/shot.png` }),
+            name: reader.tool,
+            arguments: JSON.stringify(reader.args(`${tmp}/work/shot.png`)),
           }],
         },
       { rollout: rollout.id, model },
     ).start();
-    run = await runLocal(claudeCode, PROMPT, {
+    run = await runLocal(reader.harness, PROMPT, {
       gatewayUrl: `http://127.0.0.1:${proxy.addr.port}`,
       rolloutId: rollout.id,
       token: rollout.token,
@@ -186,6 +206,34 @@ Deno.test({
     } finally {
       await gw.stop();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "e2e codex images: view_image's image comes back as input_image; a text-only policy's 400 " +
+    "is what Codex shows" + (CODEX_MISSING ? ` [skipped: ${CODEX_MISSING}]` : ""),
+  ignore: skipGroup("e2e codex", CODEX_MISSING),
+  async fn() {
+    const gw = await startGateway();
+    const reader = { harness: codex, tool: "view_image", args: (path: string) => ({ path }) };
+    try {
+      await readTheImage(gw, await PolicyModel.load(), async ({ rollout, requests, run }) => {
+        const last = requests[requests.length - 1].body as { input: Record<string, unknown>[] };
+        const output = last.input.find((i) => i.type === "function_call_output")?.output;
+        assert.ok(Array.isArray(output), "the tool output is a list of parts");
+        const [part] = output as { type: string; image_url: string }[];
+        assert.equal(part.type, "input_image");
+        assert.ok(part.image_url.startsWith("data:image/png;base64,"), "inline, as a data: URL");
+        assert.ok(!run.timedOut, "Codex ends by itself");
+        assert.equal(run.completion.ok, false);
+        assert.match(run.completion.error ?? "", /reads text only/, "Codex shows the reason");
+        const summary = await api(gw, `/api/rollouts/${rollout.id}`);
+        assert.deepEqual(summary.turn_list.map((t) => t.status), ["done"], "turn 1 stays");
+      }, reader);
+    } finally {
+      await gw.stop();
     }
   },
 });
