@@ -12,13 +12,23 @@
  *   the sha256 of the bytes Claude Code sent, and `GET /api/images/:hash` gives those bytes back.
  * - Codex's `view_image` sends the file back as an `input_image` part (a `data:` URL) of the
  *   `function_call_output`; a text-only policy's 400 is the error Codex reports (no retry).
+ * - The Gemini CLI's `read_file` answers with a `functionResponse` ("Binary content provided") and
+ *   the file as an `inlineData` part beside it; the 400 is the API error it reports.
  *
  * (pi 0.73.1 leaves images out of the request itself unless its `models.json` declares image
  * input, which the harness does not: a text-only policy never sees one.)
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { claudeCode, codex, describeRun, type Harness, runLocal, tail } from "../../harness/mod.ts";
+import {
+  claudeCode,
+  codex,
+  describeRun,
+  geminiCli,
+  type Harness,
+  runLocal,
+  tail,
+} from "../../harness/mod.ts";
 import { readImageHeader } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/mod.ts";
 import { type CapturedRequest, recordingProxy } from "./capture_claude_code.ts";
@@ -31,6 +41,7 @@ import { cliMissing, skipGroup } from "../support/skips.ts";
 
 const MISSING = cliMissing(claudeCode);
 const CODEX_MISSING = cliMissing(codex);
+const GEMINI_MISSING = cliMissing(geminiCli);
 const PNG = await fixtureImage("screen-1920x1080.png");
 const PROMPT = "Look at shot.png and tell me what it shows.";
 const FINAL = "It shows a yellow square and a red disc.";
@@ -229,6 +240,36 @@ Deno.test({
         assert.ok(!run.timedOut, "Codex ends by itself");
         assert.equal(run.completion.ok, false);
         assert.match(run.completion.error ?? "", /reads text only/, "Codex shows the reason");
+        const summary = await api(gw, `/api/rollouts/${rollout.id}`);
+        assert.deepEqual(summary.turn_list.map((t) => t.status), ["done"], "turn 1 stays");
+      }, reader);
+    } finally {
+      await gw.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "e2e gemini-cli images: read_file's image comes back as inlineData; a text-only policy's " +
+    "400 is what the Gemini CLI shows" + (GEMINI_MISSING ? ` [skipped: ${GEMINI_MISSING}]` : ""),
+  ignore: skipGroup("e2e gemini-cli", GEMINI_MISSING),
+  async fn() {
+    const gw = await startGateway();
+    const reader = {
+      harness: geminiCli,
+      tool: "read_file",
+      args: (path: string) => ({ file_path: path }),
+    };
+    try {
+      await readTheImage(gw, await PolicyModel.load(), async ({ rollout, requests, run }) => {
+        const last = requests[requests.length - 1].body as {
+          contents: { parts: { inlineData?: { mimeType: string } }[] }[];
+        };
+        const parts = last.contents[last.contents.length - 1].parts;
+        assert.ok(parts.some((p) => p.inlineData?.mimeType === "image/png"), "the image beside");
+        assert.ok(!run.timedOut, "the Gemini CLI ends by itself");
+        assert.equal(run.completion.ok, false);
+        assert.match(run.completion.error ?? "", /reads text only/, "it shows the reason");
         const summary = await api(gw, `/api/rollouts/${rollout.id}`);
         assert.deepEqual(summary.turn_list.map((t) => t.status), ["done"], "turn 1 stays");
       }, reader);
