@@ -1,6 +1,6 @@
 /**
  * What an image costs a turn, over HTTP: `main.ts serve` as users run it (journal on, its images
- * in the data directory) serving a Qwen3-VL policy (`tes../support/vision_models.ts`), one agent
+ * in the data directory) serving a Qwen3-VL policy (`tests/support/vision_models.ts`), one agent
  * speaking Anthropic Messages as Claude Code does (every request re-sends the whole history, its
  * images included), and one trainer loop answering each turn with a `read_file` call (the
  * scripted policy, a TEST DOUBLE at the model boundary).
@@ -29,7 +29,7 @@
  */
 import { parseArgs } from "node:util";
 import { PolicyModel } from "../model/mod.ts";
-import { qwen3VlModelDir } from "../tes../support/vision_models.ts";
+import { qwen3VlModelDir } from "../tests/support/vision_models.ts";
 import { startGatewayProcess } from "./gateway_process.ts";
 import { startTrainerLoops } from "./scripted_trainer.ts";
 
