@@ -28,13 +28,16 @@ export interface SharedPrefixTree {
   tokens: number[];
   /** Aligned with `tokens`: 1 on sampled ids. */
   sampled: number[];
-  /** Aligned with `tokens`: the sampled ids' logprobs, 0 elsewhere. */
-  logprobs: number[];
+  /**
+   * Aligned with `tokens`: the sampled ids' logprobs (`null` for a turn whose producer reported
+   * none), 0 elsewhere.
+   */
+  logprobs: (number | null)[];
   nodes: SharedPrefixNode[];
 }
 
 export function sharedPrefixTree(rollout: Rollout): SharedPrefixTree {
-  const tokens: number[] = [], sampled: number[] = [], logprobs: number[] = [];
+  const tokens: number[] = [], sampled: number[] = [], logprobs: (number | null)[] = [];
   const nodes: SharedPrefixNode[] = [];
   for (const t of rollout.turns) {
     if (t.status !== "done") continue;
@@ -49,7 +52,7 @@ export function sharedPrefixTree(rollout: Rollout): SharedPrefixTree {
     }
     for (let i = 0; i < t.outputIds.length; i++) {
       sampled.push(1);
-      logprobs.push(t.logprobs?.[i] ?? 0);
+      logprobs.push(t.logprobs ? t.logprobs[i] : null);
     }
     nodes.push({
       turn: t.id,

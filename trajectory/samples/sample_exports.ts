@@ -2,8 +2,9 @@
  * Two more forms of a rollout's samples, for trainers that train shared prefixes once:
  *
  * - `tree`: every turn's ids once, as segments with a parent (root first), each with its loss
- *   mask (as the sample that trains it has it, `trained_by`; 0 in every other sample), logprobs,
- *   SFT mask and token rows. A sample is its leaf segment: expanding the path from the root gives
+ *   mask (as the sample that trains it has it, `trained_by`; 0 in every other sample), logprobs
+ *   (NaN, JSON `null`, where the turn reported none, as in the flat sample), SFT mask and token
+ *   rows. A sample is its leaf segment: expanding the path from the root gives
  *   its flat `input_ids`, `loss_mask`, `logprobs`, `sft_mask` and `routed_experts` exactly.
  * - `calls`: every LLM call as the engine saw it: prompt ids, generated ids and, per generated
  *   id, the sample that trains it (−1: none); its tool-output spans and rows (NeMo RL's exact-call

@@ -33,6 +33,8 @@ export interface TurnSpan {
   sampling: SamplingFacts | null;
   /** Older than the staleness bound at finish: not trained. */
   stale?: true;
+  /** Its producer reported no logprobs: its outputs' `logprobs` are NaN (JSON `null`). */
+  logprobs_absent?: true;
 }
 
 /** The weight version each output id of a turn came from, as runs over its outputs. */
@@ -90,6 +92,7 @@ export function turnSpan(
   };
   if (runs.length > 1) span.weight_versions = runs.map(([at, v]) => [outputStart + at, v]);
   if (stale) span.stale = true;
+  if (!t.logprobs && t.outputIds.length > 0) span.logprobs_absent = true;
   return span;
 }
 

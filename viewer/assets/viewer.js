@@ -99,10 +99,8 @@
         });
         if (k === "t" || k === "m") {
           const p = data.logprobs[lp++];
-          if (p !== null) {
-            lps.set(i, p);
-            s.style.setProperty("--heat", (1 - Math.exp(p)).toFixed(2));
-          }
+          lps.set(i, p);
+          if (p !== null) s.style.setProperty("--heat", (1 - Math.exp(p)).toFixed(2));
         }
         out.append(s);
       }
@@ -161,7 +159,11 @@
       const p = lps.get(i);
       tip.textContent = "#" + i + "  id " + data.ids[i - data.from] + "  " +
         JSON.stringify(piece(i)) + "\n" + ROLES[k] +
-        (p === undefined ? "" : "\nlogprob " + p + "  (p " + Math.exp(p).toFixed(3) + ")");
+        (p === undefined
+          ? ""
+          : p === null
+          ? "\nno logprob reported"
+          : "\nlogprob " + p + "  (p " + Math.exp(p).toFixed(3) + ")");
       tip.style.display = "block";
     });
     box.addEventListener("mousemove", (e) => {
