@@ -126,6 +126,7 @@ export interface Turn {
    */
   logprobs: Float64Array | null;
   finishReason?: FinishReason;
+  /** The weight version its first sampled id came from (every run in `facts.versions`). */
   weightVersion?: string | number;
   /** Sampling facts, per-chunk weight versions and where the turn's token rows lie. */
   facts?: TurnFacts;

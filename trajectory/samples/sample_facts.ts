@@ -26,7 +26,10 @@ export interface TurnSpan {
   end: number;
   /** Its output carries loss in this sample. */
   trained: boolean;
-  /** The version of its last output id (null: not reported). */
+  /**
+   * The version in force when its first output id was sampled (null: not reported); when its
+   * ids came from several versions, `weight_versions` has each.
+   */
   weight_version: string | number | null;
   /** Only when chunks came from several versions: `[position in input_ids, version]` runs. */
   weight_versions?: VersionRun[];

@@ -70,7 +70,9 @@ export function recordOutput(
   placeOutput(turn, completion.output_ids);
   turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
   turn.finishReason = completion.finish_reason;
-  turn.weightVersion = completion.weight_version;
+  // The version its first id was sampled under: a turn that waited across an update, or straddled
+  // one, is as old as its oldest token (every version is kept in `facts.versions`).
+  turn.weightVersion = completion.weight_versions?.[0]?.[1] ?? completion.weight_version;
   turn.facts = turnFacts(completion, sampling, rowsFrom);
   const rows = completion.routed_experts;
   if (!rows) return;
