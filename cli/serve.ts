@@ -22,7 +22,12 @@ import {
   serveHttp,
   upstreamsFromFlags,
 } from "../gateway/mod.ts";
-import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
+import {
+  type GenerationBackend,
+  SglangBackend,
+  VllmBackend,
+  type VllmOptions,
+} from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
 import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
@@ -130,6 +135,7 @@ export async function serve(args: string[]): Promise<void> {
       "engine-timeout-ms": { type: "string" },
       "engine-retries": { type: "string" },
       "engine-stream": { type: "boolean" },
+      "vllm-api": { type: "string" },
       "sglang-routed-experts": { type: "string" },
       "logprobs-mode": { type: "string" },
       "max-staleness": { type: "string" },
@@ -168,10 +174,15 @@ export async function serve(args: string[]): Promise<void> {
   if (logprobsMode !== "raw" && logprobsMode !== "processed") {
     throw new UsageError(`--logprobs-mode must be raw or processed, got ${logprobsMode}`);
   }
+  const vllmApi = values["vllm-api"] ?? "auto";
+  if (!["auto", "generate", "completions"].includes(vllmApi)) {
+    throw new UsageError(`--vllm-api must be auto, generate or completions, got ${vllmApi}`);
+  }
   if (vllmUrl) {
     backends.vllm = new VllmBackend({
       url: vllmUrl,
       model: values["engine-model"],
+      api: vllmApi as VllmOptions["api"],
       stream: values["engine-stream"],
       logprobsMode,
       ...engine,

@@ -63,6 +63,9 @@ export const USAGE = `usage: main.ts serve [options]
   --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
   --engine-model NAME   "model" sent to vLLM (default: omitted)
   --engine-stream       ask vLLM to stream: agents see the answer while it is generated
+  --vllm-api auto|generate|completions  vLLM endpoint: auto (default) uses the RL API
+                        /inference/v1/generate when the server has it (--enable-scale-out),
+                        else /v1/completions
   --sglang-routed-experts LxKxE  MoE routing replay from SGLang (started with
                         --enable-return-routed-experts): L layers, top-K, E experts
   --logprobs-mode raw|processed  how the engines compute logprobs (recorded per turn; default raw)

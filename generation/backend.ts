@@ -63,6 +63,8 @@ export interface Completion {
   logprobs_mode?: LogprobsMode;
   /** Routing of positions `routedExpertsFrom … prompt + output − 2`, when the producer sent it. */
   routed_experts?: TokenRows;
+  /** Each output id's kept set (`[output, 1, K]`, `token_rows.ts`), when the producer sent it. */
+  sampling_mask?: TokenRows;
 }
 
 export interface GenerationBackend {
