@@ -54,6 +54,13 @@ async function load(
   }
 }
 
+/** A file size as people read it: `812 B`, `40.2 KB`, `10.4 MB` (powers of 1,000). */
+export function byteSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} KB`;
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
 /** Exit status after an export; `undefined` while serving (the process stays up). */
 export async function view(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
@@ -96,9 +103,11 @@ export async function view(args: string[]): Promise<number | undefined> {
           : `${all.length} rollouts were given; name one with --rollout`,
       );
     }
-    const html = await exportHtml(chosen, new TokenText(decode), DEFAULT_PAGE_SIZE);
-    await Deno.writeTextFile(values.export, html);
-    console.log(`rollgate view: wrote ${values.export} (${(html.length / 1e6).toFixed(1)} MB)`);
+    const html = new TextEncoder().encode(
+      await exportHtml(chosen, new TokenText(decode), DEFAULT_PAGE_SIZE),
+    );
+    await Deno.writeFile(values.export, html);
+    console.log(`rollgate view: wrote ${values.export} (${byteSize(html.length)})`);
     return 0;
   }
 

@@ -185,7 +185,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { store, runner } = rollouts;
   metrics.watch({
     pendingRequests: () => requests.pendingCount(),
-    activeRollouts: () => rollouts.list().filter((r) => r.status === "active").length,
+    rollouts: () => rollouts.list(),
     damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
   });
   const app = new Hono();

@@ -168,6 +168,7 @@ export class RolloutActions {
     }
     this.samplesLogged();
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
+    this.#flight.observer?.rolloutFinished?.(rollout);
     return samples;
   }
 

@@ -31,6 +31,7 @@
  */
 export {
   AnthropicUpstream,
+  checkUpstream,
   OpenAIUpstream,
   type Upstream,
   upstreamsFromFlags,

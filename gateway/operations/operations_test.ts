@@ -42,7 +42,7 @@ Deno.test("Prometheus text: HELP/TYPE, labels escaped, cumulative histogram buck
 Deno.test("GatewayMetrics: a count read from a database is awaited; one it cannot give reads NaN", async () => {
   const m = new GatewayMetrics();
   let db: Promise<number> = Promise.resolve(7);
-  m.watch({ pendingRequests: () => db, activeRollouts: () => 0, damagedSamples: () => 0 });
+  m.watch({ pendingRequests: () => db, rollouts: () => [], damagedSamples: () => 0 });
   assert.match(await m.scrape(), /^rollgate_pending_requests 7$/m);
   db = Promise.reject(new Error("the database is unreachable"));
   assert.match(await m.scrape(), /^rollgate_pending_requests NaN$/m);
@@ -50,7 +50,8 @@ Deno.test("GatewayMetrics: a count read from a database is awaited; one it canno
 
 Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend", async () => {
   const m = new GatewayMetrics();
-  m.watch({ pendingRequests: () => 4, activeRollouts: () => 2, damagedSamples: () => 0 });
+  const active = { group: null, status: "active" as const, createdAt: 0 };
+  m.watch({ pendingRequests: () => 4, rollouts: () => [active, active], damagedSamples: () => 0 });
   m.turnStarted("gate");
   m.turnStarted("gate");
   m.turnStarted("vllm");

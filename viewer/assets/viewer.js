@@ -1,5 +1,5 @@
 // rollgate viewer: the few things the server-rendered pages cannot do alone. Regions marked
-// [data-refresh] reload themselves while a run is live; token views ([data-tokens]) are drawn
+// [data-refresh] reload themselves while a run is live (every 2 s, or data-every ms); token views ([data-tokens]) are drawn
 // from their JSON data, one page at a time, with a tooltip per token. Served pages page through
 // the server (?from=); an exported file holds every id and pages locally.
 "use strict";
@@ -37,7 +37,8 @@
         busy = false;
       }
     };
-    const timer = setInterval(tick, POLL_MS);
+    // A region that costs the server more to build asks to be polled less often (data-every, ms).
+    const timer = setInterval(tick, Math.max(POLL_MS, Number(region.dataset.every) || 0));
   }
 
   const tip = document.createElement("div");
