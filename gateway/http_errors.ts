@@ -17,6 +17,8 @@ import {
   RolloutExistsError,
   TurnError,
   type TurnErrorKind,
+  TurnRewardError,
+  type TurnRewardErrorKind,
   UnknownRolloutError,
 } from "../trajectory/mod.ts";
 import { TemplateSettingError } from "../model/mod.ts";
@@ -55,12 +57,19 @@ const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   invalid_routed_experts: 400,
 };
 
+const TURN_REWARD_STATUS: Readonly<Record<TurnRewardErrorKind, number>> = {
+  unknown_turn: 404,
+  turn_not_recorded: 409,
+  reward_conflict: 409,
+};
+
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
 export function httpStatus(e: unknown): number | undefined {
   if (e instanceof GatewayError) return e.status;
   if (e instanceof TurnError) return TURN_STATUS[e.kind];
   if (e instanceof GenerationError) return e.requestedStatus ?? GENERATION_STATUS[e.kind];
   if (e instanceof GateError) return GATE_STATUS[e.kind];
+  if (e instanceof TurnRewardError) return TURN_REWARD_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof TemplateSettingError) return 400;
   if (e instanceof RolloutExistsError) return 409;

@@ -79,6 +79,7 @@ export { RolloutActions } from "./rollout_actions.ts";
 export { Rollout } from "./rollout.ts";
 export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export { TurnRewardError, type TurnRewardErrorKind } from "./turn_rewards.ts";
 export {
   type Journal,
   type JournaledRollout,

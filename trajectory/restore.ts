@@ -203,6 +203,12 @@ function apply(
     case "turn_retried":
       replayed(event.data.index).open.turn.retries++;
       return;
+    case "turn_reward":
+      (rollout.turnRewards ??= new Map()).set(
+        replayed(event.data.index).open.turn.id,
+        event.data.reward,
+      );
+      return;
     case "rollout_finished":
       rollout.finish(event.data.reward, event.data.referenceVersion ?? null);
       rollout.finishedAt = event.data.finishedAt;

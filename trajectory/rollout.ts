@@ -64,6 +64,8 @@ export class Rollout {
   referenceVersion: number | null = null;
   /** Where its turns' token rows are kept (set by the store). */
   rows?: TokenRowStore;
+  /** Rewards per turn, by turn id (`turn_rewards.ts`); null until the first is posted. */
+  turnRewards: Map<string, number> | null = null;
 
   constructor(
     readonly id: string,
@@ -151,6 +153,7 @@ export class Rollout {
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,
+      ...(this.turnRewards ? { turn_rewards: Object.fromEntries(this.turnRewards) } : {}),
       host_calls: payloads
         ? this.hostCalls
         : this.hostCalls.map(({ tool, at, bytes }) => ({ tool, at, bytes })),

@@ -46,6 +46,7 @@ import {
   JournalWriter,
   rolloutCreated,
   rolloutFinished,
+  turnReward,
 } from "./journaling/mod.ts";
 import {
   type BlackBoxAnswer,
@@ -55,6 +56,7 @@ import {
 } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
 import { restore, type RestoreReport } from "./restore.ts";
+import { checkTurnReward, findTurn } from "./turn_rewards.ts";
 
 export interface RolloutActionsOptions {
   model: PolicyModel;
@@ -192,6 +194,27 @@ export class RolloutActions {
       this.#writer.expire(r.id);
     }
     return expired;
+  }
+
+  /**
+   * Gives one recorded turn (by id, or index) its reward, before or after finish; durable when
+   * this resolves. Posting the same reward again changes nothing (`recorded: false`); another
+   * reward for the same turn is a `TurnRewardError`, as is a turn that is not recorded.
+   */
+  async rewardTurn(
+    rollout: Rollout,
+    ref: string,
+    reward: number,
+  ): Promise<{ turn: Turn; recorded: boolean }> {
+    const turn = findTurn(rollout.turns, ref);
+    const recorded = checkTurnReward(rollout.turnRewards, turn, reward);
+    if (recorded) {
+      (rollout.turnRewards ??= new Map()).set(turn.id, reward);
+      this.#writer.record(turnReward(turn, reward));
+    }
+    // A repeat waits too: the first post may still be on its way to the disk.
+    await this.#writer.durable();
+    return { turn, recorded };
   }
 
   /** Records a host-side tool call the agent made (the tool already ran). */

@@ -7,7 +7,7 @@
  * - token ids (`prompt_ids`, `input_ids`): `int32le`;
  * - masks (`loss_mask`, `sft_mask`): `uint8`, one byte per id;
  * - `logprobs`: `float64le` (exactly the numbers JSON would carry; a NaN where JSON has `null`,
- *   a sampled id whose turn reported no logprob).
+ *   a sampled id whose turn reported no logprob); `position_rewards` the same.
  *
  * A 128k-id prompt is ~700 KB of JSON and ~1.9 ms to write; as base64 it is 683 KB of ASCII
  * written by one native call, with nothing per id but a copy into an `Int32Array`.
@@ -94,6 +94,9 @@ export function sampleBody(sample: Sample, encoding: IdEncoding): unknown {
     loss_mask: base64Mask(sample.loss_mask),
     logprobs: base64Float64(sample.logprobs),
     sft_mask: base64Mask(sample.sft_mask),
+    ...(sample.position_rewards
+      ? { position_rewards: base64Float64(sample.position_rewards) }
+      : {}),
     ids_encoding: "base64",
   };
 }

@@ -97,6 +97,9 @@ export const FinishSchema = z.object({
   weight_version: VersionSchema.optional(),
 });
 
+/** `POST /api/rollouts/:id/turns/:turn/reward`. */
+export const TurnRewardSchema = z.object({ reward: z.number() });
+
 /** `parse` that turns zod issues into one readable line. */
 export function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
   const r = schema.safeParse(body);

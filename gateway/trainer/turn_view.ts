@@ -6,7 +6,7 @@
  */
 import type { Rollout } from "../../trajectory/mod.ts";
 
-export function turnView(t: Rollout["turns"][number]) {
+export function turnView(t: Rollout["turns"][number], rewards?: Rollout["turnRewards"]) {
   return {
     id: t.id,
     index: t.index,
@@ -20,6 +20,7 @@ export function turnView(t: Rollout["turns"][number]) {
     finish_reason: t.finishReason ?? null,
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,
+    ...(rewards?.has(t.id) ? { reward: rewards.get(t.id) } : {}),
     ...(t.facts ? { facts: t.facts } : {}),
     timings: t.timings,
     chain: t.chain,

@@ -128,14 +128,17 @@ export function checkSampleFacts(sample: Sample, turns: readonly Turn[], routed:
   }
 }
 
+const nullIfNaN = (x: number) => Number.isNaN(x) ? null : x;
+
 /** The arrays a flat sample has, as plain arrays (what both export forms must give back). */
 export function flatArrays(s: Sample) {
   return {
     input_ids: Array.from(s.input_ids),
     loss_mask: Array.from(s.loss_mask),
-    logprobs: Array.from(s.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
+    logprobs: Array.from(s.logprobs, nullIfNaN),
     sft_mask: Array.from(s.sft_mask),
     routed_experts: s.routed_experts ? s.routed_experts.toJSON() : null,
+    ...(s.position_rewards ? { position_rewards: Array.from(s.position_rewards, nullIfNaN) } : {}),
   };
 }
 
@@ -163,6 +166,7 @@ export function expandTree(tree: any) {
       out.loss_mask.push(...seg.loss_mask.map((x: number) => mine ? x : 0));
       out.logprobs.push(...seg.logprobs);
       out.sft_mask.push(...seg.sft_mask);
+      if (seg.position_rewards) (out.position_rewards ??= []).push(...seg.position_rewards);
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -171,7 +175,8 @@ export function expandTree(tree: any) {
         s.routed_experts.shape,
       )
       : null;
-    return { ...out, routed_experts: rows };
+    const { position_rewards, ...arrays } = out;
+    return { ...arrays, routed_experts: rows, ...(position_rewards ? { position_rewards } : {}) };
   });
 }
 
@@ -191,6 +196,7 @@ export function expandCalls(calls: any) {
     const n = input_ids.length;
     const loss_mask = new Array(n).fill(0), logprobs = new Array(n).fill(0);
     const sft_mask = new Array(n).fill(0);
+    const rewards = s.turn_rewards ? new Array(n).fill(0) : null;
     for (const turn of s.turns) {
       // deno-lint-ignore no-explicit-any
       const c: any = byTurn.get(turn);
@@ -200,6 +206,7 @@ export function expandCalls(calls: any) {
         logprobs[start + i] = c.logprobs[i];
       });
       for (const [a, b] of c.sft_spans) sft_mask.fill(1, a, b);
+      if (rewards && c.output_ids.length) rewards[start + c.output_ids.length - 1] = c.reward;
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -209,7 +216,14 @@ export function expandCalls(calls: any) {
         s.routed_experts.shape,
       )
       : null;
-    return { input_ids, loss_mask, logprobs, sft_mask, routed_experts: rows };
+    return {
+      input_ids,
+      loss_mask,
+      logprobs,
+      sft_mask,
+      routed_experts: rows,
+      ...(rewards ? { position_rewards: rewards } : {}),
+    };
   });
 }
 

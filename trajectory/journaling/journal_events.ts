@@ -13,6 +13,7 @@
  * - `turn_recorded`: the sampled ids, logprobs, the parsed answer and the turn's facts (sampling
  *   facts, per-chunk versions, where its token rows lie: the rows themselves are kept apart);
  * - `turn_failed`, `turn_retried`;
+ * - `turn_reward`: a reward a trainer posted for one recorded turn (before or after finish);
  * - `host_call`, `agent_exit`: what the agent told the host;
  * - `rollout_finished`: the reward and the reference version (the samples go with it, see
  *   `Journal.finish`).
@@ -99,6 +100,11 @@ export interface TurnFailed {
   completed?: number;
 }
 
+export interface TurnReward {
+  index: number;
+  reward: number;
+}
+
 export interface RolloutFinished {
   reward: number | null;
   finishedAt: number;
@@ -112,6 +118,7 @@ export type TurnPlannedEvent = Event<"turn_planned", TurnPlanned>;
 export type TurnRecordedEvent = Event<"turn_recorded", TurnRecorded>;
 export type TurnFailedEvent = Event<"turn_failed", TurnFailed>;
 export type TurnRetriedEvent = Event<"turn_retried", { index: number }>;
+export type TurnRewardEvent = Event<"turn_reward", TurnReward>;
 export type HostCallEvent = Event<"host_call", HostCall>;
 export type AgentExitEvent = Event<"agent_exit", AgentExit>;
 export type RolloutFinishedEvent = Event<"rollout_finished", RolloutFinished>;
@@ -124,6 +131,7 @@ export type JournalEvent =
   | TurnRecordedEvent
   | TurnFailedEvent
   | TurnRetriedEvent
+  | TurnRewardEvent
   | HostCallEvent
   | AgentExitEvent
   | RolloutFinishedEvent;
@@ -233,4 +241,8 @@ export function turnFailed(turn: Turn): TurnFailedEvent {
 
 export function turnRetried(turn: Turn): TurnRetriedEvent {
   return { rollout: turn.rolloutId, kind: "turn_retried", data: { index: turn.index } };
+}
+
+export function turnReward(turn: Turn, reward: number): TurnRewardEvent {
+  return { rollout: turn.rolloutId, kind: "turn_reward", data: { index: turn.index, reward } };
 }

@@ -32,4 +32,5 @@ export {
   turnRecorded,
   turnRegistered,
   turnRetried,
+  turnReward,
 } from "./journal_events.ts";

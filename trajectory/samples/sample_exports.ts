@@ -23,7 +23,7 @@ import { rowsOf, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
 /** A sample without its arrays: what both forms keep of it. */
 export type SampleHead = Omit<
   Sample,
-  "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "routed_experts"
+  "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "routed_experts" | "position_rewards"
 >;
 
 /** One turn's own ids (bridge, delta, output) in the tree form. */
@@ -41,6 +41,8 @@ export interface TreeSegment {
   /** The sample whose loss it carries; null when no sample trains it. */
   trained_by: number | null;
   routed_experts?: SegmentRows;
+  /** When the rollout has rewards per turn: the turn's reward at its last sampled id. */
+  position_rewards?: Float64Array;
 }
 
 /** A segment's or call's own rows: positions `from … from + shape[0] − 1`. */
@@ -77,6 +79,8 @@ export interface CallExport {
   sft_spans: [number, number][];
   weight_version: string | number | null;
   routed_experts?: SegmentRows;
+  /** When the rollout has rewards per turn: this call's (`null`: none posted). */
+  reward?: number | null;
 }
 
 export interface CallsExport {
@@ -88,8 +92,15 @@ export interface CallsExport {
 }
 
 function headOf(sample: Sample): SampleHead {
-  const { input_ids: _i, loss_mask: _l, logprobs: _p, sft_mask: _s, routed_experts: _r, ...head } =
-    sample;
+  const {
+    input_ids: _i,
+    loss_mask: _l,
+    logprobs: _p,
+    sft_mask: _s,
+    routed_experts: _r,
+    position_rewards: _w,
+    ...head
+  } = sample;
   return head;
 }
 
@@ -176,6 +187,9 @@ export function treeExport(
     };
     const rows = ownRows(turn, store);
     if (rows) seg.routed_experts = rows;
+    if (source.position_rewards) {
+      seg.position_rewards = source.position_rewards.subarray(span.start, end);
+    }
     segmentOf.set(turn.id, seg.id);
     segments.push(seg);
   }
@@ -230,6 +244,7 @@ export function callsExport(
     };
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
+    if (source.turn_rewards) call.reward = span.reward ?? null;
     calls.push(call);
   }
   return {

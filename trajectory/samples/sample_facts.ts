@@ -38,6 +38,39 @@ export interface TurnSpan {
   stale?: true;
   /** Its producer reported no logprobs: its outputs' `logprobs` are NaN (JSON `null`). */
   logprobs_absent?: true;
+  /** The reward a trainer posted for this turn (`POST /api/rollouts/:id/turns/:turn/reward`). */
+  reward?: number;
+}
+
+/** A sample's per-turn rewards, when any turn of the rollout has one. */
+export interface TurnRewardFields {
+  /** One per `turn_spans` entry: its reward, `null` where none was posted. */
+  turn_rewards: (number | null)[];
+  /**
+   * Aligned with `input_ids`: each turn's reward at its last sampled id (NaN, JSON `null`, for a
+   * turn without one), 0 everywhere else: the per-position form trainers add to their returns.
+   */
+  position_rewards: Float64Array;
+}
+
+/**
+ * Puts each span's reward on it and gives the two aligned forms; undefined (nothing added) when
+ * the rollout has no per-turn reward.
+ */
+export function turnRewardFields(
+  spans: TurnSpan[],
+  rewards: ReadonlyMap<string, number> | null | undefined,
+  length: number,
+): TurnRewardFields | undefined {
+  if (!rewards || rewards.size === 0) return undefined;
+  const position_rewards = new Float64Array(length);
+  const turn_rewards = spans.map((span) => {
+    const reward = rewards.get(span.turn);
+    if (reward !== undefined) span.reward = reward;
+    if (span.end > span.output_start) position_rewards[span.end - 1] = reward ?? NaN;
+    return reward ?? null;
+  });
+  return { turn_rewards, position_rewards };
 }
 
 /** The weight version each output id of a turn came from, as runs over its outputs. */

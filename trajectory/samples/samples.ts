@@ -23,7 +23,14 @@ import {
   DEFAULT_LABEL_POLICY,
   type LabelPolicy,
 } from "../chains/mod.ts";
-import { isStale, newestVersion, type TurnSpan, turnSpan, versionSpan } from "./sample_facts.ts";
+import {
+  isStale,
+  newestVersion,
+  turnRewardFields,
+  type TurnSpan,
+  turnSpan,
+  versionSpan,
+} from "./sample_facts.ts";
 import { rowsPlan, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
 
 export interface SampleOptions {
@@ -81,6 +88,13 @@ export interface Sample {
    */
   logprobs_absent?: string[];
   reward: number | null;
+  /**
+   * Only when some turn of the rollout has a reward of its own: one per `turn_spans` entry
+   * (`null`: none posted), see `turnRewardFields`.
+   */
+  turn_rewards?: (number | null)[];
+  /** With `turn_rewards`: each turn's reward at its last sampled id, aligned with `input_ids`. */
+  position_rewards?: Float64Array;
   finish_reason: string | null;
   /** Ids sampled by the policy in this sample (trained or not). */
   num_sampled: number;
@@ -205,22 +219,32 @@ export function buildSample(
 }
 
 /** A sample as JSON arrays: what clients receive unless they ask for a compact encoding. */
-export type SampleJson = Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask"> & {
-  input_ids: number[];
-  loss_mask: number[];
-  /** `null` where the sample's `logprobs` is NaN (no logprob was reported). */
-  logprobs: (number | null)[];
-  sft_mask: number[];
-};
+export type SampleJson =
+  & Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "position_rewards">
+  & {
+    input_ids: number[];
+    loss_mask: number[];
+    /** `null` where the sample's `logprobs` is NaN (no logprob was reported). */
+    logprobs: (number | null)[];
+    sft_mask: number[];
+    position_rewards?: (number | null)[];
+  };
+
+/** Numbers as JSON has them: NaN (not reported) as `null`. */
+export function jsonNumbers(values: Float64Array): (number | null)[] {
+  return Array.from(values, (x) => Number.isNaN(x) ? null : x);
+}
 
 /** `sample` with plain arrays (what `JSON.stringify` writes for a built sample). */
 export function sampleJson(sample: Sample): SampleJson {
+  const { position_rewards, ...rest } = sample;
   return {
-    ...sample,
+    ...rest,
     input_ids: Array.from(sample.input_ids),
     loss_mask: Array.from(sample.loss_mask),
-    logprobs: Array.from(sample.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
+    logprobs: jsonNumbers(sample.logprobs),
     sft_mask: Array.from(sample.sft_mask),
+    ...(position_rewards ? { position_rewards: jsonNumbers(position_rewards) } : {}),
   };
 }
 
@@ -245,6 +269,8 @@ export interface SampleSource {
   readonly rows?: TokenRowStore;
   /** The rollout's template settings (`Rollout.template`), carried in every sample's metadata. */
   readonly template?: Readonly<Record<string, unknown>>;
+  /** Rewards per turn, by turn id (`Rollout.turnRewards`). */
+  readonly turnRewards?: ReadonlyMap<string, number> | null;
 }
 
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
@@ -283,8 +309,10 @@ export function buildSamples(
         ? { tool_call_id: chain.evidence.tool_call_id as string }
         : {}),
     };
+    const rewards = turnRewardFields(base.turn_spans, rollout.turnRewards, base.input_ids.length);
     return withJson({
       ...base,
+      ...rewards,
       group: rollout.group ?? null,
       version_span: versionSpan(base.turn_spans),
       ...(plan && "segments" in plan

@@ -208,6 +208,14 @@ class RollgateClient:
         )
         return [Sample.from_json(s) for s in data.get("samples", [])]
 
+    async def reward_turn(self, id: str, turn: str | int, reward: float) -> dict[str, Any]:  # noqa: A002
+        """``POST /api/rollouts/:id/turns/:turn/reward``: one recorded turn's reward (by turn id, or
+        index in arrival order), before or after finish. Posting the same reward again is a no-op
+        (``recorded: False``); another reward for the same turn is a 409 ``RollgateError``."""
+        return await self._call(
+            "POST", f"/api/rollouts/{_seg(id)}/turns/{_seg(str(turn))}/reward", {"reward": reward}
+        )
+
     async def samples(self, id: str) -> list[Sample]:  # noqa: A002
         """``GET /api/rollouts/:id/samples`` (finished or not)."""
         data = await self._call("GET", f"/api/rollouts/{_seg(id)}/samples", query={"ids": self.ids})

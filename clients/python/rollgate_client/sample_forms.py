@@ -5,11 +5,13 @@
   its ``leaf`` segment. Its ``input_ids``, ``logprobs`` and ``sft_mask`` are the segments' on the
   path from the root, its ``loss_mask`` the segments' own masks where ``trained_by`` is the
   sample's ``index`` (0 elsewhere), and its ``routed_experts`` the rows of the segments listed in
-  ``routed_experts.parts``, in order. Train a shared prefix once from the segments.
+  ``routed_experts.parts``, in order; with rewards per turn, its ``position_rewards`` the segments'
+  too. Train a shared prefix once from the segments.
 - ``calls``: every LLM call's ``prompt_ids``, ``output_ids`` and, per output id, ``trained_by``
   (the sample that trains it, -1 when none). A sample's ``input_ids`` is its last call's prompt and
   output; loss and logprobs sit at each of its calls' output positions; ``sft_spans`` give the SFT
-  mask; ``routed_experts.parts`` names the calls whose rows make its rows.
+  mask; ``routed_experts.parts`` names the calls whose rows make its rows; with rewards per turn,
+  each call's ``reward`` sits at its last output position of ``position_rewards``.
 
 Both expand to exactly the flat samples (the gateway's and this module's tests check it).
 """
@@ -32,6 +34,7 @@ _CODES = {
     "loss_mask": "B",
     "sft_mask": "B",
     "logprobs": "d",
+    "position_rewards": "d",
 }
 
 
@@ -42,7 +45,7 @@ def _values(data: Mapping[str, Any], name: str, encoded: bool) -> list[Any]:
     values = array(_CODES[name], base64.b64decode(value))
     if sys.byteorder == "big" and values.itemsize > 1:
         values.byteswap()
-    return absent_as_none(values.tolist()) if name == "logprobs" else values.tolist()
+    return absent_as_none(values.tolist()) if _CODES[name] == "d" else values.tolist()
 
 
 def routed_experts_rows(rows: Mapping[str, Any]) -> list[list[list[int]]]:
@@ -101,6 +104,8 @@ def expand_tree(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             arrays["loss_mask"] += s["loss_mask"] if mine else [0] * len(s["loss_mask"])
             arrays["logprobs"] += s["logprobs"]
             arrays["sft_mask"] += s["sft_mask"]
+            if "position_rewards" in s:
+                arrays.setdefault("position_rewards", []).extend(_values(s, "position_rewards", encoded))
         parts = (head.get("routed_experts") or {}).get("parts", [])
         rows = _joined_rows(head, [segments[p]["routed_experts"]["rows"] for p in parts])
         out.append(_flat(head, arrays, rows))
@@ -127,6 +132,7 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
         input_ids = leaf["prompt_ids"] + leaf["output_ids"]
         n = len(input_ids)
         loss, logprobs, sft = [0] * n, [0.0] * n, [0] * n
+        rewards: list[Any] | None = [0.0] * n if head.get("turn_rewards") is not None else None
         for turn in head["turns"]:
             c = calls[turn]
             start = len(c["prompt_ids"])
@@ -135,7 +141,11 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
                 logprobs[start + i] = c["logprobs"][i]
             for a, b in c["sft_spans"]:
                 sft[a:b] = [1] * (b - a)
+            if rewards is not None and c["output_ids"]:
+                rewards[start + len(c["output_ids"]) - 1] = c.get("reward")
         arrays = {"input_ids": input_ids, "loss_mask": loss, "logprobs": logprobs, "sft_mask": sft}
+        if rewards is not None:
+            arrays["position_rewards"] = rewards
         parts = (head.get("routed_experts") or {}).get("parts", [])
         rows = _joined_rows(head, [calls[p]["routed_experts"]["rows"] for p in parts])
         out.append(_flat(head, arrays, rows))

@@ -42,6 +42,7 @@ _BASE64_FIELDS = {
     "loss_mask": "B",
     "sft_mask": "B",
     "logprobs": "d",
+    "position_rewards": "d",
 }
 
 
@@ -191,6 +192,12 @@ class Sample:
     #: Turns whose sampled ids have no logprob (``None`` in ``logprobs``): their producer reported
     #: none (a ``complete`` without ``logprobs``, an engine that sent none).
     logprobs_absent: list[str] = field(default_factory=list)
+    #: Rewards per turn (``reward_turn``), one per ``turn_spans`` entry, ``None`` where none was
+    #: posted; ``None`` when the rollout has none at all.
+    turn_rewards: list[float | None] | None = None
+    #: Aligned with ``input_ids``: each turn's reward at its last sampled id (``None`` for a turn
+    #: without one), 0 elsewhere; ``None`` when the rollout has no per-turn reward.
+    position_rewards: list[float | None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

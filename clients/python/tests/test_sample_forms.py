@@ -18,6 +18,7 @@ except ImportError:  # run from inside tests/
 
 from rollgate_client import (
     RollgateClient,
+    RollgateError,
     expand_calls,
     expand_tree,
     routed_experts_rows,
@@ -129,6 +130,29 @@ class SampleFormsTest(GatewayTestCase):
         [whole] = await self.client.samples(await self.two_turns("whole", 1.0))
         self.assertTrue(whole.fit_for_importance_ratio)
         self.assertEqual(whole.logprobs_absent, [])
+
+    async def test_turn_rewards_in_every_form(self) -> None:
+        rollout = await self.two_turns("stepwise", 1.0)
+        [plain] = await self.client.samples(rollout)
+        self.assertIsNone(plain.turn_rewards)
+        posted = await self.client.reward_turn(rollout, 0, 0.5)
+        self.assertTrue(posted["recorded"])
+        self.assertFalse((await self.client.reward_turn(rollout, posted["turn"], 0.5))["recorded"])
+        with self.assertRaises(RollgateError) as conflict:
+            await self.client.reward_turn(rollout, 0, 0.75)
+        self.assertEqual(conflict.exception.status, 409)
+        for ids in ("json", "base64"):
+            async with RollgateClient(self.gw.url, ids=ids, timeout=30) as client:
+                [sample] = await client.samples(rollout)
+                tree = await client.sample_tree(rollout)
+                calls = await client.sample_calls(rollout)
+            first, second = sample.turn_spans
+            self.assertEqual(sample.turn_rewards, [0.5, None], ids)
+            want = [0.0] * len(sample.input_ids)
+            want[first["end"] - 1], want[second["end"] - 1] = 0.5, None
+            self.assertEqual(sample.position_rewards, want, ids)
+            for expanded in (expand_tree(tree), expand_calls(calls)):
+                self.assertEqual([s["position_rewards"] for s in expanded], [want], ids)
 
     async def test_advantages_are_per_rollout(self) -> None:
         a = await self.two_turns("g-adv", 1.0)

@@ -1,0 +1,70 @@
+/**
+ * Rewards per turn survive a replica takeover: real PostgreSQL and two `main.ts serve --database-url`
+ * replicas. Rewards posted to the replica that does not own the rollout (forwarded to its owner)
+ * before and after finish are kept; the owner is killed (SIGKILL), the other replica takes the
+ * rollout over from the database, and its samples carry both rewards; a repeat changes nothing,
+ * another value is refused.
+ */
+import assert from "node:assert/strict";
+import { postgresMissing, startPostgres } from "../support/postgres_server.ts";
+import { skipGroup } from "../support/skips.ts";
+import { call, sleep, startReplicas } from "./replicas.ts";
+
+const HELLO = [9707, 151645]; // "Hello<|im_end|>"
+
+const ignore = skipGroup("replicated gateway (PostgreSQL)", postgresMissing());
+
+Deno.test({
+  name: "cluster: turn rewards posted through another replica survive the owner's death",
+  ignore,
+  async fn() {
+    const pg = await startPostgres();
+    const [a, b] = await startReplicas(2, pg.url);
+    try {
+      const created = await call(`${a.url}/api/rollouts`, { body: { id: "steps" } });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const headers = { authorization: `Bearer ${created.json.token}` };
+      const messages: { role: string; content: string }[] = [];
+      for (const say of ["one", "two"]) {
+        messages.push({ role: "user", content: say });
+        const answer = call(`${a.url}/rollout/steps/v1/chat/completions`, {
+          headers,
+          body: { model: "m", messages },
+        });
+        const next = await call(`${b.url}/api/requests/next?wait=10&rollout=steps`);
+        assert.equal(next.status, 200, JSON.stringify(next.json));
+        const done = await call(`${b.url}/api/requests/${next.json.request_id}/complete`, {
+          body: { output_ids: HELLO, logprobs: [-0.5, -0.25], finish_reason: "stop" },
+        });
+        assert.equal(done.status, 200, JSON.stringify(done.json));
+        const answered = await answer;
+        assert.equal(answered.status, 200, JSON.stringify(answered.json));
+        messages.push({ role: "assistant", content: answered.json.choices[0].message.content });
+      }
+      const reward = (url: string, turn: number, value: number) =>
+        call(`${url}/api/rollouts/steps/turns/${turn}/reward`, { body: { reward: value } });
+      assert.equal((await reward(b.url, 0, 0.5)).status, 200);
+      const fin = await call(`${b.url}/api/rollouts/steps/finish`, { body: { reward: 1 } });
+      assert.equal(fin.status, 200, JSON.stringify(fin.json));
+      assert.deepEqual(fin.json.samples[0].turn_rewards, [0.5, null]);
+      assert.equal((await reward(b.url, 1, -1)).status, 200);
+
+      await a.kill("SIGKILL");
+      let sample;
+      for (const deadline = Date.now() + 20_000; !sample;) {
+        const r = await call(`${b.url}/api/rollouts/steps/samples`);
+        if (r.status === 200) sample = r.json.samples[0];
+        else if (Date.now() > deadline) assert.fail(`no takeover: ${JSON.stringify(r.json)}`);
+        else await sleep(200);
+      }
+      assert.deepEqual(sample.turn_rewards, [0.5, -1]);
+      assert.equal(sample.position_rewards[sample.turn_spans[1].end - 1], -1);
+      const repeat = await reward(b.url, 1, -1);
+      assert.deepEqual([repeat.status, repeat.json.recorded], [200, false]);
+      assert.equal((await reward(b.url, 0, 3)).status, 409);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await pg.stop();
+    }
+  },
+});
