@@ -291,8 +291,14 @@ export class ClusterGate implements RequestQueue {
     return this.#guard(() => this.#next(waitMs, rollout, signal, leaseMs));
   }
 
-  ack(requestId: string, leaseMs?: number): Promise<Lease> {
+  ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
     if (leaseMs !== undefined) this.checkLease(leaseMs);
+    if (version !== undefined) {
+      throw new GateError(
+        "unsupported",
+        "replicas keep no weight version per ack: append the first ids with their weight_version",
+      );
+    }
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 

@@ -9,6 +9,7 @@ import {
   type GateOptions,
   type GenerationBackend,
   InterceptionGate,
+  PauseGate,
   type RequestQueue,
 } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
@@ -157,7 +158,8 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const gate = new InterceptionGate(options.delivery);
+  const pause = new PauseGate();
+  const gate = new InterceptionGate({ ...options.delivery, versionInForce: () => pause.version });
   const requests = options.requests ?? gate;
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate: requests };
   const defaultName = options.defaultBackend ?? "gate";
@@ -176,6 +178,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     sampleLog: options.sampleLog,
     idleTimeoutMs: timeouts.rolloutIdleMs,
     turns: {
+      pause,
       turnTimeoutMs: timeouts.turnMs,
       abandonGraceMs: timeouts.abandonGraceMs,
       limits,
@@ -233,6 +236,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // A black-box default is recorded on each rollout so its requests are forwarded.
       defaultRolloutBackend: upstreamDefault,
       pause: runner.pause,
+      replicated: options.requests !== undefined,
     }),
   );
   app.route(

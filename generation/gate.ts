@@ -35,6 +35,8 @@ export interface GateOptions {
   maxLeaseMs?: number;
   /** How many finished request ids are remembered, so late calls get 409/410 and not 404. */
   rememberFinished?: number;
+  /** The weight version in force (the pause gate's): stamped on a request an ack names none for. */
+  versionInForce?: () => string | number | undefined;
 }
 
 export const DEFAULT_ACK_TIMEOUT_MS = 10_000;
@@ -59,6 +61,8 @@ interface Entry {
   appended: number[];
   /** The weight version of each appended chunk, where it changed. */
   versions: VersionRun[];
+  /** The version the first `ack` named, or the one in force then. */
+  ackVersion?: string | number;
   /** What the chain's earlier rows look like (a completion's rows must keep it). */
   routedLike?: GenerationRequest["routedExpertsLike"];
   onTokens?: (ids: number[]) => void;
@@ -102,6 +106,7 @@ export class InterceptionGate implements GenerationBackend {
   readonly defaultLeaseMs: number;
   readonly maxLeaseMs: number;
   readonly #rememberFinished: number;
+  readonly #versionInForce: () => string | number | undefined;
   readonly #entries = new Map<string, Entry>();
   /** Unclaimed request ids in arrival order. */
   readonly #queue: string[] = [];
@@ -116,6 +121,7 @@ export class InterceptionGate implements GenerationBackend {
     this.ackTimeoutMs = this.checkLease(options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS);
     this.defaultLeaseMs = this.checkLease(options.defaultLeaseMs ?? DEFAULT_LEASE_MS);
     this.#rememberFinished = options.rememberFinished ?? DEFAULT_REMEMBER_FINISHED;
+    this.#versionInForce = options.versionInForce ?? (() => undefined);
   }
 
   /**
@@ -248,11 +254,13 @@ export class InterceptionGate implements GenerationBackend {
   /**
    * Acknowledges a handed-over request and (re)starts its lease: the trainer calls it once on
    * receipt and again before the lease runs out. A request whose lease ran out is taken back if
-   * nobody took it meanwhile.
+   * nobody took it meanwhile. The first acknowledgement fixes the weight version the request is
+   * generated under: `version` when the trainer names it, else the version in force.
    */
-  ack(requestId: string, leaseMs?: number): Lease {
+  ack(requestId: string, leaseMs?: number, version?: string | number): Lease {
     const entry = this.#pending(requestId);
     const ms = leaseMs === undefined ? entry.leaseMs : this.checkLease(leaseMs);
+    entry.ackVersion ??= version ?? this.#versionInForce();
     if (entry.state === "queued") {
       const q = this.#queue.indexOf(requestId);
       if (q >= 0) this.#queue.splice(q, 1);
@@ -299,6 +307,7 @@ export class InterceptionGate implements GenerationBackend {
       entry.versions,
       completion,
       entry.routedLike,
+      entry.ackVersion,
     );
     this.#end(requestId, { kind: "resolved" }).resolve(resolved);
   }
@@ -334,18 +343,9 @@ export class InterceptionGate implements GenerationBackend {
   }
 
   stats(): GateStats {
-    const count = (s: DeliveryState) => {
-      let n = 0;
-      for (const e of this.#entries.values()) if (e.state === s) n++;
-      return n;
-    };
-    return {
-      queued: count("queued"),
-      delivered: count("delivered"),
-      leased: count("leased"),
-      redelivered: this.#redelivered,
-      withdrawn: this.#withdrawn,
-    };
+    const n: Record<DeliveryState, number> = { queued: 0, delivered: 0, leased: 0 };
+    for (const e of this.#entries.values()) n[e.state]++;
+    return { ...n, redelivered: this.#redelivered, withdrawn: this.#withdrawn };
   }
 
   #checkLength(entry: Entry, length: number): void {

@@ -41,8 +41,10 @@ export interface RowsExpected {
 /**
  * The completion a trainer sent, checked against its request: `routed_experts` must have one row
  * per position `routed_experts_from … len(prompt_ids) + len(output_ids) − 2` and keep the
- * chain's row shape; a weight version that changed between appended chunks is kept per chunk.
- * Throws a {@link GateError} and changes nothing when the completion does not fit.
+ * chain's row shape; a weight version that changed between appended chunks is kept per chunk;
+ * the first id's version is the first appended chunk's, else `ackVersion` (what the trainer's
+ * acknowledgement named or was stamped with). Throws a {@link GateError} and changes nothing when
+ * the completion does not fit.
  */
 export function trainerCompletion(
   request: PendingRequest,
@@ -50,9 +52,12 @@ export function trainerCompletion(
   versions: readonly VersionRun[],
   completion: GateCompletion,
   like?: GenerationRequest["routedExpertsLike"],
+  ackVersion?: string | number,
 ): Completion {
   const { routed_experts: wire, ...rest } = completion;
   const resolved: Completion = rest;
+  const first = versions[0]?.[1] ?? ackVersion;
+  if (first !== undefined) resolved.dispatch_version = first;
   if (wire) {
     const expected = {
       promptLength: request.prompt_ids.length,

@@ -19,7 +19,9 @@ export type GateErrorKind =
   /** A lease that is not a positive duration within the gate's bound. */
   | "invalid_lease"
   /** `routed_experts` of the wrong shape, length, dtype or encoding. */
-  | "invalid_routed_experts";
+  | "invalid_routed_experts"
+  /** A field this queue does not keep (a replicated queue and an ack's weight version). */
+  | "unsupported";
 
 export class GateError extends Error {
   override name = "GateError";

@@ -7,7 +7,8 @@
  *   one); vLLM's `-9999.0` stands for "no logprob" (a NaN or missing entry), so a turn with one
  *   has none.
  * - `weight_versions` spans `[{version, start, end}]` must tile the output: they become the
- *   completion's version runs, so a turn that straddles a weight update keeps each version.
+ *   completion's version runs, so a turn that straddles a weight update keeps each version; the
+ *   first span's is the first id's (`dispatch_version`).
  * - `routed_experts`: a base64 `.npy` of shape `(T, layers, top_k)`, `T` = the request's
  *   positions `routedExpertsFrom … prompt + output − 2` (the request's
  *   `routed_experts_prompt_start`), aligned as SGLang's rows are.
@@ -58,6 +59,8 @@ export function vllmCompletion(
   if (logprobs) completion.logprobs = logprobs;
   const runs = versionRuns(choice.weight_versions, ids.length, where);
   if (runs.length > 1) completion.weight_versions = runs;
+  // The engine stamped each id when it was sampled: the first span is the first id's version.
+  if (runs.length > 0) completion.dispatch_version = runs[0][1];
   const version = runs.at(-1)?.[1] ?? weightVersionOf(o.version ?? choice.weight_version);
   if (version !== undefined) completion.weight_version = version;
   if (choice.routed_experts != null) {

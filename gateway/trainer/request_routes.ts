@@ -39,10 +39,11 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
-      const { lease } = await body(c, AckSchema, verb);
+      const { lease, weight_version } = await body(c, AckSchema, verb);
       const granted = await gate.ack(
         c.req.param("rid"),
         lease === undefined ? undefined : lease * 1000,
+        weight_version,
       );
       return c.json({
         request_id: granted.request_id,

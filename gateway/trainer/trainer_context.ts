@@ -33,6 +33,8 @@ export interface TrainerRouteOptions {
   sampleOptions?: Partial<SampleOptions>;
   /** Default of `split_special_tokens` for new rollouts. */
   splitSpecialTokens?: boolean;
+  /** The gateway is one of several replicas (their request queue is shared, `cluster/`). */
+  replicated?: boolean;
 }
 
 export interface TrainerContext {

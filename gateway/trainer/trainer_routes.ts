@@ -51,7 +51,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   const context = trainerContext(o);
   app.route("/", rolloutRoutes(context));
-  if (o.pause) app.route("/", pauseRoutes(o.pause, o.rollouts.gate));
+  if (o.pause) app.route("/", pauseRoutes(context, o.pause));
   app.route("/", requestRoutes(context));
   return app;
 }

@@ -81,10 +81,17 @@ export const AppendSchema = z.object({
   weight_version: VersionSchema.optional(),
 });
 
-/** `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds. */
+/**
+ * `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds, and the weight
+ * version the trainer generates the request under (the first ack's is kept).
+ */
 export const AckSchema = z.object({
   lease: z.number().positive().optional(),
+  weight_version: VersionSchema.optional(),
 });
+
+/** `POST /api/resume`: the weight version in force from now on, when the trainer names it. */
+export const ResumeSchema = z.object({ weight_version: VersionSchema.optional() });
 
 export const FailSchema = z.object({
   error: z.string().min(1),

@@ -116,6 +116,7 @@ for (const stream of [false, true]) {
       const sample = await finished(rig, r.id);
       const [span1, span2] = sample.turn_spans;
       assert.equal(span1.weight_version, "w-7", "sampled first under w-7");
+      assert.equal(span1.completion_version, "w-8", "and completed under w-8");
       assert.deepEqual(span1.weight_versions, [
         [span1.output_start, "w-7"],
         [span1.output_start + 3, "w-8"],
@@ -128,6 +129,27 @@ for (const stream of [false, true]) {
     }
   });
 }
+
+Deno.test("vLLM completions API: the version a resume put in force when the request went out, beside the header's at completion", async () => {
+  const rig = await startRig({ vllmScaleOut: false });
+  try {
+    rig.vllm.weightVersion = "w-3";
+    assert.equal((await rig.api("POST", "/resume", { weight_version: "w-2" })).status, 200);
+    const r = await rig.rollout({ backend: "vllm" });
+    await exchange(rig.agent(r));
+    const sample = await finished(rig, r.id);
+    for (const span of sample.turn_spans) {
+      assert.deepEqual([span.weight_version, span.completion_version], ["w-2", "w-3"]);
+    }
+    const calls = (await rig.api("GET", `/rollouts/${r.id}/samples?form=calls`)).json.calls;
+    assert.deepEqual(calls.map((c: { completion_version: string }) => c.completion_version), [
+      "w-3",
+      "w-3",
+    ]);
+  } finally {
+    await rig.close();
+  }
+});
 
 for (const api of ["generate", "completions"] as const) {
   Deno.test(`vLLM routing replay (${api}): .npy rows from routed_experts_prompt_start, aligned in the sample`, async () => {

@@ -78,6 +78,8 @@ export interface CallExport {
   /** `[start, end)` positions of tool-output ids this call's prompt added (SFT mask). */
   sft_spans: [number, number][];
   weight_version: string | number | null;
+  /** The version the completion reported, when it reported one. */
+  completion_version?: string | number;
   routed_experts?: SegmentRows;
   /** When the rollout has rewards per turn: this call's (`null`: none posted). */
   reward?: number | null;
@@ -241,6 +243,9 @@ export function callsExport(
       trained_by: trainedBy,
       sft_spans: sft,
       weight_version: turn.weightVersion ?? null,
+      ...(span.completion_version !== undefined
+        ? { completion_version: span.completion_version }
+        : {}),
     };
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;

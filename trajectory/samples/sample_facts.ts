@@ -33,6 +33,8 @@ export interface TurnSpan {
   weight_version: string | number | null;
   /** Only when chunks came from several versions: `[position in input_ids, version]` runs. */
   weight_versions?: VersionRun[];
+  /** The version the completion reported (at its end), when it reported one. */
+  completion_version?: string | number;
   sampling: SamplingFacts | null;
   /** Older than the staleness bound at finish: not trained. */
   stale?: true;
@@ -79,6 +81,14 @@ export function versionRuns(turn: Turn): VersionRun[] {
   return turn.weightVersion === undefined ? [] : [[0, turn.weightVersion]];
 }
 
+/** Every version a turn names: its runs (its first id's first) and the one at completion. */
+function versionsOf(turn: Turn): (string | number)[] {
+  const all = versionRuns(turn).map(([, v]) => v);
+  const last = turn.facts?.completionVersion;
+  if (last !== undefined) all.push(last);
+  return all;
+}
+
 /** A version as a number, when it is one (`7`, `"7"`). */
 export function versionNumber(v: string | number | null | undefined): number | null {
   if (v === null || v === undefined || v === "") return null;
@@ -90,7 +100,7 @@ export function versionNumber(v: string | number | null | undefined): number | n
 export function newestVersion(turns: readonly Turn[]): number | null {
   let newest: number | null = null;
   for (const t of turns) {
-    for (const [, v] of versionRuns(t)) {
+    for (const v of versionsOf(t)) {
       const n = versionNumber(v);
       if (n !== null && (newest === null || n > newest)) newest = n;
     }
@@ -98,7 +108,11 @@ export function newestVersion(turns: readonly Turn[]): number | null {
   return newest;
 }
 
-/** Whether a turn is older than `max` versions behind `reference`. */
+/**
+ * Whether a turn is older than `max` versions behind `reference`, by its oldest version: the one
+ * its first id was sampled under (`weightVersion`, where its runs start), never the one at
+ * completion, so a turn that waited in a queue across an update is as old as when it started.
+ */
 export function isStale(turn: Turn, reference: number | null, max: number | undefined): boolean {
   if (max === undefined || reference === null) return false;
   const runs = versionRuns(turn);
@@ -127,6 +141,8 @@ export function turnSpan(
     sampling: t.facts?.sampling ?? null,
   };
   if (runs.length > 1) span.weight_versions = runs.map(([at, v]) => [outputStart + at, v]);
+  const last = t.facts?.completionVersion;
+  if (last !== undefined) span.completion_version = last;
   if (stale) span.stale = true;
   if (!t.logprobs && t.outputIds.length > 0) span.logprobs_absent = true;
   return span;
@@ -140,6 +156,7 @@ export function versionSpan(
   for (const s of spans) {
     if (s.weight_versions) { for (const [, v] of s.weight_versions) all.push(v); }
     else if (s.weight_version !== null) all.push(s.weight_version);
+    if (s.completion_version !== undefined) all.push(s.completion_version);
   }
   if (all.length === 0) return null;
   if (all.every((v) => versionNumber(v) !== null)) {

@@ -349,6 +349,9 @@ export class TurnRunner {
     const release = await this.pause.enter(signal).finally(() =>
       open.backendMs = performance.now() - asked
     );
+    // The version in force as the request goes out: what its first id is sampled under unless
+    // the backend knows better.
+    const sentVersion = this.pause.version;
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
     const stream = model.streamingParser();
@@ -384,7 +387,7 @@ export class TurnRunner {
       () => toolCallIdPrefix + randomHex(12),
       turn.tools,
     );
-    recordOutput(open, completion, sampling, rowsFrom);
+    recordOutput(open, completion, sampling, rowsFrom, sentVersion);
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next

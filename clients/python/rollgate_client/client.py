@@ -302,11 +302,17 @@ class RollgateClient:
         )
         return PendingRequest.from_json(data) if data else None
 
-    async def ack(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
+    async def ack(
+        self, request_id: str, lease: float | None = None, weight_version: str | int | None = None
+    ) -> dict[str, Any]:
         """``POST /api/requests/:id/ack``: the request is yours for ``lease`` seconds (default:
         what ``next_request`` asked for, else the gateway's). Returns ``{request_id, lease_s,
-        expires_at}``. 410 when the request was withdrawn (its agent is gone): drop the work."""
-        body = {"lease": float(lease)} if lease is not None else {}
+        expires_at}``. 410 when the request was withdrawn (its agent is gone): drop the work.
+        ``weight_version``: the version you generate it under, the turn's version (its first
+        id's) unless an appended chunk names one; the completion's stays its version at completion."""
+        body: dict[str, Any] = {"lease": float(lease)} if lease is not None else {}
+        if weight_version is not None:
+            body["weight_version"] = weight_version
         return await self._call("POST", f"/api/requests/{_seg(request_id)}/ack", body)
 
     async def renew(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
@@ -366,9 +372,12 @@ class RollgateClient:
         Use around a weight update: ``pause()``, ``drain()``, swap weights, ``resume()``."""
         return GatewayStatus.from_json(await self._call("POST", "/api/pause") or {})
 
-    async def resume(self) -> GatewayStatus:
-        """``POST /api/resume``: release the held turns, in arrival order."""
-        return GatewayStatus.from_json(await self._call("POST", "/api/resume") or {})
+    async def resume(self, weight_version: str | int | None = None) -> GatewayStatus:
+        """``POST /api/resume``: release the held turns, in arrival order. ``weight_version``: the
+        version now in force; turns sent from now on (and requests acknowledged without a version)
+        are stamped with it as their first id's version (one gateway; replicas refuse it)."""
+        body = {"weight_version": weight_version} if weight_version is not None else None
+        return GatewayStatus.from_json(await self._call("POST", "/api/resume", body) or {})
 
     async def status(self) -> GatewayStatus:
         """``GET /api/status``: ``{paused, in_flight, held, pending_requests}``."""

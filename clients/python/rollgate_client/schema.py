@@ -238,6 +238,8 @@ class GatewayStatus:
     in_flight: int = 0
     held: int = 0
     pending_requests: int = 0
+    #: The weight version in force (named by the last ``resume`` that named one).
+    weight_version: str | int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -1,9 +1,10 @@
 /**
- * Rewards per turn survive a replica takeover: real PostgreSQL and two `main.ts serve --database-url`
- * replicas. Rewards posted to the replica that does not own the rollout (forwarded to its owner)
- * before and after finish are kept; the owner is killed (SIGKILL), the other replica takes the
- * rollout over from the database, and its samples carry both rewards; a repeat changes nothing,
- * another value is refused.
+ * What replicas keep of a turn's later facts: real PostgreSQL and two `main.ts serve
+ * --database-url` replicas. Rewards per turn posted to the replica that does not own the rollout
+ * (forwarded to its owner) before and after finish are kept; the owner is killed (SIGKILL), the
+ * other replica takes the rollout over from the database, and its samples carry both rewards; a
+ * repeat changes nothing, another value is refused. A weight version named on `ack` or `resume`,
+ * which replicas do not keep, is refused with a 400 that says where to name it, never dropped.
  */
 import assert from "node:assert/strict";
 import { postgresMissing, startPostgres } from "../support/postgres_server.ts";
@@ -33,6 +34,11 @@ Deno.test({
         });
         const next = await call(`${b.url}/api/requests/next?wait=10&rollout=steps`);
         assert.equal(next.status, 200, JSON.stringify(next.json));
+        const acked = await call(`${b.url}/api/requests/${next.json.request_id}/ack`, {
+          body: { weight_version: 3 },
+        });
+        assert.equal(acked.status, 400, JSON.stringify(acked.json));
+        assert.match(acked.json.error.message, /append the first ids with their weight_version/);
         const done = await call(`${b.url}/api/requests/${next.json.request_id}/complete`, {
           body: { output_ids: HELLO, logprobs: [-0.5, -0.25], finish_reason: "stop" },
         });
@@ -40,6 +46,19 @@ Deno.test({
         const answered = await answer;
         assert.equal(answered.status, 200, JSON.stringify(answered.json));
         messages.push({ role: "assistant", content: answered.json.choices[0].message.content });
+      }
+      // A pause still reaches every replica; a resume naming a version is refused and resumes nothing.
+      assert.equal((await call(`${b.url}/api/pause`, { body: {} })).status, 200);
+      const resumed = await call(`${b.url}/api/resume`, { body: { weight_version: 3 } });
+      assert.equal(resumed.status, 400, JSON.stringify(resumed.json));
+      for (let tries = 0; (await call(`${a.url}/api/status`)).json.paused !== true; tries++) {
+        assert.ok(tries < 50, "the pause reached the other replica");
+        await sleep(100);
+      }
+      assert.equal((await call(`${a.url}/api/resume`, { body: {} })).status, 200);
+      for (let tries = 0; (await call(`${b.url}/api/status`)).json.paused !== false; tries++) {
+        assert.ok(tries < 50, "the resume reached the other replica");
+        await sleep(100);
       }
       const reward = (url: string, turn: number, value: number) =>
         call(`${url}/api/rollouts/steps/turns/${turn}/reward`, { body: { reward: value } });
