@@ -55,6 +55,7 @@ const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   output_too_long: 400,
   invalid_lease: 400,
   invalid_routed_experts: 400,
+  invalid_sampling_mask: 400,
   unsupported: 400,
 };
 

@@ -20,6 +20,8 @@ export type GateErrorKind =
   | "invalid_lease"
   /** `routed_experts` of the wrong shape, length, dtype or encoding. */
   | "invalid_routed_experts"
+  /** `sampling_mask` that is not one kept set per output id, each holding the id sampled there. */
+  | "invalid_sampling_mask"
   /** A field this queue does not keep (a replicated queue and an ack's weight version). */
   | "unsupported";
 

@@ -14,7 +14,8 @@
  * - `vllm.ts`, `sglang.ts`: the engines; vLLM's two endpoints read into one shape
  *   (`vllm_wire.ts`, `vllm_stream.ts`) and checked once (`vllm_answer.ts`); `npy.ts` reads the
  *   `.npy` arrays vLLM sends routing in.
- * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets).
+ * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets); `kept_sets.ts`:
+ *   kept-token sets (`sampling_mask`) checked and stored as such rows.
  *
  * @example
  * ```ts
@@ -59,6 +60,7 @@ export {
   type TokenRows,
   type TokenRowsWire,
 } from "./token_rows.ts";
+export { KEPT_ID_PAD } from "./kept_sets.ts";
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
@@ -71,6 +73,7 @@ export {
 } from "./gate.ts";
 export type { RequestQueue } from "./request_queue.ts";
 export {
+  completionKeptSets,
   completionRows,
   type GateCompletion,
   type RowsExpected,

@@ -27,7 +27,8 @@ import {
 } from "./backend.ts";
 import { finishReason, weightVersionOf } from "./engine_http.ts";
 import { decodeNpy } from "./npy.ts";
-import { keptIdRows, ROW_DTYPES, type TokenRows } from "./token_rows.ts";
+import { ROW_DTYPES, type TokenRows } from "./token_rows.ts";
+import { keptSetRows } from "./kept_sets.ts";
 import type { VllmChoice } from "./vllm_wire.ts";
 
 /** vLLM's stand-in for a logprob it does not have (`_clamp_logprob`, a missing top-k entry). */
@@ -145,15 +146,9 @@ function keptSets(
   req: GenerationRequest,
   where: string,
 ): TokenRows {
-  const ok = Array.isArray(sets) && sets.length === ids.length &&
-    sets.every((set, i) =>
-      Array.isArray(set) && set.includes(ids[i]) &&
-      set.every((t) => Number.isInteger(t) && t >= 0 && t < 2 ** 31)
-    );
-  if (!ok) {
-    fail(
-      `${where} sent a sampling_mask that is not one set of kept ids (holding the sampled id) per each of its ${ids.length} output ids`,
-    );
+  try {
+    return keptSetRows(sets, ids, req.sampling.top_k ?? 0);
+  } catch (e) {
+    fail(`${where} sent a sampling_mask that does not fit its output: ${(e as Error).message}`);
   }
-  return keptIdRows(sets as number[][], req.sampling.top_k ?? 0);
 }

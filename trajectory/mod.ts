@@ -87,4 +87,11 @@ export {
   type JournalEvent,
 } from "./journaling/mod.ts";
 export { type RestoreReport } from "./restore.ts";
-export { rowsOf, type RowsPlan, TokenRowsRef, type TokenRowStore } from "./token_rows/mod.ts";
+export {
+  type KeptSetsPlan,
+  KeptSetsRef,
+  rowsOf,
+  type RowsPlan,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "./token_rows/mod.ts";

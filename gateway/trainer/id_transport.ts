@@ -7,7 +7,8 @@
  * - token ids (`prompt_ids`, `input_ids`): `int32le`;
  * - masks (`loss_mask`, `sft_mask`): `uint8`, one byte per id;
  * - `logprobs`: `float64le` (exactly the numbers JSON would carry; a NaN where JSON has `null`,
- *   a sampled id whose turn reported no logprob); `position_rewards` the same.
+ *   a sampled id whose turn reported no logprob); `position_rewards` the same;
+ * - kept sets (`sampling_mask.offsets`, `.ids`): `int32le`.
  *
  * A 128k-id prompt is ~700 KB of JSON and ~1.9 ms to write; as base64 it is 683 KB of ASCII
  * written by one native call, with nothing per id but a copy into an `Int32Array`.
@@ -88,6 +89,7 @@ export function pendingBody(request: PendingRequest, encoding: IdEncoding): stri
 /** A sample as the client asked for it (JSON: what `JSON.stringify` writes for a sample). */
 export function sampleBody(sample: Sample, encoding: IdEncoding): unknown {
   if (encoding === "json") return sample;
+  const kept = sample.sampling_mask?.setsOrNull();
   return {
     ...sample,
     input_ids: base64Ids(sample.input_ids),
@@ -96,6 +98,11 @@ export function sampleBody(sample: Sample, encoding: IdEncoding): unknown {
     sft_mask: base64Mask(sample.sft_mask),
     ...(sample.position_rewards
       ? { position_rewards: base64Float64(sample.position_rewards) }
+      : {}),
+    ...(sample.sampling_mask
+      ? {
+        sampling_mask: kept && { offsets: base64Ids(kept.offsets), ids: base64Ids(kept.ids) },
+      }
       : {}),
     ids_encoding: "base64",
   };

@@ -72,6 +72,7 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     checkVocab(completion.output_ids, "completion");
+    for (const set of completion.sampling_mask ?? []) checkVocab(set, "completion sampling_mask");
     // Generation ends at a stop id: ids after one were never the policy's turn.
     const ids = completion.output_ids;
     const stop = ids.findIndex((id) => stopIds.has(id));

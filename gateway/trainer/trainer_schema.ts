@@ -69,6 +69,8 @@ export const CompleteSchema = z.object({
   logprobs_mode: z.enum(["raw", "processed"]).optional(),
   /** MoE routing of positions `routed_experts_from … len(prompt_ids) + len(output_ids) − 2`. */
   routed_experts: TokenRowsSchema.optional(),
+  /** Each output id's kept set (vLLM's `sampling_mask`): the ids it was drawn from. */
+  sampling_mask: z.array(z.array(z.number().int().nonnegative())).optional(),
 }).refine((b) => !b.logprobs || b.logprobs.length === b.output_ids.length, {
   message: "logprobs must have one entry per output id",
   path: ["logprobs"],

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { engineLogprob } from "./fake_engines.ts";
 import { READ_FILE, type Rig, startRig } from "./engine_gateway.ts";
-import { checkRoutingRows } from "../support/sample_facts_check.ts";
+import { checkRoutingRows, expandTree, keptSetsList } from "../support/sample_facts_check.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };
 const GENERATE = "/inference/v1/generate";
@@ -181,7 +181,7 @@ for (const api of ["generate", "completions"] as const) {
   });
 }
 
-Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per sampled id", async () => {
+Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per sampled id, and to the samples aligned", async () => {
   for (const stream of [false, true]) {
     const rig = await startRig({ vllmScaleOut: true, vllmSamplingMask: true, vllmStream: stream });
     try {
@@ -200,6 +200,18 @@ Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per
         const values = Array.from(new Int32Array(bytes.slice().buffer));
         assert.deepEqual(values, out.flatMap((id) => [id, id + 1, id + 2, -1, -1]));
       }
+      // Exported aligned with the sample's ids: each sampled id's kept set, nothing elsewhere.
+      const sample = await finished(rig, r.id);
+      const want: number[][] = sample.input_ids.map(() => []);
+      sample.turn_spans.forEach((span: { output_start: number; end: number }) => {
+        for (let p = span.output_start; p < span.end; p++) {
+          const id = sample.input_ids[p];
+          want[p] = [id, id + 1, id + 2];
+        }
+      });
+      assert.deepEqual(keptSetsList(sample.sampling_mask), want);
+      const tree = (await rig.api("GET", `/rollouts/${r.id}/samples?form=tree`)).json;
+      assert.deepEqual(keptSetsList(expandTree(tree)[0].sampling_mask!), want);
     } finally {
       await rig.close();
     }

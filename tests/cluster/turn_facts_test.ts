@@ -5,6 +5,8 @@
  * other replica takes the rollout over from the database, and its samples carry both rewards; a
  * repeat changes nothing, another value is refused. A weight version named on `ack` or `resume`,
  * which replicas do not keep, is refused with a 400 that says where to name it, never dropped.
+ * A trainer's kept sets completed on the replica that does not own the rollout reach the owner's
+ * samples, the shared sample stream and the samples after the takeover.
  */
 import assert from "node:assert/strict";
 import { postgresMissing, startPostgres } from "../support/postgres_server.ts";
@@ -12,6 +14,18 @@ import { skipGroup } from "../support/skips.ts";
 import { call, sleep, startReplicas } from "./replicas.ts";
 
 const HELLO = [9707, 151645]; // "Hello<|im_end|>"
+/** The kept sets a sampler reports for HELLO: each holds the id sampled there. */
+const KEPT = [[9707, 9708, 40], [151645]];
+
+/** Each turn's kept sets at its sampled ids, nothing elsewhere. */
+// deno-lint-ignore no-explicit-any
+function checkKept(sample: any) {
+  const { offsets, ids } = sample.sampling_mask;
+  const sets = offsets.slice(0, -1).map((a: number, i: number) => ids.slice(a, offsets[i + 1]));
+  const want = sample.input_ids.map(() => []);
+  for (const span of sample.turn_spans) KEPT.forEach((k, i) => want[span.output_start + i] = k);
+  assert.deepEqual(sets, want);
+}
 
 const ignore = skipGroup("replicated gateway (PostgreSQL)", postgresMissing());
 
@@ -40,7 +54,12 @@ Deno.test({
         assert.equal(acked.status, 400, JSON.stringify(acked.json));
         assert.match(acked.json.error.message, /append the first ids with their weight_version/);
         const done = await call(`${b.url}/api/requests/${next.json.request_id}/complete`, {
-          body: { output_ids: HELLO, logprobs: [-0.5, -0.25], finish_reason: "stop" },
+          body: {
+            output_ids: HELLO,
+            logprobs: [-0.5, -0.25],
+            finish_reason: "stop",
+            sampling_mask: KEPT,
+          },
         });
         assert.equal(done.status, 200, JSON.stringify(done.json));
         const answered = await answer;
@@ -66,6 +85,13 @@ Deno.test({
       const fin = await call(`${b.url}/api/rollouts/steps/finish`, { body: { reward: 1 } });
       assert.equal(fin.status, 200, JSON.stringify(fin.json));
       assert.deepEqual(fin.json.samples[0].turn_rewards, [0.5, null]);
+      checkKept(fin.json.samples[0]);
+      const stream = await fetch(`${b.url}/api/samples/stream?after=0`);
+      const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let line = "";
+      while (!line.includes("\n")) line += (await reader.read()).value ?? "";
+      await reader.cancel();
+      checkKept(JSON.parse(line.split("\n")[0]));
       assert.equal((await reward(b.url, 1, -1)).status, 200);
 
       await a.kill("SIGKILL");
@@ -77,6 +103,7 @@ Deno.test({
         else await sleep(200);
       }
       assert.deepEqual(sample.turn_rewards, [0.5, -1]);
+      checkKept(sample);
       assert.equal(sample.position_rewards[sample.turn_spans[1].end - 1], -1);
       const repeat = await reward(b.url, 1, -1);
       assert.deepEqual([repeat.status, repeat.json.recorded], [200, false]);

@@ -139,7 +139,20 @@ export function flatArrays(s: Sample) {
     sft_mask: Array.from(s.sft_mask),
     routed_experts: s.routed_experts ? s.routed_experts.toJSON() : null,
     ...(s.position_rewards ? { position_rewards: Array.from(s.position_rewards, nullIfNaN) } : {}),
+    ...(s.sampling_mask ? { sampling_mask: s.sampling_mask.toJSON() } : {}),
   };
+}
+
+/** Kept sets `{offsets, ids}` (JSON) as one list of ids per position. */
+export function keptSetsList(kept: { offsets: number[]; ids: number[] }): number[][] {
+  return kept.offsets.slice(0, -1).map((a, i) => kept.ids.slice(a, kept.offsets[i + 1]));
+}
+
+/** One list of ids per position as kept sets `{offsets, ids}` (JSON). */
+function keptSetsJoined(sets: number[][]): { offsets: number[]; ids: number[] } {
+  const offsets = [0];
+  for (const set of sets) offsets.push(offsets.at(-1)! + set.length);
+  return { offsets, ids: sets.flat() };
 }
 
 function concatRows(parts: { data: string }[], dtype: string, shape: number[]) {
@@ -160,6 +173,8 @@ export function expandTree(tree: any) {
       string,
       number[]
     >;
+    const kept: number[][] = [];
+    let anyKept = false;
     for (const seg of path) {
       out.input_ids.push(...seg.input_ids);
       const mine = seg.trained_by === s.index;
@@ -167,6 +182,12 @@ export function expandTree(tree: any) {
       out.logprobs.push(...seg.logprobs);
       out.sft_mask.push(...seg.sft_mask);
       if (seg.position_rewards) (out.position_rewards ??= []).push(...seg.position_rewards);
+      anyKept ||= seg.sampling_mask !== undefined;
+      kept.push(
+        ...(seg.sampling_mask
+          ? keptSetsList(seg.sampling_mask)
+          : seg.input_ids.map(() => [] as number[])),
+      );
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -176,7 +197,12 @@ export function expandTree(tree: any) {
       )
       : null;
     const { position_rewards, ...arrays } = out;
-    return { ...arrays, routed_experts: rows, ...(position_rewards ? { position_rewards } : {}) };
+    return {
+      ...arrays,
+      routed_experts: rows,
+      ...(position_rewards ? { position_rewards } : {}),
+      ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
+    };
   });
 }
 
@@ -197,6 +223,8 @@ export function expandCalls(calls: any) {
     const loss_mask = new Array(n).fill(0), logprobs = new Array(n).fill(0);
     const sft_mask = new Array(n).fill(0);
     const rewards = s.turn_rewards ? new Array(n).fill(0) : null;
+    const kept: number[][] = input_ids.map(() => []);
+    let anyKept = false;
     for (const turn of s.turns) {
       // deno-lint-ignore no-explicit-any
       const c: any = byTurn.get(turn);
@@ -207,6 +235,10 @@ export function expandCalls(calls: any) {
       });
       for (const [a, b] of c.sft_spans) sft_mask.fill(1, a, b);
       if (rewards && c.output_ids.length) rewards[start + c.output_ids.length - 1] = c.reward;
+      if (c.sampling_mask) {
+        anyKept = true;
+        keptSetsList(c.sampling_mask).forEach((set, i) => kept[start + i] = set);
+      }
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -223,6 +255,7 @@ export function expandCalls(calls: any) {
       sft_mask,
       routed_experts: rows,
       ...(rewards ? { position_rewards: rewards } : {}),
+      ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
     };
   });
 }

@@ -18,12 +18,24 @@
 import type { Sample } from "./samples.ts";
 import type { Turn } from "../turn.ts";
 import { promptIds } from "../turn.ts";
-import { rowsOf, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
+import {
+  keptSetsPlan,
+  KeptSetsRef,
+  rowsOf,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "../token_rows/mod.ts";
 
 /** A sample without its arrays: what both forms keep of it. */
 export type SampleHead = Omit<
   Sample,
-  "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "routed_experts" | "position_rewards"
+  | "input_ids"
+  | "loss_mask"
+  | "logprobs"
+  | "sft_mask"
+  | "routed_experts"
+  | "position_rewards"
+  | "sampling_mask"
 >;
 
 /** One turn's own ids (bridge, delta, output) in the tree form. */
@@ -43,6 +55,8 @@ export interface TreeSegment {
   routed_experts?: SegmentRows;
   /** When the rollout has rewards per turn: the turn's reward at its last sampled id. */
   position_rewards?: Float64Array;
+  /** The turn's kept sets over the segment's positions, when it has them. */
+  sampling_mask?: KeptSetsRef;
 }
 
 /** A segment's or call's own rows: positions `from … from + shape[0] − 1`. */
@@ -83,6 +97,8 @@ export interface CallExport {
   routed_experts?: SegmentRows;
   /** When the rollout has rewards per turn: this call's (`null`: none posted). */
   reward?: number | null;
+  /** The call's kept sets over its output ids, when it has them. */
+  sampling_mask?: KeptSetsRef;
 }
 
 export interface CallsExport {
@@ -101,6 +117,7 @@ function headOf(sample: Sample): SampleHead {
     sft_mask: _s,
     routed_experts: _r,
     position_rewards: _w,
+    sampling_mask: _k,
     ...head
   } = sample;
   return head;
@@ -117,6 +134,12 @@ function ownRows(t: Turn, store: TokenRowStore | undefined): SegmentRows | undef
     segments: [{ turn: t.id, from: meta.from, rows: meta.shape[0] }],
   };
   return { from: meta.from, rows: new TokenRowsRef(store, plan) };
+}
+
+/** A turn's own kept sets over `length` positions, its first sampled id at `at`. */
+function ownKeptSets(t: Turn, at: number, length: number, store: TokenRowStore | undefined) {
+  const kept = store ? keptSetsPlan([{ turn: t, at }], length) : null;
+  return kept ? { sampling_mask: new KeptSetsRef(store!, kept.plan) } : {};
 }
 
 /** The turns of the samples, each once, parents first, with the sample that trains each. */
@@ -192,6 +215,7 @@ export function treeExport(
     if (source.position_rewards) {
       seg.position_rewards = source.position_rewards.subarray(span.start, end);
     }
+    Object.assign(seg, ownKeptSets(turn, span.output_start - span.start, end - span.start, store));
     segmentOf.set(turn.id, seg.id);
     segments.push(seg);
   }
@@ -250,6 +274,7 @@ export function callsExport(
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
     if (source.turn_rewards) call.reward = span.reward ?? null;
+    Object.assign(call, ownKeptSets(turn, 0, turn.outputIds.length, store));
     calls.push(call);
   }
   return {

@@ -31,7 +31,13 @@ import {
   turnSpan,
   versionSpan,
 } from "./sample_facts.ts";
-import { rowsPlan, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
+import {
+  keptSetsPlan,
+  KeptSetsRef,
+  rowsPlan,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "../token_rows/mod.ts";
 
 export interface SampleOptions {
   labels: Partial<LabelPolicy>;
@@ -107,6 +113,14 @@ export interface Sample {
    * wire), when every position is covered; read from the journal when written out.
    */
   routed_experts?: TokenRowsRef;
+  /**
+   * Kept-token sets (`{offsets, ids}` on the wire, aligned with `input_ids`: a sampler's kept
+   * set at each sampled position), when some turn of the path has them; read from the journal
+   * when written out.
+   */
+  sampling_mask?: KeptSetsRef;
+  /** With `sampling_mask`: the path's turns that sampled ids without kept sets (theirs empty). */
+  sampling_mask_absent?: string[];
   timings: { started: number; finished: number | null; generation_ms: number };
   metadata: Record<string, unknown>;
   /** Black-box rollouts only: the message-level trajectory (their id arrays are empty). */
@@ -310,6 +324,12 @@ export function buildSamples(
         : {}),
     };
     const rewards = turnRewardFields(base.turn_spans, rollout.turnRewards, base.input_ids.length);
+    const kept = rollout.rows
+      ? keptSetsPlan(
+        path.map((turn, k) => ({ turn, at: base.turn_spans[k].output_start })),
+        base.input_ids.length,
+      )
+      : null;
     return withJson({
       ...base,
       ...rewards,
@@ -318,6 +338,8 @@ export function buildSamples(
       ...(plan && "segments" in plan
         ? { routed_experts: new TokenRowsRef(rollout.rows!, plan) }
         : {}),
+      ...(kept ? { sampling_mask: new KeptSetsRef(rollout.rows!, kept.plan) } : {}),
+      ...(kept?.absent.length ? { sampling_mask_absent: kept.absent } : {}),
       branch: chain.label,
       chain: chain.id,
       parent,

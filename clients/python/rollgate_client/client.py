@@ -341,12 +341,16 @@ class RollgateClient:
         weight_version: str | int | None = None,
         logprobs_mode: str | None = None,
         routed_experts: Mapping[str, Any] | None = None,
+        sampling_mask: list[list[int]] | None = None,
     ) -> dict[str, Any]:
         """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 410
         withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
-        ids, ``logprobs`` not one per output id, or ``routed_experts`` not one row per position
-        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``."""
+        ids, ``logprobs`` not one per output id, ``routed_experts`` not one row per position
+        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``, or ``sampling_mask`` (each
+        output id's kept set, vLLM's format) not one set per output id holding the id sampled there."""
         body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
+        if sampling_mask is not None:
+            body["sampling_mask"] = [list(s) for s in sampling_mask]
         if logprobs_mode is not None:
             body["logprobs_mode"] = logprobs_mode
         if routed_experts is not None:
@@ -537,6 +541,7 @@ class RollgateClient:
                 weight_version=completion.weight_version,
                 logprobs_mode=completion.logprobs_mode,
                 routed_experts=completion.routed_experts,
+                sampling_mask=completion.sampling_mask,
             )
             stats.completed += 1
         except RollgateError as e:
@@ -603,6 +608,7 @@ def _as_completion(result: Any) -> Completion:
             weight_version=result.get("weight_version"),
             logprobs_mode=result.get("logprobs_mode"),
             routed_experts=result.get("routed_experts"),
+            sampling_mask=result.get("sampling_mask"),
         )
     raise TypeError(f"the handler must return a Completion, got {type(result).__name__}")
 

@@ -6,12 +6,14 @@
   path from the root, its ``loss_mask`` the segments' own masks where ``trained_by`` is the
   sample's ``index`` (0 elsewhere), and its ``routed_experts`` the rows of the segments listed in
   ``routed_experts.parts``, in order; with rewards per turn, its ``position_rewards`` the segments'
-  too. Train a shared prefix once from the segments.
+  too, and its kept sets (``sampling_mask``) the segments' (empty for a segment without). Train a
+  shared prefix once from the segments.
 - ``calls``: every LLM call's ``prompt_ids``, ``output_ids`` and, per output id, ``trained_by``
   (the sample that trains it, -1 when none). A sample's ``input_ids`` is its last call's prompt and
   output; loss and logprobs sit at each of its calls' output positions; ``sft_spans`` give the SFT
   mask; ``routed_experts.parts`` names the calls whose rows make its rows; with rewards per turn,
-  each call's ``reward`` sits at its last output position of ``position_rewards``.
+  each call's ``reward`` sits at its last output position of ``position_rewards``; a call's
+  ``sampling_mask`` covers its output ids.
 
 Both expand to exactly the flat samples (the gateway's and this module's tests check it).
 """
@@ -23,7 +25,7 @@ import sys
 from array import array
 from typing import Any, Mapping
 
-from .schema import absent_as_none
+from .schema import decode_base64
 
 #: Array type per field in the compact transport (``ids_encoding: "base64"``).
 _CODES = {
@@ -35,6 +37,8 @@ _CODES = {
     "sft_mask": "B",
     "logprobs": "d",
     "position_rewards": "d",
+    "offsets": "i",
+    "ids": "i",
 }
 
 
@@ -42,10 +46,23 @@ def _values(data: Mapping[str, Any], name: str, encoded: bool) -> list[Any]:
     value = data[name]
     if not encoded or not isinstance(value, str):
         return list(value)
-    values = array(_CODES[name], base64.b64decode(value))
-    if sys.byteorder == "big" and values.itemsize > 1:
-        values.byteswap()
-    return absent_as_none(values.tolist()) if _CODES[name] == "d" else values.tolist()
+    return decode_base64(value, _CODES[name])
+
+
+def _kept_sets(data: Mapping[str, Any], encoded: bool) -> list[list[int]] | None:
+    """A segment's or call's ``sampling_mask`` as one kept set per position, ``None`` without."""
+    kept = data.get("sampling_mask")
+    if kept is None:
+        return None
+    offsets, ids = (_values(kept, k, True) if encoded else list(kept[k]) for k in ("offsets", "ids"))
+    return [ids[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
+def _joined_sets(sets: list[list[int]]) -> dict[str, list[int]]:
+    offsets = [0]
+    for s in sets:
+        offsets.append(offsets[-1] + len(s))
+    return {"offsets": offsets, "ids": [i for s in sets for i in s]}
 
 
 def routed_experts_rows(rows: Mapping[str, Any]) -> list[list[list[int]]]:
@@ -98,7 +115,12 @@ def expand_tree(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             seg = segments[seg]["parent"]
         path.reverse()
         arrays: dict[str, list[Any]] = {"input_ids": [], "loss_mask": [], "logprobs": [], "sft_mask": []}
+        kept: list[list[int]] = []
+        any_kept = False
         for s in path:
+            sets = _kept_sets(s, encoded)
+            any_kept = any_kept or sets is not None
+            kept += sets if sets is not None else [[] for _ in s["input_ids"]]
             mine = s["trained_by"] == head["index"]
             arrays["input_ids"] += s["input_ids"]
             arrays["loss_mask"] += s["loss_mask"] if mine else [0] * len(s["loss_mask"])
@@ -106,6 +128,8 @@ def expand_tree(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             arrays["sft_mask"] += s["sft_mask"]
             if "position_rewards" in s:
                 arrays.setdefault("position_rewards", []).extend(_values(s, "position_rewards", encoded))
+        if any_kept:
+            arrays["sampling_mask"] = _joined_sets(kept)  # type: ignore[assignment]
         parts = (head.get("routed_experts") or {}).get("parts", [])
         rows = _joined_rows(head, [segments[p]["routed_experts"]["rows"] for p in parts])
         out.append(_flat(head, arrays, rows))
@@ -133,9 +157,15 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
         n = len(input_ids)
         loss, logprobs, sft = [0] * n, [0.0] * n, [0] * n
         rewards: list[Any] | None = [0.0] * n if head.get("turn_rewards") is not None else None
+        kept: list[list[int]] = [[] for _ in range(n)]
+        any_kept = False
         for turn in head["turns"]:
             c = calls[turn]
             start = len(c["prompt_ids"])
+            sets = _kept_sets(c, encoded)
+            if sets is not None:
+                any_kept = True
+                kept[start : start + len(sets)] = sets
             for i, owner in enumerate(c["trained_by"]):
                 loss[start + i] = 1 if owner == head["index"] else 0
                 logprobs[start + i] = c["logprobs"][i]
@@ -146,6 +176,8 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
         arrays = {"input_ids": input_ids, "loss_mask": loss, "logprobs": logprobs, "sft_mask": sft}
         if rewards is not None:
             arrays["position_rewards"] = rewards
+        if any_kept:
+            arrays["sampling_mask"] = _joined_sets(kept)  # type: ignore[assignment]
         parts = (head.get("routed_experts") or {}).get("parts", [])
         rows = _joined_rows(head, [calls[p]["routed_experts"]["rows"] for p in parts])
         out.append(_flat(head, arrays, rows))
