@@ -13,7 +13,7 @@ export interface SamplingParams {
   stop?: string[];
 }
 
-export type Protocol = "anthropic" | "chat" | "responses";
+export type Protocol = "anthropic" | "chat" | "responses" | "gemini";
 
 /** One agent request after wire conversion. */
 export interface CanonicalRequest {

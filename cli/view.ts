@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { Hono } from "hono";
 import { PolicyModel } from "../model/mod.ts";
 import { readRecords } from "../runner/mod.ts";
@@ -24,7 +23,7 @@ import {
   TokenText,
   viewerRoutes,
 } from "../viewer/mod.ts";
-import { integerFlag, PORT } from "./flags.ts";
+import { integerFlag, parseFlags, PORT } from "./flags.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { loadSource } from "./tree_source.ts";
 import { UsageError } from "./usage_error.ts";
@@ -63,19 +62,15 @@ export function byteSize(bytes: number): string {
 
 /** Exit status after an export; `undefined` while serving (the process stays up). */
 export async function view(args: string[]): Promise<number | undefined> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      port: { type: "string" },
-      host: { type: "string" },
-      ...MODEL_FLAGS,
-      gateway: { type: "string" },
-      export: { type: "string" },
-      rollout: { type: "string" },
-      help: { type: "boolean" },
-    },
-  });
+  const { values, positionals } = parseFlags("view", args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    ...MODEL_FLAGS,
+    gateway: { type: "string" },
+    export: { type: "string" },
+    rollout: { type: "string" },
+    help: { type: "boolean" },
+  }, true);
   if (values.help) {
     console.log(VIEW_USAGE);
     return 0;

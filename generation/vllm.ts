@@ -23,11 +23,16 @@
  *
  * @module
  */
-import type { Completion, GenerationBackend, GenerationRequest, LogprobsMode } from "./backend.ts";
+import {
+  type Completion,
+  type GenerationBackend,
+  GenerationError,
+  type GenerationRequest,
+  type LogprobsMode,
+} from "./backend.ts";
 import { readVllmStream } from "./vllm_stream.ts";
 import { vllmCompletion } from "./vllm_answer.ts";
-import { VLLM_PATHS, type VllmApi, vllmChoice } from "./vllm_wire.ts";
-import { GenerationError } from "./backend.ts";
+import { VLLM_PATHS, type VllmApi, type VllmChoice, vllmChoice } from "./vllm_wire.ts";
 import { EngineHttp, type EngineHttpOptions, offersRoute, routingHeaders } from "./engine_http.ts";
 
 export interface VllmOptions extends EngineHttpOptions {
@@ -93,7 +98,7 @@ export class VllmBackend implements GenerationBackend {
       body: (a) => this.#body(api, req, a.index),
       read: stream ? (r) => readVllmStream(r, api, where, req.onTokens) : undefined,
     });
-    const choice = stream ? res.json as ReturnType<typeof vllmChoice> : vllmChoice(api, res.json);
+    const choice = stream ? res.json as VllmChoice : vllmChoice(api, res.json);
     if (!choice) throw new GenerationError("engine_failed", `${where} answered without choices`);
     return vllmCompletion(choice, req, where, {
       version: res.headers.get(this.options.weightVersionHeader ?? "x-weight-version") ??

@@ -10,6 +10,7 @@ import {
   bindFamily,
   type ChatFormat,
   checkTemplateSettings,
+  chooseFamily,
   closedOutput,
   type DeltaHistory,
   familyNamed,
@@ -99,6 +100,22 @@ export class PolicyModel {
       options.contextLength,
       options.toolParser,
     );
+  }
+
+  /**
+   * What {@link load} would refuse that the model files alone tell (a directory without them, an
+   * unknown family or tool parser, a directory no family serves), found without loading the
+   * tokenizer: tens of milliseconds, so a command line is checked before a port is bound.
+   *
+   * @example
+   * ```ts
+   * await PolicyModel.check({ family: "qwen3.6" }); // the bundled files fit
+   * await PolicyModel.check({ family: "qwen9" }).catch((e) => e.message);
+   * // "unknown model family qwen9; known: gpt-oss, …"
+   * ```
+   */
+  static async check(options: PolicyModelOptions = {}): Promise<void> {
+    chooseFamily(await loadModelFiles(options.dir), options.family, options.toolParser);
   }
 
   /**

@@ -66,9 +66,13 @@ export async function serving(
   });
   const upstream = upstreams[backend];
   if (!upstream.protocols.includes(h.protocol)) {
+    // No hosted-API backend relays Gemini's protocol.
+    const choose = h.protocol === "gemini"
+      ? "no hosted-API backend serves it (use gate or vllm)"
+      : `choose ${h.protocol === "anthropic" ? "anthropic" : "openai"}`;
     throw new RunnerError(
       `--backend ${backend} serves ${upstream.protocols.join(" and ")} requests; ${h.name} ` +
-        `speaks ${h.protocol}: choose ${h.protocol === "anthropic" ? "anthropic" : "openai"}`,
+        `speaks ${h.protocol}: ${choose}`,
     );
   }
   return {

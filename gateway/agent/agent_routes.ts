@@ -1,6 +1,6 @@
 /**
- * The agent-facing endpoints, mounted both under `/rollout/:id` and bare (`/v1/...`, rollout
- * from the token). Each protocol module converts; this file only does HTTP.
+ * The agent-facing endpoints, mounted both under `/rollout/:id` and bare (`/v1/...`,
+ * `/v1beta/...`, rollout from the token). Each protocol module converts; this file only does HTTP.
  *
  * @module
  */
@@ -8,6 +8,11 @@ import { type Context, Hono } from "hono";
 import { anthropicAdapter, toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
 import { openaiChatAdapter } from "./openai_chat/mod.ts";
 import { responsesAdapter } from "./responses/mod.ts";
+import {
+  geminiAdapter,
+  geminiCall,
+  toCanonicalCountTokensRequest as geminiCountTokensRequest,
+} from "./gemini/mod.ts";
 import type { ProtocolAdapter } from "../protocol.ts";
 import { httpStatus } from "../http_errors.ts";
 import { readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
@@ -45,7 +50,7 @@ function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Respon
 export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
   const rolloutOf = (c: Context) =>
-    resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw.headers, o);
+    resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw, o);
 
   /**
    * Reads, converts and starts a turn (or answers a black-box one). Its own function so that the
@@ -62,8 +67,9 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     if (upstream) {
       return await serveBlackBox(c, adapter, o.rollouts, rollout, upstream, body, o.keepAliveMs);
     }
+    const call = adapter.requestOf ? adapter.requestOf(new URL(c.req.url), body) : body;
     const req = {
-      ...adapter.parseRequest(body),
+      ...adapter.parseRequest(call),
       session: clientSession(c.req.raw.headers, body),
     };
     const answer = { stream: req.stream, includeUsage: req.includeUsage };
@@ -81,6 +87,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
+        keepAlive: adapter.keepAlive,
         produce: () => Promise.resolve(answerEvents(adapter, t, answer)),
         onError: (e) => {
           const { status, message } = errorStatus(e);
@@ -103,6 +110,21 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       return c.json({ input_tokens: await o.rollouts.countTokens(rollout, req) });
     } catch (e) {
       return errorResponse(c, anthropicAdapter, e);
+    }
+  };
+
+  /** Gemini's `countTokens`: the prompt's length in policy tokens, `{totalTokens}`. */
+  const geminiCountTokens = async (c: Context) => {
+    try {
+      const rollout = rolloutOf(c);
+      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      const req = {
+        ...geminiCountTokensRequest(geminiCall(new URL(c.req.url), body)),
+        session: clientSession(c.req.raw.headers, body),
+      };
+      return c.json({ totalTokens: await o.rollouts.countTokens(rollout, req) });
+    } catch (e) {
+      return errorResponse(c, geminiAdapter, e);
     }
   };
 
@@ -140,13 +162,17 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     );
   };
 
-  for (const prefix of ["/rollout/:id/v1", "/v1"]) {
+  for (const prefix of ["/rollout/:id", ""]) {
     const routes: [string, "POST" | "GET", ProtocolAdapter, (c: Context) => unknown][] = [
-      ["messages", "POST", anthropicAdapter, turn(anthropicAdapter)],
-      ["messages/count_tokens", "POST", anthropicAdapter, countTokens],
-      ["chat/completions", "POST", openaiChatAdapter, turn(openaiChatAdapter)],
-      ["responses", "POST", responsesAdapter, turn(responsesAdapter)],
-      ["models", "GET", openaiChatAdapter, models],
+      ["v1/messages", "POST", anthropicAdapter, turn(anthropicAdapter)],
+      ["v1/messages/count_tokens", "POST", anthropicAdapter, countTokens],
+      ["v1/chat/completions", "POST", openaiChatAdapter, turn(openaiChatAdapter)],
+      ["v1/responses", "POST", responsesAdapter, turn(responsesAdapter)],
+      ["v1/models", "GET", openaiChatAdapter, models],
+      // Gemini names the model and the method in the path: `models/<model>:<method>`.
+      ["v1beta/models/:call{.+:generateContent}", "POST", geminiAdapter, turn(geminiAdapter)],
+      ["v1beta/models/:call{.+:streamGenerateContent}", "POST", geminiAdapter, turn(geminiAdapter)],
+      ["v1beta/models/:call{.+:countTokens}", "POST", geminiAdapter, geminiCountTokens],
     ];
     for (const [path, method, adapter, handler] of routes) {
       app.on(method, `${prefix}/${path}`, handler as (c: Context) => Response);

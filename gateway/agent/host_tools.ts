@@ -53,7 +53,7 @@ function jsonError(c: Context, e: unknown): Response {
 export function hostToolRoutes(o: HostToolOptions): Hono {
   const app = new Hono();
   const rolloutOf = (c: Context) => {
-    const r = resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw.headers, o);
+    const r = resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw, o);
     if (r.status !== "active") throw new GatewayError(409, `rollout ${r.id} is finished`);
     return r;
   };

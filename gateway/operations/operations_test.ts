@@ -178,3 +178,26 @@ Deno.test("failureKind: the domain's kind, upstream_failed for hosted APIs, else
   assert.equal(kind(new Error("429 rate limited"), true), "upstream_failed");
   assert.equal(kind(new TypeError("x is undefined")), "internal");
 });
+
+Deno.test("GET /: a page for browsers, the same pointers as JSON for API clients", async () => {
+  const app = operationsRoutes({ readiness: new Readiness(), metrics: new GatewayMetrics() });
+  const html = await app.request("/", { headers: { accept: "text/html,application/xhtml+xml" } });
+  assert.equal(html.status, 200);
+  assert.match(html.headers.get("content-type") ?? "", /^text\/html/);
+  const page = await html.text();
+  for (const path of ["/ui", "/ready", "/health", "/metrics"]) {
+    assert.ok(page.includes(`<a href="${path}">`), `the page links ${path}`);
+  }
+  assert.match(page, /needs the admin token if set/);
+  assert.match(page, /&lt;id&gt;/, "placeholders are escaped, not links");
+  assert.doesNotMatch(page, /https?:\/\//, "nothing is fetched from elsewhere");
+  const json = await app.request("/", { headers: { accept: "application/json" } });
+  assert.equal(json.status, 200);
+  const body = await json.json();
+  assert.equal(body.name, "rollgate");
+  assert.deepEqual(
+    Object.keys(body.endpoints),
+    ["/ui", "/ready", "/health", "/metrics", "/api", "/rollout/<id>/v1"],
+  );
+  assert.equal((await app.request("/")).headers.get("content-type"), "application/json");
+});

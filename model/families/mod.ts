@@ -41,6 +41,7 @@ import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
 import { nemotron3 } from "./nemotron3/mod.ts";
+import { requireToolParser } from "./tool_parsers.ts";
 
 export {
   type AnswerInPlace,
@@ -104,33 +105,52 @@ interface BindOptions {
 }
 
 /**
- * Detects (or looks up) the family and binds it to the tokenizer.
+ * The family `files` are served with: the one named (`--model-family`), else the detected one,
+ * checked against the output parser asked for (`--tool-parser`, the generic family's only). Reads
+ * nothing but `files`: a command line is checked with it before anything slow is loaded.
  *
- * @throws FamilyError for an unknown family name, a directory nothing can serve (no family and
- *   no chat template), or a tokenizer that lacks the family's special tokens
+ * @throws FamilyError for an unknown family or tool parser, a tool parser for a family with its
+ *   own output format, or a directory nothing can serve (no family and no chat template)
  */
-export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
+export function chooseFamily(
+  files: ModelFiles,
+  name: string | undefined,
+  toolParser: string | undefined,
+): ModelFamily {
   let family: ModelFamily | undefined;
-  if (options.family !== undefined) {
-    family = familyNamed(options.family);
+  if (name !== undefined) {
+    family = familyNamed(name);
     if (!family) {
       const known = [...FAMILIES, generic].map((f) => f.name).join(", ");
-      throw new FamilyError(`unknown model family ${options.family}; known: ${known}`);
+      throw new FamilyError(`unknown model family ${name}; known: ${known}`);
     }
   } else {
-    family = detectFamily(options.files);
-    if (family === generic && !generic.detect(options.files)) {
+    family = detectFamily(files);
+    if (family === generic && !generic.detect(files)) {
       throw new FamilyError(
-        `${options.files.dir}: no known model family and no chat template; ` +
-          "pass --model-family NAME",
+        `${files.dir}: no known model family and no chat template; pass --model-family NAME`,
       );
     }
   }
-  if (options.toolParser !== undefined && family !== generic) {
-    throw new FamilyError(
-      `--tool-parser is for the generic family; ${family.name} reads its own output format`,
-    );
+  if (toolParser !== undefined) {
+    if (family !== generic) {
+      throw new FamilyError(
+        `--tool-parser is for the generic family; ${family.name} reads its own output format`,
+      );
+    }
+    requireToolParser(toolParser);
   }
+  return family;
+}
+
+/**
+ * Detects (or looks up) the family and binds it to the tokenizer.
+ *
+ * @throws FamilyError as {@link chooseFamily} does, or for a tokenizer that lacks the family's
+ *   special tokens
+ */
+export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
+  const family = chooseFamily(options.files, options.family, options.toolParser);
   const added = addedTokenIds(options.files.config);
   return await family.bind({
     files: options.files,

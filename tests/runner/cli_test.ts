@@ -155,6 +155,18 @@ Deno.test("main.ts rollout: setup mistakes end with one clear line, exit 1, no s
       /^rollgate: --backend anthropic serves anthropic requests; pi speaks chat: choose openai$/,
     ],
     [
+      [
+        ...tasks,
+        "--harness",
+        "gemini-cli",
+        "--backend",
+        "openai",
+        "--upstream-openai-url",
+        "http://127.0.0.1:9/v1",
+      ],
+      /^rollgate: --backend openai serves chat and responses requests; gemini-cli speaks gemini: no hosted-API backend serves it \(use gate or vllm\)$/,
+    ],
+    [
       [...tasks, "--harness", "pi", "--backend", "vllm", "--vllm-url", "http://127.0.0.1:9"],
       /^rollgate: --vllm-url http:\/\/127\.0\.0\.1:9: no server answers: /,
     ],
@@ -164,7 +176,7 @@ Deno.test("main.ts rollout: setup mistakes end with one clear line, exit 1, no s
     ],
     [
       [...tasks, "--harness", "aider"],
-      /^rollgate: unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent$/,
+      /^rollgate: unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent, gemini-cli$/,
     ],
     [
       [...tasks, "--harness", "pi", "--sandbox", "vm"],

@@ -132,7 +132,7 @@ Deno.test("flags: --backend, its URL flags, and how --policy combines with it", 
   );
 });
 
-Deno.test("applyPatchCommand: any patch text survives the heredoc, git applies it", async () => {
+Deno.test("applyPatchCommand: any patch text survives the heredoc or base64, git applies it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-runner-unit-" });
   try {
     await Deno.writeTextFile(`${dir}/a.txt`, "one\n");
@@ -152,6 +152,14 @@ Deno.test("applyPatchCommand: any patch text survives the heredoc, git applies i
     assert.equal(r.code, 0, r.out);
     assert.equal(await Deno.readTextFile(`${dir}/a.txt`), tricky);
     assert.match(r.out, /^ M a\.txt$/m, "git status is the tool's output");
+    // Encoded, for a shell tool that refuses substitution syntax even inside a heredoc.
+    assert.equal((await sh("git checkout -q a.txt", dir)).code, 0);
+    const encoded = applyPatchCommand(patch, true);
+    assert.ok(!/[`]|\$\(|<\(|>\(/.test(encoded), encoded);
+    assert.ok(!/\brm\b/.test(encoded));
+    const e = await sh(encoded, dir);
+    assert.equal(e.code, 0, e.out);
+    assert.equal(await Deno.readTextFile(`${dir}/a.txt`), tricky);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -107,15 +107,8 @@ class RollgateHarnessTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_no_logprobs_is_refused(self) -> None:
         self.vllm.with_logprobs = False
-        try:
+        with self.assertRaises(MissingLogprobsError):
             await self.launch(self.new_trace())
-        except MissingLogprobsError:
-            return  # the gateway marks absent logprobs (branch vllm-rl)
-        raise support.skip(
-            "adapters: verifiers without logprobs",
-            "this gateway stores 0 where a completion reported no logprob (issue 30, fixed on branch vllm-rl)",
-        )
-
 
 if __name__ == "__main__":
     unittest.main()

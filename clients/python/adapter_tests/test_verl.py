@@ -184,16 +184,8 @@ class VerlAgentLoopTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_no_logprobs_is_refused_by_default(self) -> None:
         refusing = loop_for(ServerManagerDouble(with_logprobs=False), **self.entry())
-        try:
+        with self.assertRaises(MissingLogprobsError):
             await refusing.run({"temperature": 1.0}, raw_prompt=[], uid="task-5", index=0, reward=1.0)
-        except MissingLogprobsError:
-            pass  # the gateway marks absent logprobs (branch vllm-rl)
-        else:
-            raise support.skip(
-                "adapters: verl without logprobs",
-                "this gateway stores 0 where a completion reported no logprob (issue 30, fixed on branch vllm-rl)",
-            )
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,8 +7,8 @@ a sample trains it (``trained_calls``), never a row that trains an id twice, and
 ``rollout_id`` and ``group`` so the trainer baselines over rollouts and broadcasts one advantage to
 a rollout's rows (see ``rollgate_client.groups``).
 
-Logprobs: a trained position whose logprob the engine did not report is ``None`` (or the sample
-names the turns). An importance-ratio loss (PPO, GRPO with a clipped ratio) computed against a
+Logprobs: a trained position whose logprob the engine did not report is ``None`` (and the sample
+names its turn in ``logprobs_absent``). An importance-ratio loss (PPO, GRPO with a clipped ratio) computed against a
 made-up value trains on noise, so ``missing_logprobs`` decides, per adapter:
 
 - ``"refuse"`` (default): raise ``MissingLogprobsError`` naming the rollout, sample and turns;
@@ -106,8 +106,8 @@ def _missing(logprob: Any) -> bool:
 
 def _absent_positions(sample: Sample) -> list[int]:
     """Trained positions without a logprob: ``None`` in ``logprobs``, or inside a turn the sample
-    names in ``metadata["logprobs_absent_turns"]``."""
-    named = set((sample.metadata or {}).get("logprobs_absent_turns") or [])
+    names in ``logprobs_absent``."""
+    named = set(sample.logprobs_absent or [])
     spans = {str(s["turn"]): s for s in sample.turn_spans}
     out = []
     for i, (m, lp) in enumerate(zip(sample.loss_mask, sample.logprobs)):
@@ -213,7 +213,7 @@ def trained_calls(export: Mapping[str, Any], *, missing_logprobs: str = "refuse"
             logprobs = _values(call, "logprobs", encoded)
             loss = [1 if owner >= 0 else 0 for owner in owners]
             metadata: dict[str, Any] = {"chain": call.get("chain"), "branch": head.get("branch")}
-            named = (head.get("metadata") or {}).get("logprobs_absent_turns") or []
+            named = head.get("logprobs_absent") or []
             if turn in map(str, named) or any(m and _missing(lp) for m, lp in zip(loss, logprobs)):
                 if missing_logprobs == "refuse":
                     raise MissingLogprobsError(head.get("rollout_id"), head["index"], head.get("branch"), [turn])
