@@ -11,6 +11,8 @@ import {
   InterceptionGate,
   PauseGate,
   type RequestQueue,
+  type TeacherQueue,
+  type Teachers,
 } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import {
@@ -21,6 +23,7 @@ import {
   type RolloutStore,
   type SampleLog,
   type SampleOptions,
+  type TeacherScoring,
   type TurnLimits,
   type TurnRunner,
 } from "../trajectory/mod.ts";
@@ -125,6 +128,12 @@ export interface GatewayOptions {
   readiness?: Readiness;
   /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
   runResults?: () => readonly RunResult[];
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** Where the scorings of the teachers that are the trainer wait (`/api/teacher/requests`). */
+  teacherQueue?: TeacherQueue;
+  /** Tries of a teacher scoring, their backoff, and how long finish waits for scorings. */
+  teacherScoring?: TeacherScoring;
 }
 
 export interface Gateway {
@@ -177,6 +186,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     journal: options.journal,
     sampleLog: options.sampleLog,
     idleTimeoutMs: timeouts.rolloutIdleMs,
+    teachers: options.teachers,
+    teacherScoring: options.teacherScoring,
     turns: {
       pause,
       turnTimeoutMs: timeouts.turnMs,
@@ -237,6 +248,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       defaultRolloutBackend: upstreamDefault,
       pause: runner.pause,
       replicated: options.requests !== undefined,
+      teacherQueue: options.teacherQueue,
     }),
   );
   app.route(

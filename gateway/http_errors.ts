@@ -11,6 +11,7 @@ import {
   type GateErrorKind,
   GenerationError,
   type GenerationErrorKind,
+  UnknownTeacherError,
 } from "../generation/mod.ts";
 import {
   JournalError,
@@ -56,6 +57,7 @@ const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   invalid_lease: 400,
   invalid_routed_experts: 400,
   invalid_sampling_mask: 400,
+  invalid_logprobs: 400,
   unsupported: 400,
 };
 
@@ -74,6 +76,7 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof TurnRewardError) return TURN_REWARD_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof TemplateSettingError) return 400;
+  if (e instanceof UnknownTeacherError) return 400;
   if (e instanceof RolloutExistsError) return 409;
   if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
   // Nothing is answered as kept when the journal could not keep it.

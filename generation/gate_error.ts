@@ -22,6 +22,8 @@ export type GateErrorKind =
   | "invalid_routed_experts"
   /** `sampling_mask` that is not one kept set per output id, each holding the id sampled there. */
   | "invalid_sampling_mask"
+  /** A teacher's answer that is not one logprob (≤ 0) per position asked for. */
+  | "invalid_logprobs"
   /** A field this queue does not keep (a replicated queue and an ack's weight version). */
   | "unsupported";
 

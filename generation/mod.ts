@@ -8,7 +8,11 @@
  * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
  * - `gate.ts`: the interception gate and its `PendingRequest`s.
  * - `request_queue.ts`: what the trainer API drives (the gate, or a replicated queue).
- * - `pause_gate.ts`: pause and drain for weight syncs.
+ * - `lease_queue.ts`: delivery with ack, lease and redelivery, behind the gate and the teacher queue.
+ * - `pause_gate.ts`: pause and drain for weight syncs (and the weight version in force).
+ * - `teacher.ts`: the teacher contract (on-policy distillation): a vLLM-compatible server
+ *   (`vllm_teacher.ts`) or the trainer through the trainer API (`teacher_queue.ts`), by name
+ *   (`teachers.ts`).
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
  * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
  * - `vllm.ts`, `sglang.ts`: the engines; vLLM's two endpoints read into one shape
@@ -81,6 +85,10 @@ export {
 } from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
 export { PauseGate } from "./pause_gate.ts";
+export type { Teacher } from "./teacher.ts";
+export { VllmTeacher } from "./vllm_teacher.ts";
+export { type PendingScore, TeacherQueue } from "./teacher_queue.ts";
+export { teacherName, Teachers, type TeacherSpec, UnknownTeacherError } from "./teachers.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend, type VllmOptions } from "./vllm.ts";

@@ -75,7 +75,7 @@ export {
   type TurnObserver,
   TurnRunner,
 } from "./turns/mod.ts";
-export { RolloutActions } from "./rollout_actions.ts";
+export { RolloutActions, type TeacherScoring } from "./rollout_actions.ts";
 export { Rollout } from "./rollout.ts";
 export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";

@@ -18,6 +18,7 @@ import {
   type OpenTurn,
   openTurn,
   record,
+  type TeacherScorer,
   type TurnFlight,
   type TurnRunner,
 } from "./turns/mod.ts";
@@ -34,6 +35,8 @@ export interface RestoreTarget {
   flight: TurnFlight;
   /** Generates the turns that were waiting for their answer again (`resume`). */
   runner: Pick<TurnRunner, "resume">;
+  /** Scores again the recorded turns that have no teacher scoring yet. */
+  scorer?: Pick<TeacherScorer, "resume">;
 }
 
 export interface RestoreReport {
@@ -97,6 +100,8 @@ export async function restore(
         apply(rollout, event, turns, target);
       }
       if (!rollout) continue;
+      const restored = rollout;
+      resume.push(() => target.scorer?.resume(restored));
       report.rollouts++;
       report.turns += turns.size;
       for (const { open, planned, toolCallIdPrefix } of turns.values()) {
@@ -203,6 +208,17 @@ function apply(
     case "turn_retried":
       replayed(event.data.index).open.turn.retries++;
       return;
+    case "teacher_scored":
+    case "teacher_failed": {
+      const { turn } = replayed(event.data.index).open;
+      (rollout.teacherScores ??= new Map()).set(
+        turn.id,
+        event.kind === "teacher_scored"
+          ? { logprobs: Float64Array.from(event.arrays?.logprobs ?? []) }
+          : { error: event.data.error },
+      );
+      return;
+    }
     case "turn_reward":
       (rollout.turnRewards ??= new Map()).set(
         replayed(event.data.index).open.turn.id,

@@ -32,6 +32,7 @@ import {
   type GenerationBackend,
   InterceptionGate,
   type RequestQueue,
+  Teachers,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
@@ -50,6 +51,8 @@ import {
 } from "./journaling/mod.ts";
 import {
   type BlackBoxAnswer,
+  TeacherScorer,
+  type TeacherScorerOptions,
   TurnFlight,
   TurnRunner,
   type TurnRunnerOptions,
@@ -76,14 +79,23 @@ export interface RolloutActionsOptions {
   /** A rollout idle for this long leaves memory (`RolloutStore`). */
   idleTimeoutMs?: number;
   /** The turn runner's timeouts, limits, pause gate and observer. */
-  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
+  turns?: Omit<TurnRunnerOptions, "writer" | "flight" | "onRecorded">;
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** How teacher scorings are tried again and how long finishing waits for them. */
+  teacherScoring?: TeacherScoring;
 }
+
+/** Tries of a teacher scoring, the backoff between them, how long finish waits for scorings. */
+export type TeacherScoring = Omit<TeacherScorerOptions, "teachers" | "writer">;
 
 export class RolloutActions {
   /** The rollouts in memory (read them here; change them through the methods below). */
   readonly store: RolloutStore;
   readonly runner: TurnRunner;
   readonly gate: RequestQueue;
+  readonly teachers: Teachers;
+  readonly scorer: TeacherScorer;
   readonly sampleLog: SampleLog;
   readonly #journal?: Journal;
   readonly #writer: JournalWriter;
@@ -99,10 +111,18 @@ export class RolloutActions {
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
     this.gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
+    this.teachers = o.teachers ?? new Teachers();
+    const scorer = new TeacherScorer({
+      ...o.teacherScoring,
+      teachers: this.teachers,
+      writer: this.#writer,
+    });
+    this.scorer = scorer;
     this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
+      onRecorded: (rollout, turn) => scorer.recorded(rollout, turn),
     });
   }
 
@@ -138,10 +158,15 @@ export class RolloutActions {
 
   // Rollouts.
 
-  /** A new rollout, durable when this resolves. */
+  /**
+   * A new rollout, durable when this resolves. Its teacher is the one it names, else the
+   * gateway's default (an unknown name is an `UnknownTeacherError`, and nothing is created).
+   */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
-    const rollout = this.store.create(spec);
-    this.#writer.record(rolloutCreated(rollout, spec));
+    const teacher = this.teachers.choose(spec.teacher);
+    const chosen = teacher ? { ...spec, teacher } : { ...spec, teacher: undefined };
+    const rollout = this.store.create(chosen);
+    this.#writer.record(rolloutCreated(rollout, chosen));
     await this.#writer.durable();
     return rollout;
   }
@@ -158,6 +183,8 @@ export class RolloutActions {
     defaults?: Partial<SampleOptions>,
     version: number | null = null,
   ): Promise<Sample[]> {
+    // Its recorded turns' teacher scorings first (bounded: what is still scoring is named).
+    await this.scorer.settled(rollout);
     rollout.finish(reward, version);
     const samples = rollout.samples(defaults);
     const event = rolloutFinished(rollout);
@@ -177,6 +204,7 @@ export class RolloutActions {
   /** Drops a rollout, from the journal too (samples already logged stay). */
   async delete(rollout: Rollout): Promise<void> {
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    this.scorer.forget(rollout);
     if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
     await this.#writer.durable();
   }
@@ -300,6 +328,7 @@ export class RolloutActions {
       writer: this.#writer,
       flight: this.#flight,
       runner: this.runner,
+      scorer: this.scorer,
     }, now);
   }
 
@@ -317,6 +346,7 @@ export class RolloutActions {
       writer,
       flight: this.#flight,
       runner: this.runner,
+      scorer: this.scorer,
     }, now);
     const rollout = scratch.get(id);
     if (rollout) this.store.add(rollout);
@@ -347,9 +377,13 @@ export class RolloutActions {
     return this.#flight.pending(rolloutId);
   }
 
-  /** Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. */
+  /**
+   * Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. Teacher
+   * scorings stop (a restart scores their turns again).
+   */
   close(reason: string): void {
     this.#flight.close(reason);
+    this.scorer.stop();
   }
 
   /** Resolves once no turn is in flight. */

@@ -59,7 +59,7 @@ export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Ho
   app.get("/rollouts", (c) => c.json({ rollouts: rollouts.list().map((r) => r.summary(false)) }));
   app.get("/rollouts/:id", (c) => {
     const r = rollout(c);
-    return c.json({ ...r.summary(), turn_list: r.turns.map((t) => turnView(t, r.turnRewards)) });
+    return c.json({ ...r.summary(), turn_list: r.turns.map((t) => turnView(t, r)) });
   });
   app.delete("/rollouts/:id", async (c) => {
     const r = rollout(c);

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { PauseGate } from "../../generation/mod.ts";
+import type { PauseGate, TeacherQueue } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout, RolloutActions, SampleOptions } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
@@ -35,6 +35,8 @@ export interface TrainerRouteOptions {
   splitSpecialTokens?: boolean;
   /** The gateway is one of several replicas (their request queue is shared, `cluster/`). */
   replicated?: boolean;
+  /** Scorings for the teachers that are the trainer (`/teacher/requests/…`); unset: those 404. */
+  teacherQueue?: TeacherQueue;
 }
 
 export interface TrainerContext {

@@ -59,6 +59,19 @@ export const CreateRolloutSchema = closedObject({
    * generic family).
    */
   template: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The teacher that scores its turns (on-policy distillation): a name the gateway knows, a
+   * vLLM-compatible server (`{url, model?, name?}`), or `null` for none; default: the gateway's.
+   */
+  teacher: z.union([
+    z.string().min(1),
+    closedObject({
+      url: z.url({ protocol: /^https?$/ }),
+      model: z.string().min(1).optional(),
+      name: z.string().min(1).max(128).optional(),
+    }),
+    z.null(),
+  ]).optional(),
 });
 
 const VersionSchema = z.union([z.string(), z.number()]);
@@ -120,6 +133,14 @@ export const FinishSchema = closedObject({
   /** The trainer's weight version now: what `max_staleness` is measured against. */
   weight_version: VersionSchema.optional(),
 });
+
+/** `POST /api/teacher/requests/:id/complete`: one logprob per position asked for. */
+export const TeacherCompleteSchema = closedObject({
+  logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")),
+});
+
+/** `POST /api/teacher/requests/:id/fail`. */
+export const TeacherFailSchema = closedObject({ error: z.string().min(1) });
 
 /** `POST /api/rollouts/:id/turns/:turn/reward`. */
 export const TurnRewardSchema = closedObject({ reward: z.number() });

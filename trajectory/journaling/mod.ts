@@ -26,6 +26,8 @@ export {
   type JournalEvent,
   rolloutCreated,
   rolloutFinished,
+  teacherFailed,
+  teacherScored,
   turnFailed,
   type TurnPlanned,
   turnPlanned,

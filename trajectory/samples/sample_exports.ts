@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { Sample } from "./samples.ts";
+import type { Sample } from "./sample.ts";
 import type { Turn } from "../turn.ts";
 import { promptIds } from "../turn.ts";
 import {
@@ -36,6 +36,7 @@ export type SampleHead = Omit<
   | "routed_experts"
   | "position_rewards"
   | "sampling_mask"
+  | "teacher_logprobs"
 >;
 
 /** One turn's own ids (bridge, delta, output) in the tree form. */
@@ -57,6 +58,8 @@ export interface TreeSegment {
   position_rewards?: Float64Array;
   /** The turn's kept sets over the segment's positions, when it has them. */
   sampling_mask?: KeptSetsRef;
+  /** With a teacher: as the sample that trains it has them (NaN when none trains it). */
+  teacher_logprobs?: Float64Array;
 }
 
 /** A segment's or call's own rows: positions `from … from + shape[0] − 1`. */
@@ -99,6 +102,8 @@ export interface CallExport {
   reward?: number | null;
   /** The call's kept sets over its output ids, when it has them. */
   sampling_mask?: KeptSetsRef;
+  /** With a teacher: its logprob of each output id the call's training sample trains, else NaN. */
+  teacher_logprobs?: Float64Array;
 }
 
 export interface CallsExport {
@@ -118,6 +123,7 @@ function headOf(sample: Sample): SampleHead {
     routed_experts: _r,
     position_rewards: _w,
     sampling_mask: _k,
+    teacher_logprobs: _t,
     ...head
   } = sample;
   return head;
@@ -216,6 +222,11 @@ export function treeExport(
       seg.position_rewards = source.position_rewards.subarray(span.start, end);
     }
     Object.assign(seg, ownKeptSets(turn, span.output_start - span.start, end - span.start, store));
+    if (source.teacher_logprobs) {
+      seg.teacher_logprobs = owner
+        ? owner.teacher_logprobs!.subarray(span.start, end)
+        : new Float64Array(end - span.start).fill(NaN);
+    }
     segmentOf.set(turn.id, seg.id);
     segments.push(seg);
   }
@@ -275,6 +286,11 @@ export function callsExport(
     if (rows) call.routed_experts = rows;
     if (source.turn_rewards) call.reward = span.reward ?? null;
     Object.assign(call, ownKeptSets(turn, 0, turn.outputIds.length, store));
+    if (source.teacher_logprobs) {
+      call.teacher_logprobs = owner
+        ? owner.teacher_logprobs!.subarray(span.output_start, span.end)
+        : new Float64Array(span.end - span.output_start).fill(NaN);
+    }
     calls.push(call);
   }
   return {

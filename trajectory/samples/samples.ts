@@ -15,14 +15,11 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../../canonical/mod.ts";
+import { teacherName, type TeacherSpec } from "../../generation/mod.ts";
+import { teacherFields, type TeacherScore } from "./teacher_logprobs.ts";
+import type { Sample } from "./sample.ts";
 import type { Turn } from "../turn.ts";
-import {
-  type BranchLabel,
-  type Chain,
-  DEFAULT_LABEL_POLICY,
-  type LabelPolicy,
-} from "../chains/mod.ts";
+import { type Chain, DEFAULT_LABEL_POLICY, type LabelPolicy } from "../chains/mod.ts";
 import {
   isStale,
   newestVersion,
@@ -31,6 +28,7 @@ import {
   turnSpan,
   versionSpan,
 } from "./sample_facts.ts";
+import { sampleJson } from "./sample.ts";
 import {
   keptSetsPlan,
   KeptSetsRef,
@@ -59,75 +57,6 @@ export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = {
   rewardMode: "full",
   sftWeight: 0,
 };
-
-export interface Sample {
-  rollout_id: string;
-  /** The rollout's group (`POST /api/rollouts` `group`): advantages are relative within it. */
-  group: string | null;
-  index: number;
-  branch: BranchLabel;
-  chain: number;
-  /**
-   * The chain this one hangs off: a sub-agent's spawning chain (with the turn and tool call), a
-   * compaction's replaced chain, a fork's (`rewrite`, `retry`) parent chain with the last turn
-   * they share.
-   */
-  parent: { chain: number; turn?: string; tool_call_id?: string } | null;
-  /** Turn ids from root to leaf. */
-  turns: string[];
-  /**
-   * Index in `input_ids` where this sample's own chain starts. Ids before it are a prefix shared
-   * with the chain this one forked from (`parent`; label `rewrite` or `retry`), whose sample
-   * trains it: here it is context (loss 0). 0 for chains that start from a full render.
-   */
-  trained_from: number;
-  /** Typed arrays in process; plain JSON arrays on the wire (see `sampleJson`). */
-  input_ids: Int32Array;
-  loss_mask: Uint8Array;
-  /** NaN at the sampled ids of the turns in {@link Sample.logprobs_absent} (JSON `null`). */
-  logprobs: Float64Array;
-  sft_mask: Uint8Array;
-  sft_weight: number;
-  /**
-   * The turns of the path whose sampled ids have no logprob (their producer reported none: a
-   * trainer's `complete` without `logprobs`, an engine that sent none); only when there are some.
-   */
-  logprobs_absent?: string[];
-  reward: number | null;
-  /**
-   * Only when some turn of the rollout has a reward of its own: one per `turn_spans` entry
-   * (`null`: none posted), see `turnRewardFields`.
-   */
-  turn_rewards?: (number | null)[];
-  /** With `turn_rewards`: each turn's reward at its last sampled id, aligned with `input_ids`. */
-  position_rewards?: Float64Array;
-  finish_reason: string | null;
-  /** Ids sampled by the policy in this sample (trained or not). */
-  num_sampled: number;
-  /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
-  turn_spans: TurnSpan[];
-  /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
-  version_span: [string | number, string | number] | null;
-  /**
-   * MoE routing of positions `0 … len(input_ids) − 2` (`[T, layers, top_k]`, base64 on the
-   * wire), when every position is covered; read from the journal when written out.
-   */
-  routed_experts?: TokenRowsRef;
-  /**
-   * Kept-token sets (`{offsets, ids}` on the wire, aligned with `input_ids`: a sampler's kept
-   * set at each sampled position), when some turn of the path has them; read from the journal
-   * when written out.
-   */
-  sampling_mask?: KeptSetsRef;
-  /** With `sampling_mask`: the path's turns that sampled ids without kept sets (theirs empty). */
-  sampling_mask_absent?: string[];
-  timings: { started: number; finished: number | null; generation_ms: number };
-  metadata: Record<string, unknown>;
-  /** Black-box rollouts only: the message-level trajectory (their id arrays are empty). */
-  messages?: Message[];
-  tools?: ToolSpec[];
-  token_ids?: false;
-}
 
 /**
  * The leaf of each chain: its deepest finished turn. A chain is a line of turns, so its sample is
@@ -232,36 +161,6 @@ export function buildSample(
   };
 }
 
-/** A sample as JSON arrays: what clients receive unless they ask for a compact encoding. */
-export type SampleJson =
-  & Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "position_rewards">
-  & {
-    input_ids: number[];
-    loss_mask: number[];
-    /** `null` where the sample's `logprobs` is NaN (no logprob was reported). */
-    logprobs: (number | null)[];
-    sft_mask: number[];
-    position_rewards?: (number | null)[];
-  };
-
-/** Numbers as JSON has them: NaN (not reported) as `null`. */
-export function jsonNumbers(values: Float64Array): (number | null)[] {
-  return Array.from(values, (x) => Number.isNaN(x) ? null : x);
-}
-
-/** `sample` with plain arrays (what `JSON.stringify` writes for a built sample). */
-export function sampleJson(sample: Sample): SampleJson {
-  const { position_rewards, ...rest } = sample;
-  return {
-    ...rest,
-    input_ids: Array.from(sample.input_ids),
-    loss_mask: Array.from(sample.loss_mask),
-    logprobs: jsonNumbers(sample.logprobs),
-    sft_mask: Array.from(sample.sft_mask),
-    ...(position_rewards ? { position_rewards: jsonNumbers(position_rewards) } : {}),
-  };
-}
-
 /**
  * Serialized, a built sample keeps the JSON it always had (typed arrays would otherwise become
  * `{"0": …}` objects); not enumerable, so samples still compare by their fields.
@@ -285,6 +184,9 @@ export interface SampleSource {
   readonly template?: Readonly<Record<string, unknown>>;
   /** Rewards per turn, by turn id (`Rollout.turnRewards`). */
   readonly turnRewards?: ReadonlyMap<string, number> | null;
+  /** The teacher scoring its turns, and their scorings (`Rollout.teacher`, `.teacherScores`). */
+  readonly teacher?: TeacherSpec | null;
+  readonly teacherScores?: ReadonlyMap<string, TeacherScore> | null;
 }
 
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
@@ -330,9 +232,18 @@ export function buildSamples(
         base.input_ids.length,
       )
       : null;
+    const teacher = rollout.teacher && !leaf.blackBox
+      ? teacherFields(
+        teacherName(rollout.teacher),
+        base.turn_spans,
+        base.input_ids.length,
+        rollout.teacherScores,
+      )
+      : undefined;
     return withJson({
       ...base,
       ...rewards,
+      ...teacher,
       group: rollout.group ?? null,
       version_span: versionSpan(base.turn_spans),
       ...(plan && "segments" in plan

@@ -37,41 +37,20 @@ import {
   refuse,
 } from "./turn_record.ts";
 import { JournalWriter, turnPlanned, turnRetried } from "../journaling/mod.ts";
-import type { TurnObserver } from "./turn_observer.ts";
 import { planPrompt, type PromptPlan, promptWork } from "./prompt_plan.ts";
-import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
+import { requireActive, requireMessages, TurnFlight } from "./turn_flight.ts";
 import { randomHex } from "../random_hex.ts";
+import {
+  DEFAULT_ABANDON_GRACE_MS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  type TurnRunnerOptions,
+} from "./turn_runner_options.ts";
+export type { TurnRunnerOptions } from "./turn_runner_options.ts";
 
 /** What a hosted API answered, read back into the canonical message (black-box turns). */
 export interface BlackBoxAnswer {
   message: AssistantMessage;
   usage: { input_tokens: number; output_tokens: number };
-}
-
-/** Every wait of a turn ends: how long, by default. */
-export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
-export const DEFAULT_ABANDON_GRACE_MS = 10_000;
-
-export interface TurnRunnerOptions {
-  /** Holds new generations while a trainer syncs weights (`POST /api/pause`). */
-  pause?: PauseGate;
-  /**
-   * Longest time a turn waits for its answer (held by a pause, queued, generating). Past it the
-   * generation is withdrawn and the agent gets a `turn_timeout` error, which it may retry.
-   */
-  turnTimeoutMs?: number;
-  /**
-   * How long a turn whose every client disconnected keeps its generation, so the agent's retry
-   * re-attaches to it; then the generation is withdrawn (the trainer gets `withdrawn`).
-   */
-  abandonGraceMs?: number;
-  limits?: Partial<TurnLimits>;
-  /** Told when each turn starts and ends (metrics). */
-  observer?: TurnObserver;
-  /** Where turns are journaled; default: nowhere. Set by `RolloutActions`. */
-  writer?: JournalWriter;
-  /** The turns in flight (shared with a restore); default: its own, from `limits`, `observer`. */
-  flight?: TurnFlight;
 }
 
 export class TurnRunner {
@@ -80,6 +59,7 @@ export class TurnRunner {
   readonly abandonGraceMs: number;
   readonly #writer: JournalWriter;
   readonly #flight: TurnFlight;
+  readonly #onRecorded?: (rollout: Rollout, turn: Turn) => void;
   /** Pending turns by the request id their backend got. */
   readonly #byRequest = new Map<string, Turn>();
 
@@ -98,6 +78,7 @@ export class TurnRunner {
     this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
     this.#writer = options.writer ?? new JournalWriter();
     this.#flight = options.flight ?? new TurnFlight(options.limits, options.observer);
+    this.#onRecorded = options.onRecorded;
   }
 
   /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
@@ -250,7 +231,10 @@ export class TurnRunner {
       );
     }, this.turnTimeoutMs);
     this.#generate(open, requestId, sampling, toolCallIdPrefix, controller.signal)
-      .then((answer) => record(open, answer))
+      .then((answer) => {
+        record(open, answer);
+        if (turn.status === "done") this.#onRecorded?.(open.rollout, turn);
+      })
       .catch((e) => fail(open, e))
       .finally(() => {
         clearTimeout(deadline);
