@@ -140,6 +140,7 @@ export function flatArrays(s: Sample) {
     routed_experts: s.routed_experts ? s.routed_experts.toJSON() : null,
     ...(s.position_rewards ? { position_rewards: Array.from(s.position_rewards, nullIfNaN) } : {}),
     ...(s.sampling_mask ? { sampling_mask: s.sampling_mask.toJSON() } : {}),
+    ...(s.teacher_logprobs ? { teacher_logprobs: Array.from(s.teacher_logprobs, nullIfNaN) } : {}),
   };
 }
 
@@ -182,6 +183,11 @@ export function expandTree(tree: any) {
       out.logprobs.push(...seg.logprobs);
       out.sft_mask.push(...seg.sft_mask);
       if (seg.position_rewards) (out.position_rewards ??= []).push(...seg.position_rewards);
+      if (seg.teacher_logprobs) {
+        (out.teacher_logprobs ??= []).push(
+          ...seg.teacher_logprobs.map((lp: number | null) => mine ? lp : null),
+        );
+      }
       anyKept ||= seg.sampling_mask !== undefined;
       kept.push(
         ...(seg.sampling_mask
@@ -196,11 +202,12 @@ export function expandTree(tree: any) {
         s.routed_experts.shape,
       )
       : null;
-    const { position_rewards, ...arrays } = out;
+    const { position_rewards, teacher_logprobs, ...arrays } = out;
     return {
       ...arrays,
       routed_experts: rows,
       ...(position_rewards ? { position_rewards } : {}),
+      ...(teacher_logprobs ? { teacher_logprobs } : {}),
       ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
     };
   });
@@ -225,6 +232,7 @@ export function expandCalls(calls: any) {
     const rewards = s.turn_rewards ? new Array(n).fill(0) : null;
     const kept: number[][] = input_ids.map(() => []);
     let anyKept = false;
+    const teacher = s.teacher ? new Array(n).fill(null) : null;
     for (const turn of s.turns) {
       // deno-lint-ignore no-explicit-any
       const c: any = byTurn.get(turn);
@@ -232,6 +240,7 @@ export function expandCalls(calls: any) {
       c.output_ids.forEach((_: number, i: number) => {
         loss_mask[start + i] = c.trained_by[i] === s.index ? 1 : 0;
         logprobs[start + i] = c.logprobs[i];
+        if (teacher && c.trained_by[i] === s.index) teacher[start + i] = c.teacher_logprobs[i];
       });
       for (const [a, b] of c.sft_spans) sft_mask.fill(1, a, b);
       if (rewards && c.output_ids.length) rewards[start + c.output_ids.length - 1] = c.reward;
@@ -256,6 +265,7 @@ export function expandCalls(calls: any) {
       routed_experts: rows,
       ...(rewards ? { position_rewards: rewards } : {}),
       ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
+      ...(teacher ? { teacher_logprobs: teacher } : {}),
     };
   });
 }

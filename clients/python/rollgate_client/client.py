@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from types import EllipsisType
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -154,6 +155,7 @@ class RollgateClient:
         group: str | None = None,
         max_staleness: int | None = None,
         template: Mapping[str, Any] | None = None,
+        teacher: str | Mapping[str, Any] | None | EllipsisType = ...,
     ) -> Rollout:
         """``POST /api/rollouts``. ``sampling``: defaults for every turn (``max_tokens``,
         ``temperature``, ``top_p``, ``top_k``); ``backend``: a generation backend the gateway was
@@ -161,8 +163,10 @@ class RollgateClient:
         relative to (e.g. the task); ``max_staleness``: turns more weight versions old than this at
         finish are not trained; ``template``: the chat template's variables for this rollout over
         the gateway's ``--template-kwargs`` (``{"enable_thinking": False}``,
-        ``{"reasoning_effort": "high"}``; 400 for one the model family does not read). 409 if
-        ``id`` exists."""
+        ``{"reasoning_effort": "high"}``; 400 for one the model family does not read); ``teacher``:
+        who scores its turns for distillation, a teacher name the gateway knows, a vLLM-compatible
+        server ``{"url": …, "model": …}``, or ``None`` for none (left out: the gateway's default).
+        409 if ``id`` exists."""
         body: dict[str, Any] = {}
         if group is not None:
             body["group"] = group
@@ -178,6 +182,8 @@ class RollgateClient:
             body["backend"] = backend
         if template is not None:
             body["template"] = dict(template)
+        if teacher is not ...:
+            body["teacher"] = dict(teacher) if isinstance(teacher, Mapping) else teacher
         return Rollout.from_json(await self._call("POST", "/api/rollouts", body))
 
     async def list_rollouts(self) -> list[dict[str, Any]]:

@@ -6,14 +6,15 @@
   path from the root, its ``loss_mask`` the segments' own masks where ``trained_by`` is the
   sample's ``index`` (0 elsewhere), and its ``routed_experts`` the rows of the segments listed in
   ``routed_experts.parts``, in order; with rewards per turn, its ``position_rewards`` the segments'
-  too, and its kept sets (``sampling_mask``) the segments' (empty for a segment without). Train a
-  shared prefix once from the segments.
+  too, and its kept sets (``sampling_mask``) the segments' (empty for a segment without), and with a
+  teacher its ``teacher_logprobs`` the segments' where it trains them (``None`` elsewhere). Train
+  a shared prefix once from the segments.
 - ``calls``: every LLM call's ``prompt_ids``, ``output_ids`` and, per output id, ``trained_by``
   (the sample that trains it, -1 when none). A sample's ``input_ids`` is its last call's prompt and
   output; loss and logprobs sit at each of its calls' output positions; ``sft_spans`` give the SFT
   mask; ``routed_experts.parts`` names the calls whose rows make its rows; with rewards per turn,
   each call's ``reward`` sits at its last output position of ``position_rewards``; a call's
-  ``sampling_mask`` covers its output ids.
+  ``sampling_mask`` covers its output ids, and its ``teacher_logprobs`` the ids a sample trains.
 
 Both expand to exactly the flat samples (the gateway's and this module's tests check it).
 """
@@ -37,6 +38,7 @@ _CODES = {
     "sft_mask": "B",
     "logprobs": "d",
     "position_rewards": "d",
+    "teacher_logprobs": "d",
     "offsets": "i",
     "ids": "i",
 }
@@ -128,6 +130,9 @@ def expand_tree(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             arrays["sft_mask"] += s["sft_mask"]
             if "position_rewards" in s:
                 arrays.setdefault("position_rewards", []).extend(_values(s, "position_rewards", encoded))
+            if "teacher_logprobs" in s:
+                teacher = _values(s, "teacher_logprobs", encoded) if mine else [None] * len(s["input_ids"])
+                arrays.setdefault("teacher_logprobs", []).extend(teacher)
         if any_kept:
             arrays["sampling_mask"] = _joined_sets(kept)  # type: ignore[assignment]
         parts = (head.get("routed_experts") or {}).get("parts", [])
@@ -159,6 +164,7 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
         rewards: list[Any] | None = [0.0] * n if head.get("turn_rewards") is not None else None
         kept: list[list[int]] = [[] for _ in range(n)]
         any_kept = False
+        teacher: list[Any] | None = [None] * n if head.get("teacher") is not None else None
         for turn in head["turns"]:
             c = calls[turn]
             start = len(c["prompt_ids"])
@@ -166,9 +172,12 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             if sets is not None:
                 any_kept = True
                 kept[start : start + len(sets)] = sets
+            scores = _values(c, "teacher_logprobs", encoded) if teacher is not None else None
             for i, owner in enumerate(c["trained_by"]):
                 loss[start + i] = 1 if owner == head["index"] else 0
                 logprobs[start + i] = c["logprobs"][i]
+                if scores is not None and owner == head["index"]:
+                    teacher[start + i] = scores[i]  # type: ignore[index]
             for a, b in c["sft_spans"]:
                 sft[a:b] = [1] * (b - a)
             if rewards is not None and c["output_ids"]:
@@ -178,6 +187,8 @@ def expand_calls(export: Mapping[str, Any]) -> list[dict[str, Any]]:
             arrays["position_rewards"] = rewards
         if any_kept:
             arrays["sampling_mask"] = _joined_sets(kept)  # type: ignore[assignment]
+        if teacher is not None:
+            arrays["teacher_logprobs"] = teacher
         parts = (head.get("routed_experts") or {}).get("parts", [])
         rows = _joined_rows(head, [calls[p]["routed_experts"]["rows"] for p in parts])
         out.append(_flat(head, arrays, rows))

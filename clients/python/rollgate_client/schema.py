@@ -43,6 +43,7 @@ _BASE64_FIELDS = {
     "sft_mask": "B",
     "logprobs": "d",
     "position_rewards": "d",
+    "teacher_logprobs": "d",
 }
 
 
@@ -215,6 +216,13 @@ class Sample:
     #: sampled turns without.
     sampling_mask: dict[str, Any] | None = None
     sampling_mask_absent: list[str] = field(default_factory=list)
+    #: The rollout's teacher (on-policy distillation), when it has one.
+    teacher: str | None = None
+    #: With ``teacher``: aligned with ``input_ids``, its logprob of the sampled id at every trained
+    #: position, ``None`` elsewhere and at the positions of ``teacher_missing``.
+    teacher_logprobs: list[float | None] | None = None
+    #: Trained turns the teacher gave no scores for: ``{turn, start, end, reason}`` each.
+    teacher_missing: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
