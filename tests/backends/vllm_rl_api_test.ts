@@ -80,18 +80,21 @@ for (const stream of [false, true]) {
   });
 }
 
-Deno.test("vLLM RL API: a server without it (404) is served on /v1/completions; api forces either, unprobed", async () => {
-  const plain = await startRig({ vllmScaleOut: false });
-  try {
-    const r = await plain.rollout({ backend: "vllm" });
-    await exchange(plain.agent(r));
-    assert.equal(plain.vllm.probes.items.length, 1, "the probe met a 404");
-    assert.deepEqual(plain.vllm.generations.items.map((g) => g.path), [
-      "/v1/completions",
-      "/v1/completions",
-    ]);
-  } finally {
-    await plain.close();
+Deno.test("vLLM RL API: a server without it (404, or 403 when switched off) is served on /v1/completions; api forces either, unprobed", async () => {
+  // No such route (404), or vLLM 0.32 started without --enable-scale-out (its 403).
+  for (const scaleOut of [false, "disabled"] as const) {
+    const plain = await startRig({ vllmScaleOut: scaleOut });
+    try {
+      const r = await plain.rollout({ backend: "vllm" });
+      await exchange(plain.agent(r));
+      assert.equal(plain.vllm.probes.items.length, 1, "the probe met a 404 or 403");
+      assert.deepEqual(plain.vllm.generations.items.map((g) => g.path), [
+        "/v1/completions",
+        "/v1/completions",
+      ]);
+    } finally {
+      await plain.close();
+    }
   }
   for (const api of ["completions", "generate"] as const) {
     const rig = await startRig({ vllmScaleOut: true, vllmApi: api });
