@@ -20,6 +20,8 @@
  *   `.npy` arrays vLLM sends routing in.
  * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets); `kept_sets.ts`:
  *   kept-token sets (`sampling_mask`) checked and stored as such rows.
+ * - `vllm_render.ts` (+ `vllm_render_wire.ts`): vLLM rendering prompts and parsing answers for
+ *   the `engine` model family.
  *
  * @example
  * ```ts
@@ -94,5 +96,6 @@ export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend, type VllmOptions } from "./vllm.ts";
 export type { VllmApi } from "./vllm_wire.ts";
 export { encodeNpy } from "./npy.ts";
+export { VllmRender } from "./vllm_render.ts";
 export { parseSseText } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";

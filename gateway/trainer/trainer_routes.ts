@@ -1,7 +1,8 @@
 /**
  * The trainer API under `/api`, composed of Hono sub-apps: rollouts (`rollout_routes.ts`),
- * pending requests (`request_routes.ts`), when a pause gate is given pause/drain
- * (`pause_routes.ts`), and when the trainer is a teacher its scoring requests (`teacher_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
+ * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`), when a pause
+ * gate is given pause/drain (`pause_routes.ts`), and when the trainer is a teacher its scoring
+ * requests (`teacher_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
  * one mapping of errors to the API's error body. Shapes are documented in docs/api.md ("Trainer
  * side").
  *
@@ -12,6 +13,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { presentedToken } from "../http/mod.ts";
 import { httpStatus } from "../http_errors.ts";
 import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
+import { imageRoutes } from "./image_routes.ts";
 import { pauseRoutes } from "./pause_routes.ts";
 import { requestRoutes } from "./request_routes.ts";
 import { teacherRoutes } from "./teacher_routes.ts";
@@ -55,5 +57,6 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   if (o.pause) app.route("/", pauseRoutes(context, o.pause));
   app.route("/", requestRoutes(context));
   if (o.teacherQueue) app.route("/", teacherRoutes(context, o.teacherQueue));
+  app.route("/", imageRoutes(o.rollouts));
   return app;
 }

@@ -10,6 +10,7 @@ import type { BranchLabel } from "../chains/mod.ts";
 import type { KeptSetsRef, TokenRowsRef } from "../token_rows/mod.ts";
 import type { TurnSpan } from "./sample_facts.ts";
 import type { TeacherMissing } from "./teacher_logprobs.ts";
+import type { TurnImage } from "../turn.ts";
 
 export interface Sample {
   rollout_id: string;
@@ -57,6 +58,12 @@ export interface Sample {
   num_sampled: number;
   /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
   turn_spans: TurnSpan[];
+  /**
+   * The images the sample shows, in order: where each one's pad tokens lie in `input_ids`
+   * (half-open), its sha256 (`GET /api/images/:hash` gives the bytes), type and size. Absent when
+   * it shows none.
+   */
+  images?: TurnImage[];
   /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
   version_span: [string | number, string | number] | null;
   /**

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Sample } from "./sample.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import { promptIds } from "../turn.ts";
 import {
   keptSetsPlan,
@@ -94,6 +94,8 @@ export interface CallExport {
   trained_by: Int32Array;
   /** `[start, end)` positions of tool-output ids this call's prompt added (SFT mask). */
   sft_spans: [number, number][];
+  /** The images this call's prompt added, positioned in `prompt_ids` (absent: none). */
+  images?: TurnImage[];
   weight_version: string | number | null;
   /** The version the completion reported, when it reported one. */
   completion_version?: string | number;
@@ -282,6 +284,10 @@ export function callsExport(
         ? { completion_version: span.completion_version }
         : {}),
     };
+    const images = (source.images ?? []).filter((i) =>
+      i.start >= span.start && i.start < span.output_start
+    );
+    if (images.length) call.images = images;
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
     if (source.turn_rewards) call.reward = span.reward ?? null;

@@ -18,7 +18,7 @@
 import { teacherName, type TeacherSpec } from "../../generation/mod.ts";
 import { teacherFields, type TeacherScore } from "./teacher_logprobs.ts";
 import type { Sample } from "./sample.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import { type Chain, DEFAULT_LABEL_POLICY, type LabelPolicy } from "../chains/mod.ts";
 import {
   isStale,
@@ -110,8 +110,10 @@ export function buildSample(
   const logprobs = new Float64Array(total), sft_mask = new Uint8Array(total);
   let trainedFrom = -1, at = 0;
   const spans: TurnSpan[] = [];
+  const images: TurnImage[] = [];
   for (const t of path) {
     const start = at;
+    for (const i of t.images) images.push({ ...i, start: start + i.start, end: start + i.end });
     if (t.chain === leaf.chain && trainedFrom < 0) trainedFrom = start;
     input_ids.set(t.bridgeIds, at);
     at += t.bridgeIds.length;
@@ -153,6 +155,7 @@ export function buildSample(
     num_sampled: path.reduce((n, t) => n + t.outputIds.length, 0),
     turn_spans: spans,
     ...(absent.length ? { logprobs_absent: absent } : {}),
+    ...(images.length ? { images } : {}),
     timings: {
       started: path[0].timings.received,
       finished: leaf.timings.completed ?? null,

@@ -223,6 +223,10 @@ class Sample:
     teacher_logprobs: list[float | None] | None = None
     #: Trained turns the teacher gave no scores for: ``{turn, start, end, reason}`` each.
     teacher_missing: list[dict[str, Any]] = field(default_factory=list)
+    #: The images the sample shows, in order: ``{start, end, hash, mime, width, height}``, where
+    #: ``input_ids[start:end]`` are the image's pad tokens; ``RollgateClient.image(hash)`` gives
+    #: its bytes, for the model's own processor to compute pixel values from.
+    images: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
