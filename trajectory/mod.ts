@@ -76,7 +76,8 @@ export {
   type TurnObserver,
   TurnRunner,
 } from "./turns/mod.ts";
-export { RolloutActions, type TeacherScoring } from "./rollout_actions.ts";
+export { RolloutActions } from "./rollout_actions.ts";
+export type { TeacherScoring } from "./turns/mod.ts";
 export { Rollout } from "./rollout.ts";
 export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";

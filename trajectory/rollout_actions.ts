@@ -53,7 +53,7 @@ import {
   type BlackBoxAnswer,
   storeImages,
   TeacherScorer,
-  type TeacherScorerOptions,
+  type TeacherScoring,
   TurnFlight,
   TurnRunner,
   type TurnRunnerOptions,
@@ -61,7 +61,7 @@ import {
 import type { Turn } from "./turn.ts";
 import type { ImageStore } from "./image_store.ts";
 import { restore, type RestoreReport } from "./restore.ts";
-import { checkTurnReward, findTurn } from "./turn_rewards.ts";
+import { setTurnReward } from "./turn_rewards.ts";
 
 export interface RolloutActionsOptions {
   model: PolicyModel;
@@ -90,9 +90,6 @@ export interface RolloutActionsOptions {
   teacherScoring?: TeacherScoring;
 }
 
-/** Tries of a teacher scoring, the backoff between them, how long finish waits for scorings. */
-export type TeacherScoring = Omit<TeacherScorerOptions, "teachers" | "writer">;
-
 export class RolloutActions {
   /** The rollouts in memory (read them here; change them through the methods below). */
   readonly store: RolloutStore;
@@ -116,17 +113,16 @@ export class RolloutActions {
     this.gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
     this.teachers = o.teachers ?? new Teachers();
-    const scorer = new TeacherScorer({
+    this.scorer = new TeacherScorer({
       ...o.teacherScoring,
       teachers: this.teachers,
       writer: this.#writer,
     });
-    this.scorer = scorer;
     this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
-      onRecorded: (rollout, turn) => scorer.recorded(rollout, turn),
+      onRecorded: (rollout, turn) => this.scorer.recorded(rollout, turn),
     });
   }
 
@@ -172,8 +168,7 @@ export class RolloutActions {
    * gateway's default (an unknown name is an `UnknownTeacherError`, and nothing is created).
    */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
-    const teacher = this.teachers.choose(spec.teacher);
-    const chosen = teacher ? { ...spec, teacher } : { ...spec, teacher: undefined };
+    const chosen = { ...spec, teacher: this.teachers.choose(spec.teacher) ?? undefined };
     const rollout = this.store.create(chosen);
     this.#writer.record(rolloutCreated(rollout, chosen));
     await this.#writer.durable();
@@ -243,15 +238,11 @@ export class RolloutActions {
     ref: string,
     reward: number,
   ): Promise<{ turn: Turn; recorded: boolean }> {
-    const turn = findTurn(rollout.turns, ref);
-    const recorded = checkTurnReward(rollout.turnRewards, turn, reward);
-    if (recorded) {
-      (rollout.turnRewards ??= new Map()).set(turn.id, reward);
-      this.#writer.record(turnReward(turn, reward));
-    }
+    const result = setTurnReward(rollout, ref, reward);
+    if (result.recorded) this.#writer.record(turnReward(result.turn, reward));
     // A repeat waits too: the first post may still be on its way to the disk.
     await this.#writer.durable();
-    return { turn, recorded };
+    return result;
   }
 
   /** Records a host-side tool call the agent made (the tool already ran). */
@@ -343,13 +334,12 @@ export class RolloutActions {
   /** Rebuilds the journaled rollouts and re-queues their requests; `null` without a journal. */
   async restore(now = Date.now()): Promise<RestoreReport | null> {
     if (!this.#journal) return null;
-    return await restore(this.#journal, {
-      store: this.store,
-      writer: this.#writer,
-      flight: this.#flight,
-      runner: this.runner,
-      scorer: this.scorer,
-    }, now);
+    return await restore(this.#journal, this.#replay(this.store, this.#writer), now);
+  }
+
+  /** What a restore replays into: `store` and `writer`, with this gateway's flight and runner. */
+  #replay(store: RolloutStore, writer: JournalWriter) {
+    return { store, writer, flight: this.#flight, runner: this.runner, scorer: this.scorer };
   }
 
   /**
@@ -361,13 +351,7 @@ export class RolloutActions {
     const scratch = new RolloutStore({ idleTimeoutMs: this.store.idleTimeoutMs });
     const writer = new JournalWriter(journal);
     this.#adopted.add(writer);
-    const report = await restore(journal, {
-      store: scratch,
-      writer,
-      flight: this.#flight,
-      runner: this.runner,
-      scorer: this.scorer,
-    }, now);
+    const report = await restore(journal, this.#replay(scratch, writer), now);
     const rollout = scratch.get(id);
     if (rollout) this.store.add(rollout);
     else if (report.expired > 0) this.store.markExpired(id, now);
@@ -397,10 +381,7 @@ export class RolloutActions {
     return this.#flight.pending(rolloutId);
   }
 
-  /**
-   * Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. Teacher
-   * scorings stop (a restart scores their turns again).
-   */
+  /** Takes no new turns (`shutting_down`, `reason`; those in flight go on), stops teacher scoring. */
   close(reason: string): void {
     this.#flight.close(reason);
     this.scorer.stop();

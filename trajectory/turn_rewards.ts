@@ -58,3 +58,18 @@ export function checkTurnReward(
     `turn ${turn.id} already has reward ${had}; a turn's reward is posted once`,
   );
 }
+
+/**
+ * Gives turn `ref` of `rollout` its `reward` (the map is made at the first post); `recorded` is
+ * false when the turn had that reward already. Throws as {@link checkTurnReward} does.
+ */
+export function setTurnReward(
+  rollout: { turns: readonly Turn[]; turnRewards: Map<string, number> | null },
+  ref: string,
+  reward: number,
+): { turn: Turn; recorded: boolean } {
+  const turn = findTurn(rollout.turns, ref);
+  const recorded = checkTurnReward(rollout.turnRewards, turn, reward);
+  if (recorded) (rollout.turnRewards ??= new Map()).set(turn.id, reward);
+  return { turn, recorded };
+}

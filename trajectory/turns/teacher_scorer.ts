@@ -33,6 +33,9 @@ export interface TeacherScorerOptions {
   settleMs?: number;
 }
 
+/** Tries of a teacher scoring, the backoff between them, how long finish waits for scorings. */
+export type TeacherScoring = Omit<TeacherScorerOptions, "teachers" | "writer">;
+
 interface Work {
   /** Recorded turns waiting for a scoring. */
   queued: Set<Turn>;
