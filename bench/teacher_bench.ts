@@ -14,9 +14,11 @@
  *
  * Per round: the gateway's CPU per turn (`/proc/<pid>/stat`), its RSS growth per turn (RSS with
  * every rollout held, minus RSS when ready), the teacher's CPU per turn (the vLLM process and its
- * children; in the other modes the same counter is the idle floor) and the journal's bytes on disk
- * (the data directory after every rollout finished: events and sample log), per position scored.
- * One vLLM server, started once for the whole run; `--no-vllm` measures modes 1 and 2 only.
+ * children; in the other modes the same counter is the idle floor) and the journal's bytes (its
+ * rows' `data` and `arrays`): `teacher_scored` events per scored position, and the sample log once
+ * every rollout finished, per sample position beside `no teacher`'s. One vLLM server, started once
+ * for the whole run; `--no-vllm` measures modes 1 and 2 only. Once teachers are in `main`, name
+ * the commit before them as `--baseline`.
  *
  *     deno run -A bench/teacher_bench.ts [--rollouts 8] [--turns 10] [--rounds 2] [--baseline main]
  *
