@@ -18,7 +18,8 @@ export interface RequestQueue extends GenerationBackend {
     signal?: AbortSignal,
     leaseMs?: number,
   ): Promise<PendingRequest | null>;
-  ack(requestId: string, leaseMs?: number): Lease | Promise<Lease>;
+  /** `version`: the weight version the trainer generates it under (the first token's). */
+  ack(requestId: string, leaseMs?: number, version?: string | number): Lease | Promise<Lease>;
   /**
    * A pending request as handed out, whole (for a trainer that got its prompt as a delta and
    * lacks the ids it extends); a queue that never hands out a delta need not keep it.

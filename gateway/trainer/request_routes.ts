@@ -121,8 +121,12 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
     return c.body(pendingBody(request, idEncoding(c)), 200, { "content-type": "application/json" });
   });
 
-  const ackOne = async (rid: string, lease: number | undefined) => {
-    const granted = await gate.ack(rid, lease === undefined ? undefined : lease * 1000);
+  const ackOne = async (
+    rid: string,
+    lease: number | undefined,
+    version?: string | number,
+  ) => {
+    const granted = await gate.ack(rid, lease === undefined ? undefined : lease * 1000, version);
     return {
       request_id: granted.request_id,
       lease_s: granted.lease_ms / 1000,
@@ -132,8 +136,8 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
-      const { lease } = await body(c, AckSchema, verb);
-      return c.json(await ackOne(c.req.param("rid"), lease));
+      const { lease, weight_version } = await body(c, AckSchema, verb);
+      return c.json(await ackOne(c.req.param("rid"), lease, weight_version));
     });
   }
   app.post("/requests/ack", async (c) => {
@@ -178,6 +182,7 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
   const stopIds = new Set(o.model.stopTokenIds);
   const completeOne = async (rid: string, completion: z.output<typeof CompleteSchema>) => {
     checkVocab(completion.output_ids, "completion");
+    for (const set of completion.sampling_mask ?? []) checkVocab(set, "completion sampling_mask");
     // Generation ends at a stop id: ids after one were never the policy's turn.
     const ids = completion.output_ids;
     const stop = ids.findIndex((id) => stopIds.has(id));
