@@ -21,6 +21,7 @@
 import type { Sql } from "postgres";
 import {
   abortError,
+  type CompleteResult,
   type Completion,
   completionRows,
   type GateCompletion,
@@ -33,9 +34,14 @@ import {
   type RequestQueue,
   withVersionRuns,
 } from "../generation/mod.ts";
-import { isConnectionError, unpackArrays } from "../journal/mod.ts";
+import {
+  completionOf,
+  idsOf,
+  isConnectionError,
+  type Outcome,
+  RequestRows,
+} from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
-import { idsOf, RequestTable } from "./request_table.ts";
 
 interface Waiting {
   request: PendingRequest;
@@ -47,6 +53,15 @@ interface Waiting {
   /** Appended ids already passed to `onTokens`. */
   seen: number;
   settled: boolean;
+}
+
+/** A trainer's long poll waiting on this replica. */
+interface LongPoll {
+  rollout: string | undefined;
+  leaseMs: number;
+  done: boolean;
+  settle(r: PendingRequest | null): void;
+  fail(e: Error): void;
 }
 
 export interface ClusterGateOptions {
@@ -67,13 +82,15 @@ export interface ClusterGateOptions {
 export class ClusterGate implements RequestQueue {
   readonly name = "gate";
   readonly #waiting = new Map<string, Waiting>();
-  readonly #wakeups = new Set<() => void>();
   readonly #poll: ReturnType<typeof setInterval>;
-  readonly #table: RequestTable;
+  readonly #table: RequestRows;
 
   constructor(readonly o: ClusterGateOptions) {
-    this.#table = new RequestTable(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
-    this.#poll = setInterval(() => this.#pollWaiting().catch(() => {}), 1000);
+    this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
+    this.#poll = setInterval(() => {
+      this.#pollWaiting().catch(() => {});
+      if (this.#polls.size > 0) void this.#serveWaiting();
+    }, 1000);
   }
 
   close(): void {
@@ -177,30 +194,14 @@ export class ClusterGate implements RequestQueue {
       w.seen += ids.length;
       w.onTokens(ids);
     }
-    if (row.state === "completed" && row.data) {
-      const data = JSON.parse(row.data);
-      const arrays = row.arrays ? unpackArrays(row.arrays) : {};
-      const completion: Completion = {
-        output_ids: arrays.output_ids ?? [],
-        finish_reason: data.finish_reason,
-      };
-      if (arrays.logprobs) completion.logprobs = arrays.logprobs;
-      if (data.weight_version !== undefined) completion.weight_version = data.weight_version;
-      if (data.logprobs_mode !== undefined) completion.logprobs_mode = data.logprobs_mode;
-      if (row.routed_dtype && row.routed_shape && row.routed_experts) {
-        completion.routed_experts = {
-          dtype: row.routed_dtype,
-          shape: row.routed_shape,
-          bytes: row.routed_experts,
-        };
-      }
-      const resolved = withVersionRuns(completion, row.appended.byteLength / 4, row.versions);
-      this.#settle(w, () => w.resolve(resolved));
-    } else if (row.state === "failed" && row.data) {
-      const data = JSON.parse(row.data);
+    const event = row.event;
+    if (row.state === "completed" && event?.kind === "request_completed") {
+      this.#settle(w, () => w.resolve(ownCompletion(completionOf(event), row)));
+    } else if (row.state === "failed" && event?.kind === "request_failed") {
+      const { error, status } = event.data;
       this.#settle(
         w,
-        () => w.reject(new GenerationError("trainer_failed", data.error, data.status ?? undefined)),
+        () => w.reject(new GenerationError("trainer_failed", error, status ?? undefined)),
       );
     } else if (row.state === "withdrawn") {
       this.#settle(
@@ -216,56 +217,97 @@ export class ClusterGate implements RequestQueue {
     for (const id of await this.#table.changed(ids)) await this.resolved(id);
   }
 
-  /** A new request was queued: one long poll here looks (each replica is told). */
+  /** A new request was queued (each replica is told): this replica's long polls look. */
   wake(): void {
-    const first = this.#wakeups.values().next();
-    if (!first.done) {
-      this.#wakeups.delete(first.value);
-      first.value();
+    void this.#serveWaiting();
+  }
+
+  /**
+   * Claims requests for the long polls waiting here, oldest first: one claim per request found and
+   * one per distinct rollout filter that found none, so thousands of idle long polls cost one
+   * statement a second, not one each. Runs on a queued request's notification and every second
+   * while any poll waits (notifications are lost across a reconnect; deadlines pass).
+   */
+  async #serveWaiting(): Promise<void> {
+    if (this.#serving) {
+      this.#again = true;
+      return;
+    }
+    this.#serving = true;
+    try {
+      do {
+        this.#again = false;
+        const empty = new Set<string | undefined>();
+        for (const poll of [...this.#polls]) {
+          if (poll.done || empty.has(poll.rollout)) continue;
+          const claimed = await this.#table.claim(poll.rollout, poll.leaseMs);
+          if (!claimed) {
+            empty.add(poll.rollout);
+            continue;
+          }
+          const request = await this.#request(claimed.request_id, claimed.owner, claimed.owner_url);
+          if (!request) {
+            // Its owner does not hold it yet (a takeover is restoring it) or did not answer: it
+            // is offered again a second later.
+            await this.#table.release(claimed.request_id);
+            continue;
+          }
+          if (poll.done) {
+            await this.#table.release(claimed.request_id); // the poll ended meanwhile
+            continue;
+          }
+          poll.settle(request);
+        }
+      } while (this.#again);
+    } catch (e) {
+      for (const poll of this.#polls) poll.fail(e as Error);
+    } finally {
+      this.#serving = false;
     }
   }
+
+  #serving = false;
+  #again = false;
+  readonly #polls = new Set<LongPoll>();
 
   /**
    * Claims the oldest request (optionally of one rollout) whose owner is alive, waiting up to
    * `waitMs`.
    */
-  async #next(
+  #next(
     waitMs: number,
     rollout: string | undefined,
     signal: AbortSignal | undefined,
     leaseMs: number,
   ): Promise<PendingRequest | null> {
     this.checkLease(leaseMs);
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      let wake!: () => void;
-      const woke = new Promise<void>((r) => wake = r);
-      this.#wakeups.add(wake);
-      try {
-        const claimed = await this.#table.claim(rollout, leaseMs);
-        if (claimed) {
-          const request = await this.#request(claimed.request_id, claimed.owner, claimed.owner_url);
-          if (request) return request;
-          // Its owner does not hold it yet (a takeover is restoring it) or did not answer: it
-          // is offered again a second later.
-          await this.#table.release(claimed.request_id);
-        }
-        const left = deadline - Date.now();
-        if (left <= 0 || signal?.aborted) return null;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        let onAbort: (() => void) | undefined;
-        await Promise.race([
-          woke,
-          new Promise<void>((r) => signal?.addEventListener("abort", onAbort = () => r())),
-          // Poll fallback: a notification lost on a reconnect, a deadline that passed.
-          new Promise<void>((r) => timer = setTimeout(r, Math.min(left, claimed ? 200 : 1000))),
-        ]);
+    return new Promise<PendingRequest | null>((resolve, reject) => {
+      if (signal?.aborted) return resolve(null);
+      const end = () => {
+        poll.done = true;
+        this.#polls.delete(poll);
         clearTimeout(timer);
-        if (onAbort) signal?.removeEventListener("abort", onAbort);
-      } finally {
-        this.#wakeups.delete(wake);
-      }
-    }
+        signal?.removeEventListener("abort", gone);
+      };
+      const poll: LongPoll = {
+        rollout,
+        leaseMs,
+        done: false,
+        settle: (r) => {
+          end();
+          resolve(r);
+        },
+        fail: (e) => {
+          end();
+          reject(e);
+        },
+      };
+      const gone = () => poll.settle(null);
+      const timer = setTimeout(() => poll.settle(null), waitMs);
+      signal?.addEventListener("abort", gone, { once: true });
+      this.#polls.add(poll);
+      void this.#serveWaiting();
+    });
   }
 
   async #request(
@@ -301,21 +343,26 @@ export class ClusterGate implements RequestQueue {
   }
 
   /**
-   * The trainer's completion, accepted at most once whichever replica it reaches. Its
-   * `routed_experts` are checked here first, as one gateway checks them (a bad body is a 400
-   * that changes nothing), then carried to the owner by the request's row.
+   * The trainer's completion, accepted at most once whichever replica it reaches (the same
+   * output sent again is `resent`). Its `routed_experts` are checked here first, as one gateway
+   * checks them (a bad body is a 400 that changes nothing), then carried to the owner by the
+   * request's row.
    */
-  complete(requestId: string, c: GateCompletion): Promise<void> {
+  complete(requestId: string, c: GateCompletion): Promise<CompleteResult> {
     const { routed_experts: wire, ...completion } = c;
     return this.#guard(async () => {
-      const rows = wire
-        ? completionRows(
-          await this.#table.rowsExpected(requestId, c.output_ids),
-          wire,
-          c.output_ids.length,
-        )
-        : undefined;
-      await this.#table.complete(requestId, completion, rows);
+      let rows;
+      if (wire) {
+        const expected = await this.#table.rowsExpected(requestId, c.output_ids).catch(
+          async (e) => {
+            if (await this.#table.completedWith(requestId, c.output_ids)) return undefined;
+            throw e;
+          },
+        );
+        if (!expected) return "resent";
+        rows = completionRows(expected, wire, c.output_ids.length);
+      }
+      return await this.#table.complete(requestId, completion, rows);
     });
   }
 
@@ -360,6 +407,18 @@ export class ClusterGate implements RequestQueue {
     }
     return leaseMs;
   }
+}
+
+/** A completion as the owner's turn takes it: with its routing rows and appended chunks' versions. */
+function ownCompletion(completion: Completion, row: Outcome): Completion {
+  if (row.routed_dtype && row.routed_shape && row.routed_experts) {
+    completion.routed_experts = {
+      dtype: row.routed_dtype,
+      shape: row.routed_shape,
+      bytes: row.routed_experts,
+    };
+  }
+  return withVersionRuns(completion, row.appended.byteLength / 4, row.versions);
 }
 
 function unreachable(e: unknown): GenerationError {

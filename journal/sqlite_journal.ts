@@ -28,6 +28,7 @@ import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal
 import type { TokenRowField, TokenRows } from "../generation/mod.ts";
 import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
 import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
+import { checkRow, rowSum } from "./row_checksum.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
@@ -55,7 +56,8 @@ const SCHEMA = `
     cursor INTEGER PRIMARY KEY AUTOINCREMENT,
     rollout TEXT NOT NULL,
     data TEXT NOT NULL,
-    arrays BLOB
+    arrays BLOB,
+    sum INTEGER
   );
 ${TOKEN_ROWS_SCHEMA}`;
 
@@ -64,6 +66,7 @@ interface Row {
   rollout: string;
   data: string;
   arrays: Uint8Array | null;
+  sum: number | null;
 }
 
 interface EventRow {
@@ -111,6 +114,11 @@ export class SqliteJournal implements Journal {
       db.exec(`PRAGMA synchronous = ${options.sync === "full" ? "FULL" : "NORMAL"}`);
       db.exec("BEGIN IMMEDIATE");
       db.exec(SCHEMA);
+      // Journals from before the per-row checksum: their samples have none (read as they are).
+      const columns = db.prepare("PRAGMA table_info(samples)").all() as { name: string }[];
+      if (!columns.some((c) => c.name === "sum")) {
+        db.exec("ALTER TABLE samples ADD COLUMN sum INTEGER");
+      }
       db.exec("COMMIT");
     } catch (e) {
       db.close();
@@ -147,7 +155,7 @@ export class SqliteJournal implements Journal {
     );
     this.#insertShared = db.prepare("INSERT OR IGNORE INTO shared (hash, value) VALUES (?, ?)");
     this.#insertSample = db.prepare(
-      "INSERT INTO samples (rollout, data, arrays) VALUES (?, ?, ?)",
+      "INSERT INTO samples (rollout, data, arrays, sum) VALUES (?, ?, ?, ?)",
     );
     this.#rows = new TokenRowsTable(db);
   }
@@ -235,13 +243,14 @@ export class SqliteJournal implements Journal {
    */
   after(cursor: number, limit: number): Promise<LoggedSample[]> {
     const page = this.#db.prepare(
-      "SELECT cursor, rollout, data, arrays FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
+      "SELECT cursor, rollout, data, arrays, sum FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
     );
     const out: LoggedSample[] = [];
     for (let from = cursor;;) {
       const rows = page.all(from, limit) as unknown as Row[];
       for (const r of rows) {
         try {
+          checkRow(r.data, r.arrays, r.sum);
           out.push({
             cursor: r.cursor,
             sample: withSampleRows(
@@ -303,7 +312,8 @@ export class SqliteJournal implements Journal {
   #insertSamples(samples: readonly Sample[]): number[] {
     return samples.map((s) => {
       const { data, arrays } = splitArrays(sampleRowsJson(s));
-      const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
+      const json = JSON.stringify(data);
+      const row = this.#insertSample.run(String(s.rollout_id), json, arrays, rowSum(json, arrays));
       this.#extent.samples = Number(row.lastInsertRowid);
       return this.#extent.samples;
     });

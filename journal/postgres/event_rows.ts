@@ -12,6 +12,7 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import type { JournalEvent } from "../../trajectory/mod.ts";
 import { packArrays } from "../array_codec.ts";
+import { rowSum } from "../row_checksum.ts";
 
 /** This replica does not own the rollout (any more) at the epoch it writes with. */
 export class RolloutFencedError extends Error {
@@ -52,15 +53,15 @@ export async function writeEvents(
     const written = await tx.unsafe<{ uid: string }[]>(
       `WITH v AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],
-          $6::text[], $7::bigint[], $8::text[], $9::int[])
-          AS v(rollout, kind, at, data, arrays, shared, epoch, uid, ord)
+          $6::text[], $7::bigint[], $8::text[], $9::int[], $11::bigint[])
+          AS v(rollout, kind, at, data, arrays, shared, epoch, uid, ord, sum)
       ), owned AS (
         SELECT id, epoch FROM rollouts
         WHERE id = ANY($1::text[]) AND owner = $10 FOR SHARE
       )
-      INSERT INTO events (rollout, kind, at, data, arrays, shared, epoch, replica, uid)
+      INSERT INTO events (rollout, kind, at, data, arrays, shared, epoch, replica, uid, sum)
       SELECT v.rollout, v.kind, v.at, v.data, decode(v.arrays, 'base64'), v.shared, v.epoch,
-        $10, v.uid
+        $10, v.uid, v.sum
       FROM v JOIN owned o ON o.id = v.rollout AND o.epoch = v.epoch
       ORDER BY v.ord
       ON CONFLICT (uid) DO NOTHING
@@ -76,6 +77,7 @@ export async function writeEvents(
         rows.map((r) => r.uid),
         rows.map((r) => r.ord),
         replica,
+        rows.map((r) => r.sum),
       ] as never[],
     );
     if (written.length < batch.length) {
@@ -118,16 +120,19 @@ function row(q: Queued, ord: number) {
       Object.fromEntries(Object.entries(e.shared).map(([k, v]) => [k, hashOf(v).hash])),
     );
   }
+  const data = JSON.stringify(e.data);
+  const arrays = e.arrays ? packArrays(e.arrays) : null;
   return {
     rollout: e.rollout,
     kind: e.kind,
     at: Date.now(),
-    data: JSON.stringify(e.data),
-    arrays: e.arrays ? Buffer.from(packArrays(e.arrays)).toString("base64") : null,
+    data,
+    arrays: arrays ? Buffer.from(arrays).toString("base64") : null,
     shared,
     epoch: q.epoch,
     uid: q.uid,
     ord,
+    sum: rowSum(data, arrays),
   };
 }
 

@@ -21,6 +21,9 @@
  *   bytes as they came (stored uncompressed: expert ids barely compress).
  * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
  *
+ * Since version 3 every event and sample row carries `sum`, the CRC-32 of its data and arrays
+ * (`../row_checksum.ts`), checked when it is read.
+ *
  * @module
  */
 import type { Sql } from "postgres";
@@ -107,6 +110,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE token_rows ALTER COLUMN data SET STORAGE EXTERNAL;
   CREATE INDEX token_rows_by_rollout ON token_rows (rollout);
+  `,
+  // 3: a checksum per event and sample row (`row_checksum.ts`); older rows have none.
+  `
+  ALTER TABLE events ADD COLUMN sum bigint;
+  ALTER TABLE samples ADD COLUMN sum bigint;
   `,
 ];
 

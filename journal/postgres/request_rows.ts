@@ -3,7 +3,8 @@
  * complete, fail) and what its owner does (queue it, withdraw it, read how it ended), each one
  * statement that changes a request only from the states the call is allowed from. A call that
  * changes nothing reads the request afterwards to say why (409 already resolved, 410 withdrawn,
- * 404 unknown): the decision is the write's, never the read's.
+ * 404 unknown): the decision is the write's, never the read's. A completion sent again with the
+ * same output (its first answer was lost with a replica) is told it was accepted before.
  *
  * @module
  */
@@ -18,11 +19,24 @@ import {
   type RowsExpected,
   type TokenRows,
   type VersionRun,
-} from "../generation/mod.ts";
-import { packArrays } from "../journal/mod.ts";
+} from "../../generation/mod.ts";
+import { CHANNEL_PREFIX, QUEUE_CHANNEL } from "./channels.ts";
+import { checkRow, rowSum } from "../row_checksum.ts";
+import { isOpen, OPEN_STATES, type RequestState } from "./request_states.ts";
+import {
+  completionOf,
+  readRequestEvent,
+  REQUEST_EVENT_KINDS,
+  requestCompleted,
+  type RequestEvent,
+  requestFailed,
+} from "./request_events.ts";
 
-/** The states a request can still be taken, leased, completed or failed in. */
-export const OPEN = ["queued", "delivered", "leased"];
+const OPEN = OPEN_STATES as unknown as string[];
+const REQUEST_KINDS = REQUEST_EVENT_KINDS as unknown as string[];
+
+// deno-lint-ignore no-explicit-any
+type Tx = any;
 
 /** Ids as the table keeps them: int32, little-endian. */
 export function idBytes(ids: readonly number[]): Buffer {
@@ -40,13 +54,13 @@ export function idsOf(bytes: Uint8Array): number[] {
 
 /** How a request ended, as its owner reads it. */
 export interface Outcome {
-  state: string;
+  state: RequestState;
   reason: string | null;
   appended: Uint8Array;
   /** Weight versions of the appended chunks, each from where it starts. */
   versions: VersionRun[];
-  data: string | null;
-  arrays: Uint8Array | null;
+  /** The trainer's answer, once there is one. */
+  event: RequestEvent | undefined;
   /** The completion's `routed_experts`, when it had them. */
   routed_dtype: RowDtype | null;
   routed_shape: number[] | null;
@@ -62,7 +76,7 @@ export interface QueuedRequest {
   rows: RowsExpected;
 }
 
-export class RequestTable {
+export class RequestRows {
   constructor(
     readonly sql: Sql,
     readonly replica: string,
@@ -83,7 +97,7 @@ export class RequestTable {
         ON CONFLICT (request_id) DO NOTHING
         RETURNING request_id
       )
-      SELECT count(*) > 0 AS inserted, pg_notify('rollgate_queue', '') FROM ins`;
+      SELECT count(*) > 0 AS inserted, pg_notify(${QUEUE_CHANNEL}, '') FROM ins`;
     return row.inserted;
   }
 
@@ -117,15 +131,27 @@ export class RequestTable {
    * read from `token_rows` once the owner stored them there (a restored turn reads them again).
    */
   async outcome(requestId: string): Promise<Outcome | undefined> {
-    const [row] = await this.sql<Outcome[]>`
-      SELECT p.state, p.reason, p.appended, p.versions, e.data, e.arrays, p.routed_dtype,
+    const [row] = await this.sql<
+      (Omit<Outcome, "event"> & {
+        kind: string | null;
+        data: string | null;
+        arrays: Uint8Array | null;
+        sum: string | null;
+      })[]
+    >`
+      SELECT p.state, p.reason, p.appended, p.versions, e.kind, e.data, e.arrays, e.sum,
+        p.routed_dtype,
         p.routed_shape, coalesce(p.routed_experts, (SELECT t.data FROM token_rows t
           WHERE t.turn = p.turn_id AND t.field = 'routed_experts')) AS routed_experts
       FROM pending p
       LEFT JOIN events e ON e.rollout = p.rollout AND e.ref = p.request_id
-        AND e.kind IN ('request_completed', 'request_failed')
+        AND e.kind IN ${this.sql(REQUEST_KINDS)}
       WHERE p.request_id = ${requestId}`;
-    return row;
+    if (!row) return undefined;
+    const { kind, data, arrays, sum, ...rest } = row;
+    if (!kind || !data) return { ...rest, event: undefined };
+    checkRow(data, arrays, sum === null ? null : Number(sum));
+    return { ...rest, event: readRequestEvent(kind, data, arrays) };
   }
 
   /** Of `ids`, those resolved or with appended ids (an owner's poll). */
@@ -204,7 +230,7 @@ export class RequestTable {
           AND length(appended) / 4 + ${ids.length} <= max_tokens
         RETURNING rollout
       )
-      SELECT pg_notify('rollgate_' || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
+      SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
       FROM a JOIN rollouts r ON r.id = a.rollout`;
     if (!row) throw await this.refusal(requestId, ids.length);
   }
@@ -231,20 +257,16 @@ export class RequestTable {
     return { promptLength: row.prompt_len, from: row.rows_from, like: row.rows_like ?? undefined };
   }
 
-  /** Completes a request, with its checked `routed_experts` if any (carried to its owner). */
+  /**
+   * Completes a request, with its checked `routed_experts` if any (carried to its owner);
+   * `resent` when it was completed before with the same output (this is that completion again,
+   * sent after its answer was lost).
+   */
   async complete(
     requestId: string,
     c: Omit<Completion, "routed_experts">,
     rows?: TokenRows,
-  ): Promise<void> {
-    const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
-    if (c.logprobs) arrays.logprobs = c.logprobs;
-    const data = { request_id: requestId, finish_reason: c.finish_reason } as Record<
-      string,
-      unknown
-    >;
-    if (c.weight_version !== undefined) data.weight_version = c.weight_version;
-    if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
+  ): Promise<"completed" | "resent"> {
     const output = idBytes(c.output_ids);
     const bytes = rows?.bytes;
     const carried = rows
@@ -256,24 +278,31 @@ export class RequestTable {
     const won = await this.resolve(
       requestId,
       "completed",
-      "request_completed",
-      data,
-      Buffer.from(packArrays(arrays)),
+      requestCompleted(requestId, c),
       this.sql`AND ${c.output_ids.length} <= max_tokens
         AND substr(${output}::bytea, 1, length(appended)) = appended`,
       carried,
     );
-    if (!won) throw await this.refusal(requestId, 0, c.output_ids);
+    if (won) return "completed";
+    if (await this.completedWith(requestId, c.output_ids)) return "resent";
+    throw await this.refusal(requestId, 0, c.output_ids);
+  }
+
+  /** Whether the request was completed with exactly `output` (a completion sent again). */
+  async completedWith(requestId: string, output: readonly number[]): Promise<boolean> {
+    const outcome = await this.outcome(requestId);
+    if (outcome?.state !== "completed" || outcome.event?.kind !== "request_completed") {
+      return false;
+    }
+    const stored = completionOf(outcome.event).output_ids;
+    return stored.length === output.length && stored.every((id, i) => id === output[i]);
   }
 
   async fail(requestId: string, error: string, status?: number): Promise<void> {
-    const data = { request_id: requestId, error, status: status ?? null };
     const won = await this.resolve(
       requestId,
       "failed",
-      "request_failed",
-      data,
-      null,
+      requestFailed(requestId, error, status),
       this.sql``,
       this.sql``,
     );
@@ -286,27 +315,27 @@ export class RequestTable {
    */
   async resolve(
     requestId: string,
-    state: string,
-    kind: string,
-    data: Record<string, unknown>,
-    arrays: Buffer | null,
+    state: "completed" | "failed",
+    event: RequestEvent,
     // deno-lint-ignore no-explicit-any
     condition: any,
     // deno-lint-ignore no-explicit-any
     set: any,
   ): Promise<boolean> {
+    const arrays = event.arrays ? Buffer.from(event.arrays) : null;
+    const data = JSON.stringify(event.data);
     const rows = await this.sql`
       WITH won AS (
         UPDATE pending SET state = ${state}, resolved_at = now() ${set}
         WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)} ${condition}
         RETURNING rollout, request_id
       ), ev AS (
-        INSERT INTO events (rollout, kind, at, data, arrays, epoch, replica, ref)
-        SELECT won.rollout, ${kind}, ${Date.now()}, ${JSON.stringify(data)}, ${arrays}::bytea,
-          0, ${this.replica}, won.request_id
+        INSERT INTO events (rollout, kind, at, data, arrays, epoch, replica, ref, sum)
+        SELECT won.rollout, ${event.kind}, ${Date.now()}, ${data}, ${arrays}::bytea, 0,
+          ${this.replica}, won.request_id, ${rowSum(data, event.arrays)}
         FROM won RETURNING rollout
       )
-      SELECT pg_notify('rollgate_' || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
+      SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
       FROM ev JOIN rollouts r ON r.id = ev.rollout`;
     return rows.length > 0;
   }
@@ -323,7 +352,7 @@ export class RequestTable {
         `request ${requestId} was withdrawn (${row.reason}); discard its generation`,
       );
     }
-    if (!OPEN.includes(row.state)) {
+    if (!isOpen(row.state)) {
       return new GateError("already_resolved", `request ${requestId} was already resolved`);
     }
     const appended = row.appended.byteLength / 4;
@@ -343,4 +372,16 @@ export class RequestTable {
     // Open again by now (a race with a redelivery): the caller may try again.
     return new GateError("already_resolved", `request ${requestId} changed meanwhile; retry`);
   }
+}
+
+/** Withdraws a rollout's open requests (it finished, was deleted or expired); their owner is told. */
+export async function withdrawPending(tx: Tx, rollout: string, reason: string): Promise<void> {
+  await tx`
+    WITH gone AS (
+      UPDATE pending SET state = 'withdrawn', reason = ${reason}, resolved_at = now()
+      WHERE rollout = ${rollout} AND state IN ${tx(OPEN)}
+      RETURNING request_id, rollout
+    )
+    SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || g.request_id)
+    FROM gone g JOIN rollouts r ON r.id = g.rollout`;
 }
