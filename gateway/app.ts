@@ -17,11 +17,9 @@ import {
   type Journal,
   type RestoreReport,
   RolloutActions,
-  type RolloutStore,
   type SampleLog,
   type SampleOptions,
   type TurnLimits,
-  type TurnRunner,
 } from "../trajectory/mod.ts";
 import {
   agentRoutes,
@@ -100,6 +98,11 @@ export interface GatewayOptions {
   /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
   sampleLog?: SampleLog;
   keepAliveMs?: number;
+  /**
+   * A streamed answer's head waits for its first event up to this long (default 0: at once);
+   * replicas hold it (see `agentRoutes`).
+   */
+  streamHeadHoldMs?: number;
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
   modelName?: string;
@@ -128,12 +131,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   app: Hono;
-  /** Every change to a rollout goes through it. */
+  /** Every change to a rollout, and every read of them and of the trainer's queue, goes through it. */
   rollouts: RolloutActions;
-  /** The rollouts in memory (`rollouts.store`), for reading. */
-  store: RolloutStore;
-  gate: InterceptionGate;
-  runner: TurnRunner;
   model: PolicyModel;
   limits: GatewayLimits;
   metrics: GatewayMetrics;
@@ -157,8 +156,7 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const gate = new InterceptionGate(options.delivery);
-  const requests = options.requests ?? gate;
+  const requests = options.requests ?? new InterceptionGate(options.delivery);
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate: requests };
   const defaultName = options.defaultBackend ?? "gate";
   const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
@@ -182,9 +180,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       observer: metrics,
     },
   });
-  const { store, runner } = rollouts;
   metrics.watch({
-    pendingRequests: () => requests.pendingCount(),
+    pendingRequests: () => rollouts.pendingRequests(),
     activeRollouts: () => rollouts.list().filter((r) => r.status === "active").length,
     damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
   });
@@ -232,7 +229,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
       // A black-box default is recorded on each rollout so its requests are forwarded.
       defaultRolloutBackend: upstreamDefault,
-      pause: runner.pause,
     }),
   );
   app.route(
@@ -254,6 +250,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       adminToken: options.adminToken,
       modelName: options.modelName ?? "rollgate-policy",
       upstreams: options.upstreams,
+      streamHeadHoldMs: options.streamHeadHoldMs,
     }),
   );
   app.notFound((c) =>
@@ -267,9 +264,6 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     app,
     rollouts,
-    store,
-    gate,
-    runner,
     model: options.model,
     limits,
     metrics,

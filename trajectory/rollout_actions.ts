@@ -3,8 +3,10 @@
  * idle ones, a trainer's complete / fail / append of a request, a host-side tool call, the agent's
  * exit, and a turn (start, black-box, count tokens). Each applies the change (to the store, the
  * runner, the gate), records it in the journal and resolves once it is durable, so whoever answers
- * a client after awaiting it has nothing to lose in a crash. The gateway and the CLI call this
- * and nothing below it; the journal writer and the journal events stay inside `trajectory/`.
+ * a client after awaiting it has nothing to lose in a crash. Reading goes through it too (the
+ * rollouts in memory, the trainer's queue of requests, the pause): it is the only door to the
+ * store, the turn runner and the gate, which it keeps to itself; the journal writer and the
+ * journal events stay inside `trajectory/`.
  *
  * The durable store behind it is a {@link Journal} (the SQLite one of `journal/`, or any other
  * implementation, such as a store shared by several replicas); without one nothing is kept.
@@ -28,9 +30,14 @@
  * @module
  */
 import {
+  type CompleteResult,
   type GateCompletion,
+  type GateStats,
   type GenerationBackend,
   InterceptionGate,
+  type Lease,
+  type PauseStatus,
+  type PendingRequest,
   type RequestQueue,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
@@ -78,10 +85,11 @@ export interface RolloutActionsOptions {
 }
 
 export class RolloutActions {
-  /** The rollouts in memory (read them here; change them through the methods below). */
-  readonly store: RolloutStore;
-  readonly runner: TurnRunner;
-  readonly gate: RequestQueue;
+  /** The rollouts in memory (read them with `get`, `list`; change them through the methods). */
+  readonly #store: RolloutStore;
+  readonly #runner: TurnRunner;
+  /** Where trainers take requests from (`next`, `ack`, `complete` …). */
+  readonly #gate: RequestQueue;
   readonly sampleLog: SampleLog;
   readonly #journal?: Journal;
   readonly #writer: JournalWriter;
@@ -93,11 +101,11 @@ export class RolloutActions {
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
     this.#writer = new JournalWriter(o.journal);
-    this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
+    this.#store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
-    this.gate = o.gate ?? new InterceptionGate();
+    this.#gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
-    this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
+    this.#runner = new TurnRunner(o.model, o.backend ?? this.#gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
@@ -107,20 +115,72 @@ export class RolloutActions {
   // Reading.
 
   get(id: string): Rollout | undefined {
-    return this.store.get(id);
+    return this.#store.get(id);
   }
 
   /** The rollout `id`, or an `UnknownRolloutError` saying whether it expired. */
   require(id: string): Rollout {
-    return this.store.require(id);
+    return this.#store.require(id);
   }
 
   byToken(token: string): Rollout | undefined {
-    return this.store.byToken(token);
+    return this.#store.byToken(token);
   }
 
   list(): Rollout[] {
-    return this.store.list();
+    return this.#store.list();
+  }
+
+  // The trainer's queue of requests.
+
+  /** The oldest unclaimed request (of `rollout` if given), waiting up to `waitMs`. */
+  next(
+    waitMs: number,
+    rollout?: string,
+    signal?: AbortSignal,
+    leaseMs?: number,
+  ): Promise<PendingRequest | null> {
+    return this.#gate.next(waitMs, rollout, signal, leaseMs);
+  }
+
+  /** Acknowledges (or renews) a request: it is the trainer's for the lease. */
+  async ack(requestId: string, leaseMs?: number): Promise<Lease> {
+    return await this.#gate.ack(requestId, leaseMs);
+  }
+
+  /** Requests not yet resolved (of one rollout, or of all). */
+  async pendingRequests(rollout?: string): Promise<number> {
+    return await this.#gate.pendingCount(rollout);
+  }
+
+  /** Where the trainer's requests stand (`/api/status`). */
+  async requestStats(): Promise<GateStats> {
+    return await this.#gate.stats();
+  }
+
+  /** Whether a turn waits for `requestId` (from its start, or its relaunch, until it settles). */
+  awaits(requestId: string): boolean {
+    return this.#runner.turnOfRequest(requestId) !== undefined;
+  }
+
+  // The pause (weight syncs): new generations are held while it is on.
+
+  get paused(): boolean {
+    return this.#runner.pause.paused;
+  }
+
+  pauseStatus(): PauseStatus {
+    return this.#runner.pause.status();
+  }
+
+  /** Holds new generations back (idempotent). */
+  pause(): void {
+    if (!this.#runner.pause.paused) this.#runner.pause.pause();
+  }
+
+  /** Lets held generations go (idempotent). */
+  resume(): void {
+    if (this.#runner.pause.paused) this.#runner.pause.resume();
   }
 
   /** Calls `wake` whenever samples were logged. */
@@ -138,7 +198,7 @@ export class RolloutActions {
 
   /** A new rollout, durable when this resolves. */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
-    const rollout = this.store.create(spec);
+    const rollout = this.#store.create(spec);
     this.#writer.record(rolloutCreated(rollout, spec));
     await this.#writer.durable();
     return rollout;
@@ -167,14 +227,14 @@ export class RolloutActions {
       await this.sampleLog.append(samples);
     }
     this.samplesLogged();
-    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
+    this.#gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
     return samples;
   }
 
   /** Drops a rollout, from the journal too (samples already logged stay). */
   async delete(rollout: Rollout): Promise<void> {
-    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
-    if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
+    this.#gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    if (this.#store.delete(rollout.id)) this.#writer.forget(rollout.id);
     await this.#writer.durable();
   }
 
@@ -185,9 +245,9 @@ export class RolloutActions {
    * rollouts, and a restore expires them by the same idle rule if the mark is lost.
    */
   sweep(now = Date.now()): Rollout[] {
-    const expired = this.store.sweep((r) => this.#flight.pending(r.id) > 0, now);
+    const expired = this.#store.sweep((r) => this.#flight.pending(r.id) > 0, now);
     for (const r of expired) {
-      this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+      this.#gate.cancelRollout(r.id, `rollout ${r.id} expired`);
       this.#writer.expire(r.id);
     }
     return expired;
@@ -212,7 +272,7 @@ export class RolloutActions {
 
   /** Starts (or, for a client's retry, finds) a turn; see `TurnRunner.start`. */
   startTurn(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
-    return this.runner.start(rollout, req, toolCallIdPrefix);
+    return this.#runner.start(rollout, req, toolCallIdPrefix);
   }
 
   /** A turn a hosted API answers; see `TurnRunner.startBlackBox`. */
@@ -221,17 +281,17 @@ export class RolloutActions {
     req: CanonicalRequest,
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
-    return this.runner.startBlackBox(rollout, req, ask);
+    return this.#runner.startBlackBox(rollout, req, ask);
   }
 
   /** The policy's prompt length for a request, recording nothing. */
   countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
-    return this.runner.countTokens(rollout, req);
+    return this.#runner.countTokens(rollout, req);
   }
 
   /** Counts a client waiting on `turn` (its disconnect may withdraw the generation). */
   watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
-    this.runner.watch(turn, clientSignal);
+    this.#runner.watch(turn, clientSignal);
   }
 
   // A trainer's answers to the gate's requests.
@@ -241,23 +301,25 @@ export class RolloutActions {
    * under weight `version` when the trainer says.
    */
   async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
-    await this.gate.append(requestId, ids, version);
+    await this.#gate.append(requestId, ids, version);
   }
 
   /**
    * Completes a request with a trainer's answer (its routing rows as the wire sends them: checked
-   * by the gate); resolves once its turn is recorded and durable.
+   * by the gate); resolves once its turn is recorded and durable. `resent`: the same output was
+   * accepted before (a completion sent again after its answer was lost), nothing changed.
    */
-  async complete(requestId: string, completion: GateCompletion): Promise<void> {
-    const turn = this.runner.turnOfRequest(requestId);
-    await this.gate.complete(requestId, completion);
-    await this.#settled(turn);
+  async complete(requestId: string, completion: GateCompletion): Promise<CompleteResult> {
+    const turn = this.#runner.turnOfRequest(requestId);
+    const result = await this.#gate.complete(requestId, completion);
+    await this.#settled(result === "completed" ? turn : undefined);
+    return result;
   }
 
   /** Fails a request; resolves once its turn's failure is durable. */
   async fail(requestId: string, error: string, status?: number): Promise<void> {
-    const turn = this.runner.turnOfRequest(requestId);
-    await this.gate.fail(requestId, error, status);
+    const turn = this.#runner.turnOfRequest(requestId);
+    await this.#gate.fail(requestId, error, status);
     await this.#settled(turn);
   }
 
@@ -272,10 +334,10 @@ export class RolloutActions {
   async restore(now = Date.now()): Promise<RestoreReport | null> {
     if (!this.#journal) return null;
     return await restore(this.#journal, {
-      store: this.store,
+      store: this.#store,
       writer: this.#writer,
       flight: this.#flight,
-      runner: this.runner,
+      runner: this.#runner,
     }, now);
   }
 
@@ -285,18 +347,18 @@ export class RolloutActions {
    * recording off while it runs cannot hide other rollouts' writes.
    */
   async adopt(journal: Journal, id: string, now = Date.now()): Promise<RestoreReport> {
-    const scratch = new RolloutStore({ idleTimeoutMs: this.store.idleTimeoutMs });
+    const scratch = new RolloutStore({ idleTimeoutMs: this.#store.idleTimeoutMs });
     const writer = new JournalWriter(journal);
     this.#adopted.add(writer);
     const report = await restore(journal, {
       store: scratch,
       writer,
       flight: this.#flight,
-      runner: this.runner,
+      runner: this.#runner,
     }, now);
     const rollout = scratch.get(id);
-    if (rollout) this.store.add(rollout);
-    else if (report.expired > 0) this.store.markExpired(id, now);
+    if (rollout) this.#store.add(rollout);
+    else if (report.expired > 0) this.#store.markExpired(id, now);
     return report;
   }
 
@@ -335,6 +397,6 @@ export class RolloutActions {
 
   /** Fails every turn still in flight with `reason` (a drain whose grace ran out). */
   abandon(reason: string): void {
-    this.runner.abandon(reason);
+    this.#runner.abandon(reason);
   }
 }

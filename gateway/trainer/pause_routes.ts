@@ -6,21 +6,21 @@
  * @module
  */
 import { Hono } from "hono";
-import type { PauseGate, RequestQueue } from "../../generation/mod.ts";
+import type { RolloutActions } from "../../trajectory/mod.ts";
 
-export function pauseRoutes(pause: PauseGate, gate: RequestQueue): Hono {
+export function pauseRoutes(rollouts: RolloutActions): Hono {
   const app = new Hono();
   const status = async () => ({
-    ...pause.status(),
-    pending_requests: await gate.pendingCount(),
-    requests: await gate.stats(),
+    ...rollouts.pauseStatus(),
+    pending_requests: await rollouts.pendingRequests(),
+    requests: await rollouts.requestStats(),
   });
   app.post("/pause", async (c) => {
-    pause.pause();
+    rollouts.pause();
     return c.json(await status());
   });
   app.post("/resume", async (c) => {
-    pause.resume();
+    rollouts.resume();
     return c.json(await status());
   });
   app.get("/status", async (c) => c.json(await status()));

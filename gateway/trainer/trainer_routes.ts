@@ -1,7 +1,6 @@
 /**
  * The trainer API under `/api`, composed of three Hono sub-apps: rollouts (`rollout_routes.ts`),
- * pending requests (`request_routes.ts`) and, when a pause gate is given, pause/drain
- * (`pause_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
+ * pending requests (`request_routes.ts`) and pause/drain (`pause_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
  * one mapping of errors to the API's error body. Shapes are documented in docs/api.md ("Trainer
  * side").
  *
@@ -19,17 +18,25 @@ import { trainerContext, type TrainerRouteOptions } from "./trainer_context.ts";
 
 const API_ERROR_TYPES: Readonly<Record<number, string>> = {
   401: "unauthorized",
+  403: "forbidden",
   404: "not_found",
   409: "conflict",
   // The request was withdrawn (its agent is gone, its turn timed out): discard the generation.
   410: "gone",
   413: "request_too_large",
   429: "rate_limited",
+  // Retry: the database is away, or the rollout is moving between replicas.
+  503: "unavailable",
 };
 
-function apiError(c: Context, status: number, message: string): Response {
+/** The trainer API's error body: `{error: {type, message}}`, the type named by the status. */
+export function trainerErrorBody(status: number, message: string) {
   const type = API_ERROR_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request");
-  return c.json({ error: { type, message } }, status as ContentfulStatusCode);
+  return { error: { type, message } };
+}
+
+function apiError(c: Context, status: number, message: string): Response {
+  return c.json(trainerErrorBody(status, message), status as ContentfulStatusCode);
 }
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
@@ -51,7 +58,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   const context = trainerContext(o);
   app.route("/", rolloutRoutes(context));
-  if (o.pause) app.route("/", pauseRoutes(o.pause, o.rollouts.gate));
+  app.route("/", pauseRoutes(o.rollouts));
   app.route("/", requestRoutes(context));
   return app;
 }

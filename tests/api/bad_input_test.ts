@@ -234,7 +234,7 @@ async function withControl(
         assert.deepEqual(s.turns, want, `${label}: turns of ${s.id}`);
       }
       const pending = [...expected.values()].reduce((n, t) => n + (t.pending ?? 0), 0);
-      assert.equal(gw.gw.gate.pendingCount(), pending, `${label}: pending requests`);
+      assert.equal(await gw.gw.rollouts.pendingRequests(), pending, `${label}: pending requests`);
     };
     const victim = async (spec: Record<string, unknown> = {}) => {
       const r = await gw.rollout(spec);
@@ -531,7 +531,7 @@ Deno.test("completions: invalid bodies are refused and the request stays answera
       await check(`complete ${JSON.stringify(body)}`);
     }
     // The request is still pending (refused bodies changed nothing) and is still claimed.
-    assert.equal(gw.gw.gate.pendingCount(r.id), 1);
+    assert.equal(await gw.gw.rollouts.pendingRequests(r.id), 1);
     const ok = await gw.api("POST", `/requests/${rid}/complete`, good);
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.json, { request_id: rid, completed: true });

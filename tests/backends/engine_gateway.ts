@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
-import { SglangBackend, VllmBackend } from "../../generation/mod.ts";
+import { type GenerationBackend, SglangBackend, VllmBackend } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import {
   answerText,
@@ -50,6 +50,8 @@ export interface Rig {
   vllm: FakeVllm;
   sglang: FakeSglang;
   gw: Gateway;
+  /** The engine backends the gateway was given, by name. */
+  backends: Record<string, GenerationBackend>;
   url: string;
   api(method: string, path: string, body?: unknown): Promise<ApiResult>;
   /** A rollout through `POST /api/rollouts`, asserted 201. */
@@ -75,18 +77,19 @@ export async function startRig(o: {
   const sglang = new FakeSglang(model, script).start();
   sglang.routedExperts = o.sglangRouting;
   const engine = { timeoutMs: o.timeoutMs ?? 30_000, retries: o.retries ?? 2, backoffMs: 10 };
+  const backends: Record<string, GenerationBackend> = {
+    vllm: new VllmBackend({
+      url: vllm.url,
+      model: ENGINE_MODEL,
+      stream: o.vllmStream,
+      ...engine,
+    }),
+    sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),
+  };
   const gw = createGateway({
     model,
     keepAliveMs: 200,
-    backends: {
-      vllm: new VllmBackend({
-        url: vllm.url,
-        model: ENGINE_MODEL,
-        stream: o.vllmStream,
-        ...engine,
-      }),
-      sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),
-    },
+    backends,
     defaultBackend: o.defaultBackend,
     // A client that leaves is gone at once here (the grace for its retry is tested elsewhere).
     timeouts: { abandonGraceMs: 50 },
@@ -106,6 +109,7 @@ export async function startRig(o: {
     model,
     vllm,
     sglang,
+    backends,
     gw,
     url,
     api,

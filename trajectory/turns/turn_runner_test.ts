@@ -261,7 +261,11 @@ function gated() {
     turnEnded: (e) => ended.push(e),
   };
   const rollouts = new RolloutActions({ model, gate, turns: { observer } });
-  const { runner } = rollouts;
+  // The runner as the façade hands it out (it keeps the runner itself to itself).
+  const runner = {
+    start: rollouts.startTurn.bind(rollouts),
+    abandon: rollouts.abandon.bind(rollouts),
+  };
   return { gate, runner, rollouts, started, ended, rollout: new Rollout("g", "token", {}, {}) };
 }
 
