@@ -75,7 +75,17 @@ interface Waiter {
 }
 
 /** How a request that is no longer pending ended. */
-type Outcome = { kind: "resolved" } | { kind: "withdrawn"; reason: string };
+type Outcome = { kind: "resolved"; output?: number } | { kind: "withdrawn"; reason: string };
+
+/** What `complete` did: accepted the completion, or found it accepted before (sent again). */
+export type CompleteResult = "completed" | "resent";
+
+/** A fingerprint of a completion's output ids (FNV-1a and the length), to know it when it is resent. */
+function outputPrint(ids: readonly number[]): number {
+  let h = 0x811c9dc5;
+  for (const id of ids) h = Math.imul(h ^ id, 0x01000193) >>> 0;
+  return ids.length * 0x1_0000_0000 + h;
+}
 
 /** What an `ack` (or renewal) granted. */
 export interface Lease {
@@ -281,9 +291,14 @@ export class InterceptionGate implements GenerationBackend {
 
   /**
    * Resolves a request with the trainer's output. Everything is checked before anything changes:
-   * a refused completion leaves the request pending as it was.
+   * a refused completion leaves the request pending as it was. The same output sent again after
+   * the request was completed with it (its first answer was lost) is `resent`, not refused.
    */
-  complete(requestId: string, completion: GateCompletion): void {
+  complete(requestId: string, completion: GateCompletion): CompleteResult {
+    const done = this.#finished.get(requestId);
+    if (done?.kind === "resolved" && done.output === outputPrint(completion.output_ids)) {
+      return "resent";
+    }
     const entry = this.#pending(requestId);
     this.#checkLength(entry, completion.output_ids.length);
     const streamed = entry.appended;
@@ -300,7 +315,9 @@ export class InterceptionGate implements GenerationBackend {
       completion,
       entry.routedLike,
     );
-    this.#end(requestId, { kind: "resolved" }).resolve(resolved);
+    this.#end(requestId, { kind: "resolved", output: outputPrint(completion.output_ids) })
+      .resolve(resolved);
+    return "completed";
   }
 
   /** The trainer gives up on a request; `status` is what it asks the agent to get. */

@@ -57,6 +57,7 @@ export {
   type TokenRowsWire,
 } from "./token_rows.ts";
 export {
+  type CompleteResult,
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
   type GateOptions,
@@ -74,7 +75,7 @@ export {
   withVersionRuns,
 } from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
-export { PauseGate } from "./pause_gate.ts";
+export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend } from "./vllm.ts";

@@ -16,7 +16,7 @@ const MAX_WAIT_S = 300;
 
 export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   const app = new Hono();
-  const { rollouts, rollouts: { gate } } = o;
+  const { rollouts } = o;
 
   app.get("/requests/next", async (c) => {
     const encoding = idEncoding(c);
@@ -27,7 +27,7 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
     const filter = c.req.query("rollout");
     if (filter !== undefined) rollouts.require(filter);
     const lease = c.req.query("lease");
-    const next = await gate.next(
+    const next = await rollouts.next(
       Math.min(wait, MAX_WAIT_S) * 1000,
       filter,
       c.req.raw.signal,
@@ -40,7 +40,7 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
       const { lease } = await body(c, AckSchema, verb);
-      const granted = await gate.ack(
+      const granted = await rollouts.ack(
         c.req.param("rid"),
         lease === undefined ? undefined : lease * 1000,
       );
@@ -86,8 +86,13 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
     }
     const rid = c.req.param("rid");
     // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
-    await rollouts.complete(rid, completion);
-    return c.json({ request_id: rid, completed: true });
+    // The same completion sent again (its answer was lost) is told so, and changes nothing.
+    const result = await rollouts.complete(rid, completion);
+    return c.json({
+      request_id: rid,
+      completed: true,
+      ...(result === "resent" ? { resent: true } : {}),
+    });
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");

@@ -44,6 +44,13 @@ MAX_WAIT_S = 300.0
 DEFAULT_LEASE_S = 60.0
 #: Tries of an ``ack`` whose answer did not arrive before the request is handled regardless.
 ACK_ATTEMPTS = 3
+#: Sends of a ``complete`` whose answer was lost (the gateway accepts it once and says ``resent``
+#: to the sends after the one that landed), backing off 0.25 s, 0.5 s, … up to 4 s between them.
+COMPLETE_ATTEMPTS = 6
+#: Statuses a lost or refused-for-now call gets from a gateway or a balancer in front (retry them).
+RETRY_STATUSES = (502, 503, 504)
+#: A sample stream silent for this long (the gateway sends an empty line every 15 s) is reopened.
+STREAM_IDLE_S = 60.0
 
 
 def _seg(value: str) -> str:
@@ -237,16 +244,23 @@ class RollgateClient:
         return await self._call("GET", f"/api/rollouts/{_seg(id)}/tree")
 
     async def stream_samples(
-        self, after: int | None = None, *, retry_delay: float = 1.0
+        self,
+        after: int | None = None,
+        *,
+        retry_delay: float = 1.0,
+        idle_timeout: float = STREAM_IDLE_S,
     ) -> AsyncIterator[Sample]:
         """``GET /api/samples/stream``: every sample as its rollout finishes, each with its
         ``cursor``. With ``after``, every kept sample after that cursor comes first (``0``: all
         of them); without it, the stream starts with the next sample to finish.
 
-        A dropped connection (say, the gateway restarting) is reopened after ``retry_delay``
-        from the last cursor seen, so no sample is missed or repeated; keep the last cursor to
-        resume the same way after your own restart. Runs until you stop iterating. 410: the
-        samples after ``after`` are no longer kept (a gateway without its journal)."""
+        A dropped connection (say, the gateway restarting), or a stream silent for longer than
+        ``idle_timeout`` (the gateway keeps an idle one alive with an empty line every 15 s), is
+        reopened after ``retry_delay`` from the last cursor seen, so no sample is missed or
+        repeated; keep the last cursor to resume the same way after your own restart. Runs until
+        you stop iterating. 410: the samples after ``after`` are no longer kept (a gateway without
+        its journal); 409: ``after`` is ahead of the gateway's newest sample (it restarted on
+        another or an empty journal; the message says where it is now)."""
         cursor = after
 
         def start(headers: Mapping[str, str]) -> None:
@@ -255,10 +269,15 @@ class RollgateClient:
                 cursor = int(headers["x-rollgate-cursor"])
 
         while True:
+            lines = self._http.stream_lines(
+                "/api/samples/stream", query={"after": cursor}, on_headers=start
+            ).__aiter__()
             try:
-                async for line in self._http.stream_lines(
-                    "/api/samples/stream", query={"after": cursor}, on_headers=start
-                ):
+                while True:
+                    try:
+                        line = await asyncio.wait_for(lines.__anext__(), idle_timeout)
+                    except StopAsyncIteration:
+                        break
                     if not line.strip():
                         continue
                     sample = Sample.from_json(json.loads(line))
@@ -268,6 +287,8 @@ class RollgateClient:
                 raise _error(e.response) from None
             except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError) as e:
                 log.warning("the sample stream broke (%r); reopening after cursor %s", e, cursor)
+            finally:
+                await lines.aclose()
             await asyncio.sleep(retry_delay)
 
     # -- the gate ---------------------------------------------------------------------------------
@@ -331,7 +352,11 @@ class RollgateClient:
         """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 410
         withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
         ids, ``logprobs`` not one per output id, or ``routed_experts`` not one row per position
-        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``."""
+        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``.
+
+        A completion whose answer is lost (the connection broke, a replica died, a balancer said
+        502/503/504) is sent again, up to ``COMPLETE_ATTEMPTS`` times: the gateway accepts it
+        once, and a send after the one that landed is answered ``{"resent": true}``."""
         body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
         if logprobs_mode is not None:
             body["logprobs_mode"] = logprobs_mode
@@ -341,7 +366,21 @@ class RollgateClient:
             body["logprobs"] = list(logprobs)
         if weight_version is not None:
             body["weight_version"] = weight_version
-        return await self._call("POST", f"/api/requests/{_seg(request_id)}/complete", body)
+        path = f"/api/requests/{_seg(request_id)}/complete"
+        for attempt in range(COMPLETE_ATTEMPTS):
+            last = attempt == COMPLETE_ATTEMPTS - 1
+            try:
+                return await self._call("POST", path, body)
+            except RollgateError as e:
+                if e.status not in RETRY_STATUSES or last:
+                    raise
+                log.warning("the completion of %s was not taken (%s); sending it again", request_id, e)
+            except (OSError, asyncio.TimeoutError) as e:
+                if last:
+                    raise
+                log.warning("the completion of %s got no answer (%r); sending it again", request_id, e)
+            await asyncio.sleep(min(0.25 * 2**attempt, 4.0))
+        raise AssertionError("unreachable")
 
     async def fail(self, request_id: str, error: str, status: int | None = None) -> dict[str, Any]:
         """``POST /api/requests/:id/fail``: the agent gets a protocol-shaped error (default 502)."""
