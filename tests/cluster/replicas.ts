@@ -24,6 +24,9 @@ export function startReplicas(
           databaseUrl,
           "--owner-lease",
           String(TEST_LEASE_S),
+          // HAProxy, in front of them in the tests, is on loopback.
+          "--trusted-proxies",
+          "127.0.0.1",
           ...args,
         ]),
     ),
