@@ -29,7 +29,7 @@ import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdow
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
 import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
-import { Cluster } from "../cluster/mod.ts";
+import { Cluster, STREAM_HEAD_HOLD_MS } from "../cluster/mod.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -290,16 +290,19 @@ export async function serve(args: string[]): Promise<void> {
       : undefined,
     metrics,
     readiness,
+    ...(cluster ? { streamHeadHoldMs: STREAM_HEAD_HOLD_MS } : {}),
   });
   starting = "restoring the journal";
   const restored = await created.restore().catch(async (e) => {
     await server.shutdown();
     journal?.close();
     throw new UsageError(
-      `the journal ${journal?.path} cannot be restored: ${
+      `the journal ${(cluster?.journal ?? journal)?.path} cannot be restored: ${
         (e as Error).message
       }. rollgate does not start on part of it. ` +
-        `Keep a copy of its directory; then start empty with another --data-dir (samples the trainer already read are not affected)`,
+        (cluster
+          ? `Keep a copy of the database (pg_dump); then start the replicas on an empty one (samples the trainer already read are not affected)`
+          : `Keep a copy of its directory; then start empty with another --data-dir (samples the trainer already read are not affected)`),
     );
   });
   if (restored) {
@@ -311,7 +314,7 @@ export async function serve(args: string[]): Promise<void> {
       } ms`,
     );
   }
-  if (cluster) front = await cluster.attach(created, bounds.limits.maxTrainerBodyBytes ?? 16 << 20);
+  if (cluster) front = await cluster.attach(created);
   gw = created;
   console.log(
     `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +

@@ -1,14 +1,13 @@
 /**
- * The agent-facing endpoints, mounted both under `/rollout/:id` and bare (`/v1/...`, rollout
- * from the token). Each protocol module converts; this file only does HTTP.
+ * The agent-facing endpoints of the table in `agent_endpoints.ts` (turns, `count_tokens`,
+ * models), mounted both under `/rollout/:id` and bare (`/v1/...`, rollout from the token). Each
+ * protocol module converts; this file only does HTTP.
  *
  * @module
  */
 import { type Context, Hono } from "hono";
-import { anthropicAdapter, toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
-import { openaiChatAdapter } from "./openai_chat/mod.ts";
-import { responsesAdapter } from "./responses/mod.ts";
-import type { ProtocolAdapter } from "../protocol.ts";
+import { toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
+import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
 import { httpStatus } from "../http_errors.ts";
 import { readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
 import type { AnswerOptions } from "../../canonical/mod.ts";
@@ -16,6 +15,7 @@ import type { Rollout, RolloutActions, Turn } from "../../trajectory/mod.ts";
 import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
+import { AGENT_ENDPOINTS, type AgentEndpoint } from "./agent_endpoints.ts";
 
 export interface AgentRouteOptions {
   /** Turns start here. */
@@ -27,6 +27,12 @@ export interface AgentRouteOptions {
   modelName: string;
   /** Black-box backends by name: rollouts whose `backend` names one are forwarded there. */
   upstreams?: Readonly<Record<string, Upstream>>;
+  /**
+   * A streamed answer's head waits for its first event up to this long (default 0: at once). A
+   * replica holds it so that its death before the answer started is a failed request the
+   * agent's SDK retries on another replica, not a broken stream it does not.
+   */
+  streamHeadHoldMs?: number;
 }
 
 /** Status and message for any error thrown while serving an agent. */
@@ -44,8 +50,13 @@ function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Respon
 
 export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
-  const rolloutOf = (c: Context) =>
-    resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw.headers, o);
+  const rolloutOf = (c: Context, e: AgentEndpoint) =>
+    resolveAgentRollout(
+      o.rollouts,
+      c.req.param("id"),
+      e.token(c.req.raw.headers, new URL(c.req.url)),
+      o,
+    );
 
   /**
    * Reads, converts and starts a turn (or answers a black-box one). Its own function so that the
@@ -71,17 +82,18 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     return { turn: await o.rollouts.startTurn(rollout, req, adapter.toolCallIdPrefix), answer };
   };
 
-  const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
+  const turn = (e: AgentEndpoint, adapter: ProtocolAdapter) => async (c: Context) => {
     try {
-      const rollout = rolloutOf(c);
+      const rollout = rolloutOf(c, e);
       const started = await startTurn(c, adapter, rollout);
       if (started instanceof Response) return started;
       const { turn: t, answer } = started;
       o.rollouts.watch(t, c.req.raw.signal);
       if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
+      const events = await heldHead(answerEvents(adapter, t, answer), o.streamHeadHoldMs ?? 0);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
-        produce: () => Promise.resolve(answerEvents(adapter, t, answer)),
+        produce: () => Promise.resolve(events),
         onError: (e) => {
           const { status, message } = errorStatus(e);
           return adapter.streamErrorEvents(status, message);
@@ -92,23 +104,23 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     }
   };
 
-  const countTokens = async (c: Context) => {
+  const countTokens = (e: AgentEndpoint) => async (c: Context) => {
     try {
-      const rollout = rolloutOf(c);
+      const rollout = rolloutOf(c, e);
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       const req = {
         ...toCanonicalCountTokensRequest(body),
         session: clientSession(c.req.raw.headers, body),
       };
       return c.json({ input_tokens: await o.rollouts.countTokens(rollout, req) });
-    } catch (e) {
-      return errorResponse(c, anthropicAdapter, e);
+    } catch (err) {
+      return errorResponse(c, e.adapter!, err);
     }
   };
 
-  const models = (c: Context) => {
+  const models = (e: AgentEndpoint) => (c: Context) => {
     try {
-      rolloutOf(c);
+      rolloutOf(c, e);
       const created = Math.floor(Date.now() / 1000);
       return c.json({
         object: "list",
@@ -125,8 +137,8 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
         first_id: o.modelName,
         last_id: o.modelName,
       });
-    } catch (e) {
-      return errorResponse(c, openaiChatAdapter, e);
+    } catch (err) {
+      return errorResponse(c, e.adapter!, err);
     }
   };
 
@@ -140,18 +152,43 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     );
   };
 
-  for (const prefix of ["/rollout/:id/v1", "/v1"]) {
-    const routes: [string, "POST" | "GET", ProtocolAdapter, (c: Context) => unknown][] = [
-      ["messages", "POST", anthropicAdapter, turn(anthropicAdapter)],
-      ["messages/count_tokens", "POST", anthropicAdapter, countTokens],
-      ["chat/completions", "POST", openaiChatAdapter, turn(openaiChatAdapter)],
-      ["responses", "POST", responsesAdapter, turn(responsesAdapter)],
-      ["models", "GET", openaiChatAdapter, models],
-    ];
-    for (const [path, method, adapter, handler] of routes) {
-      app.on(method, `${prefix}/${path}`, handler as (c: Context) => Response);
-      app.all(`${prefix}/${path}`, wrongMethod(adapter, method));
+  const handlers = {
+    turn: (e: AgentEndpoint) => turn(e, e.adapter!),
+    count_tokens: countTokens,
+    models,
+  };
+  for (const prefix of ["/rollout/:id/", "/"]) {
+    for (const e of AGENT_ENDPOINTS) {
+      if (!(e.serves in handlers) || !e.adapter) continue;
+      const handler = handlers[e.serves as keyof typeof handlers](e);
+      app.on(e.method, prefix + e.path, handler as (c: Context) => Response);
+      app.all(prefix + e.path, wrongMethod(e.adapter, e.method));
     }
   }
   return app;
+}
+
+/**
+ * `events` once their first has come, or `holdMs` passed (0: at once), so a stream's head is
+ * written with its answer; a failure before the first event is thrown (answered with its status).
+ */
+async function heldHead(
+  events: AsyncIterable<SseEvent>,
+  holdMs: number,
+): Promise<AsyncIterable<SseEvent>> {
+  if (holdMs <= 0) return events;
+  const it = events[Symbol.asyncIterator]();
+  const first = it.next();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((r) => timer = setTimeout(() => r("late"), holdMs));
+  const came = await Promise.race([first, late]).finally(() => clearTimeout(timer));
+  if (came === "late") first.catch(() => {}); // a later failure is reported in the stream
+  return {
+    async *[Symbol.asyncIterator]() {
+      const head = await first;
+      if (head.done) return;
+      yield head.value;
+      for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+    },
+  };
 }

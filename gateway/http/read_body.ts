@@ -24,7 +24,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
   const text = Number.isFinite(declared)
     ? await request.text()
-    : await readCapped(request.body, maxBytes);
+    : new TextDecoder().decode(await readCapped(request.body, maxBytes));
   if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
   let value: unknown;
   try {
@@ -60,9 +60,27 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
-  const chunks: Uint8Array[] = [];
+/**
+ * A request's body as bytes, under the same cap (a 413 from the declared length before anything
+ * is read, or once the bytes pass it); null when it has none. For a replica that passes a body
+ * on without reading it as JSON.
+ */
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) return null;
+  return await readCapped(request.body, maxBytes);
+}
+
+/** A body read until it ends or passes `maxBytes`. */
+async function readCapped(
+  body: ReadableStream<Uint8Array<ArrayBuffer>>,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   const reader = body.getReader();
   for (;;) {
@@ -75,15 +93,16 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
     }
     chunks.push(value);
   }
+  if (chunks.length === 1) return chunks[0];
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
-function tooLarge(maxBytes: number): GatewayError {
+export function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError(413, `request body exceeds the gateway's limit of ${maxBytes} bytes`);
 }
