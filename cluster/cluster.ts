@@ -127,7 +127,10 @@ export class Cluster {
     const take = (seen: Owner, gone: boolean) => {
       const heartbeat = this.#heartbeat;
       // Without evidence that the owner is gone, not for a lease after the database was away.
-      if (!heartbeat || (gone ? heartbeat.reachable !== true : !heartbeat.mayClaim)) {
+      if (
+        !heartbeat || this.#stopped ||
+        (gone ? heartbeat.reachable !== true : !heartbeat.mayClaim)
+      ) {
         return Promise.resolve(false);
       }
       let t = takeovers.get(seen.id);
@@ -143,10 +146,21 @@ export class Cluster {
     };
     // A probe per replica at a time, its answer kept a moment: many held calls ask at once.
     const probes = new Map<string, { at: number; gone: Promise<boolean> }>();
+    const found = new Set<string>();
     const gone = (r: { id: string; url: string }) => {
       const known = probes.get(r.id);
       if (known && performance.now() - known.at < 500) return known.gone;
-      const probe = { at: performance.now(), gone: replicaGone(r.url, r.id) };
+      const probe = {
+        at: performance.now(),
+        gone: replicaGone(r.url, r.id).then((isGone) => {
+          // What it handed to trainers and nobody acknowledged is offered again, once.
+          if (isGone && !found.has(r.id)) {
+            found.add(r.id);
+            this.requests.redeliverFrom(r.id).catch(() => found.delete(r.id));
+          }
+          return isGone;
+        }),
+      };
       probes.set(r.id, probe);
       return probe.gone;
     };
@@ -204,6 +218,7 @@ export class Cluster {
       adminToken: this.o.adminToken,
       limits: gw.limits,
       keepAliveMs: DEFAULT_KEEPALIVE_MS,
+      streamHeadHoldMs: STREAM_HEAD_HOLD_MS,
       holdMs: leaseMs + TAKEOVER_MS,
       local: async (req, info) => await gw.app.fetch(req, info as object),
       holds,
@@ -233,6 +248,8 @@ export class Cluster {
   #stop(reason: string): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    // It takes nothing over from here on (what it holds is stale; it is about to exit).
+    this.#heartbeat?.stop();
     console.error(`rollgate: replica ${this.replica} stops: ${reason}`);
     this.o.stop(reason);
   }

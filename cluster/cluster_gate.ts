@@ -393,6 +393,11 @@ export class ClusterGate implements RequestQueue {
     }
   }
 
+  /** Requests a gone replica handed out unacknowledged are offered again at once. */
+  redeliverFrom(replica: string): Promise<number> {
+    return this.#table.redeliverFrom(replica);
+  }
+
   /** Done by the journal, in the transaction that finishes, deletes or expires the rollout. */
   cancelRollout(): void {}
 

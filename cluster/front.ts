@@ -9,8 +9,9 @@
  *   through), or taken over and served here when the owner is gone;
  * - a call whose owner does not answer is held, not refused: until the owner answers again, or
  *   the rollout moves (at once when the owner is found gone, `owner_probe.ts`; else once its lease
- *   lapsed), then served wherever it went; a streamed call gets SSE comments meanwhile
- *   (`held_stream.ts`). Only past `holdMs` of no answer does it get a 503 in its protocol;
+ *   lapsed), then served wherever it went; a streamed call held past the stream head hold gets
+ *   its head and SSE comments meanwhile (`held_stream.ts`). Only past `holdMs` of no answer
+ *   does it get a 503 in its protocol;
  * - `POST /api/rollouts` reserves the id gateway-wide first (this replica becomes the owner);
  * - `GET /api/rollouts` and `GET /api/status` gather every live replica's answer;
  * - `POST /api/pause|resume` set the pause for every replica;
@@ -42,6 +43,8 @@ import { WHO_PATH } from "./owner_probe.ts";
 export const FORWARDED = "x-rollgate-forwarded-by";
 /** A passed-on call reached a replica that does not hold its rollout: look its owner up again. */
 export const MOVED = "x-rollgate-moved";
+/** On an answer passed on from the owner: which replica it came from. */
+export const PASSED_ON = "x-rollgate-answered-by";
 /** Asks a replica for its own part only (a gathered list or status). */
 export const LOCAL_ONLY = "x-rollgate-local";
 
@@ -59,6 +62,12 @@ export interface FrontOptions {
   limits: Pick<GatewayLimits, "maxBodyBytes" | "maxToolBodyBytes" | "maxTrainerBodyBytes">;
   /** Keep-alive comments of a held stream. */
   keepAliveMs: number;
+  /**
+   * How long a held stream's head waits for its answer before it is written (then comments keep
+   * it open): a head written is an answer this replica must deliver, or the agent's SDK, which
+   * retries a failed request but not a broken stream, sees its death.
+   */
+  streamHeadHoldMs: number;
   /** How long a call waits without an answer for its rollout to be served again. */
   holdMs: number;
   /** This replica's gateway. */
@@ -149,7 +158,9 @@ export function clusterFront(o: FrontOptions): Handler {
         await res.body?.cancel();
         return undefined;
       }
-      return new Response(res.body, { status: res.status, headers: res.headers });
+      const passed = new Headers(res.headers);
+      passed.set(PASSED_ON, owner.owner!);
+      return new Response(res.body, { status: res.status, headers: passed });
     } catch {
       return undefined;
     } finally {
@@ -245,24 +256,27 @@ export function clusterFront(o: FrontOptions): Handler {
     }
     const first = route(req, info, call, by, bytes, owner);
     if (!call.errors.streamErrorEvents || !bytes) return await first;
-    // A stream: its head goes out once an answer is there, or after a keep-alive of silence.
+    // A stream: its head goes out with its answer, or once the head hold is over.
+    const since = Date.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const quiet = new Promise<undefined>((r) =>
-      timer = setTimeout(() => r(undefined), o.keepAliveMs)
+      timer = setTimeout(() => r(undefined), o.streamHeadHoldMs)
     );
     const early = await Promise.race([first, quiet]).finally(() => clearTimeout(timer));
-    const forwarded = early && isEventStream(early) && !o.holds(owner.id);
-    if (early && !forwarded) return early;
+    // An owner's stream passed on may still break with the owner: routed again if so.
+    const passedOn = early && isEventStream(early) && early.headers.has(PASSED_ON);
+    if (early && !passedOn) return early;
     let streams = false;
     try {
       streams = call.streams(JSON.parse(new TextDecoder().decode(bytes)));
     } catch { /* not JSON: the owner says so */ }
     if (!streams) return early ?? await first;
-    return heldStream({
+    return await heldStream({
       first,
       route: async () => route(req, info, call, by, bytes, await o.lookup(by)),
       errors: call.errors,
       keepAliveMs: o.keepAliveMs,
+      holdMs: Math.max(0, o.streamHeadHoldMs - (Date.now() - since)),
     });
   };
 

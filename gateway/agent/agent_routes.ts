@@ -7,7 +7,7 @@
  */
 import { type Context, Hono } from "hono";
 import { toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
-import type { ProtocolAdapter, SseEvent } from "../protocol.ts";
+import type { ProtocolAdapter } from "../protocol.ts";
 import { httpStatus } from "../http_errors.ts";
 import { readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
 import type { AnswerOptions } from "../../canonical/mod.ts";
@@ -28,9 +28,9 @@ export interface AgentRouteOptions {
   /** Black-box backends by name: rollouts whose `backend` names one are forwarded there. */
   upstreams?: Readonly<Record<string, Upstream>>;
   /**
-   * A streamed answer's head waits for its first event up to this long (default 0: at once). A
-   * replica holds it so that its death before the answer started is a failed request the
-   * agent's SDK retries on another replica, not a broken stream it does not.
+   * A streamed answer's head waits for the whole answer up to this long (default 0: at once). A
+   * replica holds it so that its death before the answer is out is a failed request the agent's
+   * SDK retries on another replica, not a broken stream it does not.
    */
   streamHeadHoldMs?: number;
 }
@@ -90,10 +90,10 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const { turn: t, answer } = started;
       o.rollouts.watch(t, c.req.raw.signal);
       if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
-      const events = await heldHead(answerEvents(adapter, t, answer), o.streamHeadHoldMs ?? 0);
+      await answered(t, o.streamHeadHoldMs ?? 0);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
-        produce: () => Promise.resolve(events),
+        produce: () => Promise.resolve(answerEvents(adapter, t, answer)),
         onError: (e) => {
           const { status, message } = errorStatus(e);
           return adapter.streamErrorEvents(status, message);
@@ -169,26 +169,18 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
 }
 
 /**
- * `events` once their first has come, or `holdMs` passed (0: at once), so a stream's head is
- * written with its answer; a failure before the first event is thrown (answered with its status).
+ * Waits up to `holdMs` (0: not at all) for the turn's answer, so that its stream's head is written
+ * with the whole answer: a replica that dies before then leaves a failed request, which SDKs
+ * retry, not a stream cut after its first events, which they do not. A turn that fails meanwhile
+ * throws (answered with its status, which SDKs retry too).
  */
-async function heldHead(
-  events: AsyncIterable<SseEvent>,
-  holdMs: number,
-): Promise<AsyncIterable<SseEvent>> {
-  if (holdMs <= 0) return events;
-  const it = events[Symbol.asyncIterator]();
-  const first = it.next();
+async function answered(turn: Turn, holdMs: number): Promise<void> {
+  if (holdMs <= 0) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((r) => timer = setTimeout(() => r("late"), holdMs));
-  const came = await Promise.race([first, late]).finally(() => clearTimeout(timer));
-  if (came === "late") first.catch(() => {}); // a later failure is reported in the stream
-  return {
-    async *[Symbol.asyncIterator]() {
-      const head = await first;
-      if (head.done) return;
-      yield head.value;
-      for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
-    },
-  };
+  const late = new Promise<void>((r) => timer = setTimeout(r, holdMs));
+  try {
+    await Promise.race([turn.result, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

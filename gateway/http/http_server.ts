@@ -22,6 +22,7 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
+import { setImmediate } from "node:timers";
 import { type BodyTimeouts, type RequestBody, requestBody } from "./body_stream.ts";
 import {
   type Admission,
@@ -61,8 +62,8 @@ export interface HttpServer {
   shutdown(): Promise<void>;
 }
 
-/** Responses whose body comes over time: their head is written before their first byte. */
-const STREAMED = /^(text\/event-stream|application\/x-ndjson)/;
+/** Responses whose first byte may be minutes away: their head is written at once. */
+const STREAMED = /^application\/x-ndjson/;
 
 /** What the handler learns about the connection besides the request (as `Deno.serve` gives). */
 export interface ServeInfo {
@@ -253,13 +254,26 @@ async function respond(
   const reader = response.body.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   res.on("close", stop);
+  // Pieces read in one turn of the event loop go out in one write (an answer produced at once
+  // leaves with its head, not a piece at a time).
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(uncork);
+      }
       if (!res.write(value)) await new Promise((r) => res.once("drain", r));
       if (gone.signal.aborted) return;
     }
+    if (corked) uncork();
     res.end();
   } catch (e) {
     // The body failed after the head was sent: all that is left is to cut the connection.

@@ -119,6 +119,22 @@ export class RequestRows {
     return row?.rollout;
   }
 
+  /**
+   * Requests `replica` handed to trainers that no trainer acknowledged: offered again at once
+   * (that replica is gone; its answers to the long polls likely died with it), not after the
+   * acknowledgement timeout. Returns how many.
+   */
+  async redeliverFrom(replica: string): Promise<number> {
+    const rows = await this.sql`
+      WITH again AS (
+        UPDATE pending SET state = 'queued', deadline = NULL, delivered_by = NULL
+        WHERE delivered_by = ${replica} AND state = 'delivered'
+        RETURNING request_id
+      )
+      SELECT request_id, pg_notify(${QUEUE_CHANNEL}, '') FROM again`;
+    return rows.length;
+  }
+
   /** A claimed request its owner could not hand over is offered again a second later. */
   async release(requestId: string): Promise<void> {
     await this.sql`
@@ -174,7 +190,8 @@ export class RequestRows {
         FOR UPDATE OF p SKIP LOCKED
       )
       UPDATE pending p SET state = 'delivered', epoch = p.epoch + 1, lease_ms = ${leaseMs},
-        deadline = now() + make_interval(secs => ${this.ackTimeoutMs / 1000})
+        deadline = now() + make_interval(secs => ${this.ackTimeoutMs / 1000}),
+        delivered_by = ${this.replica}
       FROM c, rollouts r
       WHERE p.request_id = c.request_id AND r.id = p.rollout
       RETURNING p.request_id, r.owner_url, r.owner`;

@@ -22,7 +22,8 @@
  * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
  *
  * Since version 3 every event and sample row carries `sum`, the CRC-32 of its data and arrays
- * (`../row_checksum.ts`), checked when it is read.
+ * (`../row_checksum.ts`), checked when it is read, and a delivered request names the replica
+ * that handed it to a trainer (`delivered_by`).
  *
  * @module
  */
@@ -111,10 +112,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE token_rows ALTER COLUMN data SET STORAGE EXTERNAL;
   CREATE INDEX token_rows_by_rollout ON token_rows (rollout);
   `,
-  // 3: a checksum per event and sample row (`row_checksum.ts`); older rows have none.
+  // 3: a checksum per event and sample row (`row_checksum.ts`; older rows have none), and which
+  // replica handed a request to a trainer (offered again at once when that replica is gone).
   `
   ALTER TABLE events ADD COLUMN sum bigint;
   ALTER TABLE samples ADD COLUMN sum bigint;
+  ALTER TABLE pending ADD COLUMN delivered_by text;
   `,
 ];
 
