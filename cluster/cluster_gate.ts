@@ -42,6 +42,7 @@ import {
   RequestRows,
 } from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
+import { LongPolls } from "./long_polls.ts";
 
 interface Waiting {
   request: PendingRequest;
@@ -53,15 +54,6 @@ interface Waiting {
   /** Appended ids already passed to `onTokens`. */
   seen: number;
   settled: boolean;
-}
-
-/** A trainer's long poll waiting on this replica. */
-interface LongPoll {
-  rollout: string | undefined;
-  leaseMs: number;
-  done: boolean;
-  settle(r: PendingRequest | null): void;
-  fail(e: Error): void;
 }
 
 export interface ClusterGateOptions {
@@ -84,12 +76,18 @@ export class ClusterGate implements RequestQueue {
   readonly #waiting = new Map<string, Waiting>();
   readonly #poll: ReturnType<typeof setInterval>;
   readonly #table: RequestRows;
+  readonly #polls: LongPolls;
 
   constructor(readonly o: ClusterGateOptions) {
     this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
+    this.#polls = new LongPolls({
+      claim: (rollout, leaseMs) => this.#table.claim(rollout, leaseMs),
+      request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
+      release: (rid) => this.#table.release(rid),
+    });
     this.#poll = setInterval(() => {
       this.#pollWaiting().catch(() => {});
-      if (this.#polls.size > 0) void this.#serveWaiting();
+      this.#polls.look();
     }, 1000);
   }
 
@@ -219,95 +217,7 @@ export class ClusterGate implements RequestQueue {
 
   /** A new request was queued (each replica is told): this replica's long polls look. */
   wake(): void {
-    void this.#serveWaiting();
-  }
-
-  /**
-   * Claims requests for the long polls waiting here, oldest first: one claim per request found and
-   * one per distinct rollout filter that found none, so thousands of idle long polls cost one
-   * statement a second, not one each. Runs on a queued request's notification and every second
-   * while any poll waits (notifications are lost across a reconnect; deadlines pass).
-   */
-  async #serveWaiting(): Promise<void> {
-    if (this.#serving) {
-      this.#again = true;
-      return;
-    }
-    this.#serving = true;
-    try {
-      do {
-        this.#again = false;
-        const empty = new Set<string | undefined>();
-        for (const poll of [...this.#polls]) {
-          if (poll.done || empty.has(poll.rollout)) continue;
-          const claimed = await this.#table.claim(poll.rollout, poll.leaseMs);
-          if (!claimed) {
-            empty.add(poll.rollout);
-            continue;
-          }
-          const request = await this.#request(claimed.request_id, claimed.owner, claimed.owner_url);
-          if (!request) {
-            // Its owner does not hold it yet (a takeover is restoring it) or did not answer: it
-            // is offered again a second later.
-            await this.#table.release(claimed.request_id);
-            continue;
-          }
-          if (poll.done) {
-            await this.#table.release(claimed.request_id); // the poll ended meanwhile
-            continue;
-          }
-          poll.settle(request);
-        }
-      } while (this.#again);
-    } catch (e) {
-      for (const poll of this.#polls) poll.fail(e as Error);
-    } finally {
-      this.#serving = false;
-    }
-  }
-
-  #serving = false;
-  #again = false;
-  readonly #polls = new Set<LongPoll>();
-
-  /**
-   * Claims the oldest request (optionally of one rollout) whose owner is alive, waiting up to
-   * `waitMs`.
-   */
-  #next(
-    waitMs: number,
-    rollout: string | undefined,
-    signal: AbortSignal | undefined,
-    leaseMs: number,
-  ): Promise<PendingRequest | null> {
-    this.checkLease(leaseMs);
-    return new Promise<PendingRequest | null>((resolve, reject) => {
-      if (signal?.aborted) return resolve(null);
-      const end = () => {
-        poll.done = true;
-        this.#polls.delete(poll);
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", gone);
-      };
-      const poll: LongPoll = {
-        rollout,
-        leaseMs,
-        done: false,
-        settle: (r) => {
-          end();
-          resolve(r);
-        },
-        fail: (e) => {
-          end();
-          reject(e);
-        },
-      };
-      const gone = () => poll.settle(null);
-      const timer = setTimeout(() => poll.settle(null), waitMs);
-      signal?.addEventListener("abort", gone, { once: true });
-      this.#polls.add(poll);
-      void this.#serveWaiting();
-    });
+    this.#polls.look();
   }
 
   async #request(
@@ -330,7 +240,10 @@ export class ClusterGate implements RequestQueue {
     signal?: AbortSignal,
     leaseMs: number = this.o.defaultLeaseMs,
   ): Promise<PendingRequest | null> {
-    return this.#guard(() => this.#next(waitMs, rollout, signal, leaseMs));
+    return this.#guard(() => {
+      this.checkLease(leaseMs);
+      return this.#polls.wait(waitMs, rollout, signal, leaseMs);
+    });
   }
 
   ack(requestId: string, leaseMs?: number): Promise<Lease> {

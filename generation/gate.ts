@@ -22,8 +22,14 @@ import {
   type VersionRun,
 } from "./backend.ts";
 import { GateError } from "./gate_error.ts";
-export type { GateCompletion, PendingRequest } from "./gate_completion.ts";
-import { type GateCompletion, type PendingRequest, trainerCompletion } from "./gate_completion.ts";
+import type { GateStats, Lease } from "./gate_reports.ts";
+import {
+  type CompleteResult,
+  type GateCompletion,
+  outputPrint,
+  type PendingRequest,
+  trainerCompletion,
+} from "./gate_completion.ts";
 
 /** Timings of delivery; every field has a default. */
 export interface GateOptions {
@@ -76,35 +82,6 @@ interface Waiter {
 
 /** How a request that is no longer pending ended. */
 type Outcome = { kind: "resolved"; output?: number } | { kind: "withdrawn"; reason: string };
-
-/** What `complete` did: accepted the completion, or found it accepted before (sent again). */
-export type CompleteResult = "completed" | "resent";
-
-/** A fingerprint of a completion's output ids (FNV-1a and the length), to know it when it is resent. */
-function outputPrint(ids: readonly number[]): number {
-  let h = 0x811c9dc5;
-  for (const id of ids) h = Math.imul(h ^ id, 0x01000193) >>> 0;
-  return ids.length * 0x1_0000_0000 + h;
-}
-
-/** What an `ack` (or renewal) granted. */
-export interface Lease {
-  request_id: string;
-  lease_ms: number;
-  /** Milliseconds since the epoch. */
-  expires_at: number;
-}
-
-/** Counts for `/api/status`. */
-export interface GateStats {
-  queued: number;
-  delivered: number;
-  leased: number;
-  /** Deliveries whose deadline passed, so the request was offered again (since start). */
-  redelivered: number;
-  /** Requests withdrawn before a trainer resolved them (since start). */
-  withdrawn: number;
-}
 
 export class InterceptionGate implements GenerationBackend {
   readonly name = "gate";
@@ -295,10 +272,9 @@ export class InterceptionGate implements GenerationBackend {
    * the request was completed with it (its first answer was lost) is `resent`, not refused.
    */
   complete(requestId: string, completion: GateCompletion): CompleteResult {
+    const print = outputPrint(completion.output_ids);
     const done = this.#finished.get(requestId);
-    if (done?.kind === "resolved" && done.output === outputPrint(completion.output_ids)) {
-      return "resent";
-    }
+    if (done?.kind === "resolved" && done.output === print) return "resent";
     const entry = this.#pending(requestId);
     this.#checkLength(entry, completion.output_ids.length);
     const streamed = entry.appended;
@@ -315,8 +291,7 @@ export class InterceptionGate implements GenerationBackend {
       completion,
       entry.routedLike,
     );
-    this.#end(requestId, { kind: "resolved", output: outputPrint(completion.output_ids) })
-      .resolve(resolved);
+    this.#end(requestId, { kind: "resolved", output: print }).resolve(resolved);
     return "completed";
   }
 

@@ -6,7 +6,8 @@
  * decides which HTTP status each kind becomes.
  *
  * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
- * - `gate.ts`: the interception gate and its `PendingRequest`s.
+ * - `gate.ts`: the interception gate; `gate_completion.ts`: its `PendingRequest`s and how a
+ *   completion is checked; `gate_reports.ts`: leases and counts.
  * - `request_queue.ts`: what the trainer API drives (the gate, or a replicated queue).
  * - `pause_gate.ts`: pause and drain for weight syncs.
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
@@ -57,20 +58,19 @@ export {
   type TokenRowsWire,
 } from "./token_rows.ts";
 export {
-  type CompleteResult,
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
   type GateOptions,
-  type GateStats,
   InterceptionGate,
-  type Lease,
   MAX_LEASE_MS,
-  type PendingRequest,
 } from "./gate.ts";
+export type { GateStats, Lease } from "./gate_reports.ts";
 export type { RequestQueue } from "./request_queue.ts";
 export {
+  type CompleteResult,
   completionRows,
   type GateCompletion,
+  type PendingRequest,
   type RowsExpected,
   withVersionRuns,
 } from "./gate_completion.ts";

@@ -7,7 +7,8 @@
  * @module
  */
 import type { GenerationBackend } from "./backend.ts";
-import type { CompleteResult, GateStats, Lease, PendingRequest } from "./gate.ts";
+import type { GateStats, Lease } from "./gate_reports.ts";
+import type { CompleteResult, PendingRequest } from "./gate_completion.ts";
 import type { GateCompletion } from "./gate_completion.ts";
 
 export interface RequestQueue extends GenerationBackend {

@@ -35,7 +35,6 @@
  */
 export { SqliteJournal } from "./sqlite_journal.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
-export { packArrays, unpackArrays } from "./array_codec.ts";
 export {
   completionOf,
   guardClosedSocketWrites,

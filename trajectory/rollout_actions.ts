@@ -152,7 +152,6 @@ export class RolloutActions {
   async pendingRequests(rollout?: string): Promise<number> {
     return await this.#gate.pendingCount(rollout);
   }
-
   /** Where the trainer's requests stand (`/api/status`). */
   async requestStats(): Promise<GateStats> {
     return await this.#gate.stats();
@@ -164,10 +163,6 @@ export class RolloutActions {
   }
 
   // The pause (weight syncs): new generations are held while it is on.
-
-  get paused(): boolean {
-    return this.#runner.pause.paused;
-  }
 
   pauseStatus(): PauseStatus {
     return this.#runner.pause.status();

@@ -36,12 +36,7 @@ export {
   upstreamsFromFlags,
 } from "./black_box/mod.ts";
 export { agentRoutes } from "./agent_routes.ts";
-export {
-  AGENT_ENDPOINTS,
-  type AgentEndpoint,
-  agentEndpoint,
-  type ErrorShape,
-} from "./agent_endpoints.ts";
+export { AGENT_ENDPOINTS, agentEndpoint, type ErrorShape } from "./agent_endpoints.ts";
 export {
   BUILTIN_HOST_TOOLS,
   DEFAULT_MAX_TOOL_BODY_BYTES,

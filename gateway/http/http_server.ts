@@ -22,7 +22,6 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
-import { setImmediate } from "node:timers";
 import { type BodyTimeouts, type RequestBody, requestBody } from "./body_stream.ts";
 import {
   type Admission,
@@ -118,7 +117,11 @@ export async function serveHttp(
         message: `too many open connections: ${why}; retry later`,
       },
     });
-    res.writeHead(503, { "content-type": "application/json", connection: "close" }).end(body);
+    res.writeHead(503, {
+      "content-type": "application/json",
+      "content-length": new TextEncoder().encode(body).byteLength,
+      connection: "close",
+    }).end(body);
   };
   const server = http.createServer((req, res) => {
     const conn = connections.get(req.socket);
@@ -254,26 +257,13 @@ async function respond(
   const reader = response.body.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   res.on("close", stop);
-  // Pieces read in one turn of the event loop go out in one write (an answer produced at once
-  // leaves with its head, not a piece at a time).
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    res.uncork();
-  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        setImmediate(uncork);
-      }
       if (!res.write(value)) await new Promise((r) => res.once("drain", r));
       if (gone.signal.aborted) return;
     }
-    if (corked) uncork();
     res.end();
   } catch (e) {
     // The body failed after the head was sent: all that is left is to cut the connection.

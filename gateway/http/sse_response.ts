@@ -26,8 +26,19 @@ export function sseResponse(options: SseOptions): Response {
   let closed = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      // What is written in one turn of the event loop goes out as one piece: an answer produced
+      // at once leaves with its head in one write, not event by event.
+      let pending = "";
+      let flushing: ReturnType<typeof setTimeout> | undefined;
+      const flush = () => {
+        clearTimeout(flushing);
+        flushing = undefined;
+        if (!closed && pending) controller.enqueue(encoder.encode(pending));
+        pending = "";
+      };
       const write = (text: string) => {
-        if (!closed) controller.enqueue(encoder.encode(text));
+        pending += text;
+        flushing ??= setTimeout(flush, 0);
       };
       write(": rollgate\n\n");
       timer = setInterval(
@@ -41,6 +52,7 @@ export function sseResponse(options: SseOptions): Response {
         .catch((e) => options.onError(e).forEach((ev) => write(encodeSse(ev))))
         .finally(() => {
           clearInterval(timer);
+          flush();
           if (!closed) {
             closed = true;
             controller.close();

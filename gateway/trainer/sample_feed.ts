@@ -47,7 +47,9 @@ export class SampleFeed {
     if (after !== undefined && after > newest) {
       throw new GatewayError(
         409,
-        `cursor ${after} is ahead of the newest sample of this gateway's log (${newest}): it came from another log (the gateway restarted on another or an empty journal); samples up to it would be skipped. Reconnect with after=${newest} to read on from here, or after=0 for every sample kept`,
+        `cursor ${after} is ahead of the newest sample of this gateway's log (${newest}): it came from another log (the gateway restarted on another or an empty journal); samples up to it would be skipped. Reconnect with after=${newest} to read on from here${
+          newest > 0 ? ", or after=0 for every sample kept" : ""
+        }`,
       );
     }
     let cursor = after ?? newest;

@@ -30,7 +30,7 @@ import { REQUEST_EVENT_KINDS } from "./request_events.ts";
 import { SAMPLES_CHANNEL } from "./channels.ts";
 import { forgetTokenRows, putTokenRows, readTokenRows } from "./token_rows.ts";
 import { TokenRowCache } from "./token_row_cache.ts";
-import { isConnectionError } from "./connection_errors.ts";
+import { retried } from "./retried_write.ts";
 import { checkRow, rowSum } from "../row_checksum.ts";
 
 export interface PgJournalOptions {
@@ -52,14 +52,6 @@ function rowKey(turn: string, field: TokenRowField): string {
 
 /** Most events one statement writes. */
 const BATCH = 200;
-
-/** A write attempt that did not answer in time (sent again, as after a lost connection). */
-class AttemptTimeout extends Error {
-  override name = "AttemptTimeout";
-  constructor(ms: number) {
-    super(`a write to the database did not answer within ${ms / 1000} s`);
-  }
-}
 
 export class PgJournal implements Journal {
   readonly replica: string;
@@ -151,38 +143,9 @@ export class PgJournal implements Journal {
     }
   }
 
-  /**
-   * Runs `write` again while the connection is what failed, up to the retry time. With
-   * `attemptMs` each attempt has an end of its own: a statement that never returns (a connection
-   * that went silent) is given up and sent again instead of holding `flushed()` and every later
-   * write of this replica. Only for writes that land once even when two attempts overlap (an
-   * event batch: `ON CONFLICT (uid) DO NOTHING` waits for the other attempt's rows).
-   */
-  async #retrying<T>(
-    write: (retry: boolean) => Promise<T>,
-    attemptMs = Infinity,
-  ): Promise<T> {
-    const deadline = Date.now() + this.#retryMs;
-    for (let retry = false;; retry = true) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        const attempt = write(retry);
-        attempt.catch(() => {}); // given up on: its late failure is nobody's
-        if (attemptMs === Infinity) return await attempt;
-        return await Promise.race([
-          attempt,
-          new Promise<never>((_, reject) =>
-            timer = setTimeout(() => reject(new AttemptTimeout(attemptMs)), attemptMs)
-          ),
-        ]);
-      } catch (e) {
-        const again = isConnectionError(e) || e instanceof AttemptTimeout;
-        if (!again || Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, 200));
-      } finally {
-        clearTimeout(timer);
-      }
-    }
+  /** `write`, sent again while the connection is what failed (see `retried_write.ts`). */
+  #retrying<T>(write: () => Promise<T>, attemptMs = Infinity): Promise<T> {
+    return retried(write, this.#retryMs, attemptMs);
   }
 
   async finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {

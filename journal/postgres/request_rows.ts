@@ -21,6 +21,7 @@ import {
   type VersionRun,
 } from "../../generation/mod.ts";
 import { CHANNEL_PREFIX, QUEUE_CHANNEL } from "./channels.ts";
+import { idBytes } from "./id_bytes.ts";
 import { checkRow, rowSum } from "../row_checksum.ts";
 import { isOpen, OPEN_STATES, type RequestState } from "./request_states.ts";
 import {
@@ -37,20 +38,6 @@ const REQUEST_KINDS = REQUEST_EVENT_KINDS as unknown as string[];
 
 // deno-lint-ignore no-explicit-any
 type Tx = any;
-
-/** Ids as the table keeps them: int32, little-endian. */
-export function idBytes(ids: readonly number[]): Buffer {
-  const b = Buffer.alloc(ids.length * 4);
-  for (let i = 0; i < ids.length; i++) b.writeInt32LE(ids[i], i * 4);
-  return b;
-}
-
-export function idsOf(bytes: Uint8Array): number[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<number>(bytes.byteLength / 4);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);
-  return out;
-}
 
 /** How a request ended, as its owner reads it. */
 export interface Outcome {

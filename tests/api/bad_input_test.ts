@@ -309,12 +309,21 @@ Deno.test("agent endpoints: unknown rollout 404, foreign token 403, no rollout a
     for (const ep of ENDPOINTS) {
       const label = (what: string) => `${ep.name}: ${what}`;
       assertError(
-        await send(gw, ep, "no-such-rollout", r.token, ep.good),
+        await send(gw, ep, "no-such-rollout", null, ep.good),
         404,
         ep.shape,
         /unknown rollout no-such-rollout/,
       );
       await check(label("unknown rollout"));
+      // A rollout's token on a missing rollout's path: the same 403 as on another rollout's, so
+      // an agent cannot tell which ids exist.
+      assertError(
+        await send(gw, ep, "no-such-rollout", r.token, ep.good),
+        403,
+        ep.shape,
+        /this token belongs to another rollout than no-such-rollout/,
+      );
+      await check(label("own token on a missing rollout"));
       // The control rollout's token must not open the victim (nor record in either).
       assertError(
         await send(gw, ep, r.id, control.token, ep.good),

@@ -1,0 +1,116 @@
+/**
+ * The trainers' long polls waiting on one replica, served together: each look claims requests
+ * for the waiting polls, oldest first, one claim per request found and one per distinct rollout
+ * filter that found none, so thousands of idle long polls cost one statement a second, not one
+ * each. A look runs when a request was queued (every replica is told) and every second while any
+ * poll waits (notifications are lost across a reconnect; deadlines pass).
+ *
+ * @module
+ */
+import type { PendingRequest } from "../generation/mod.ts";
+
+/** A request claimed for a poll, with its owner (whose prompt it is). */
+export interface Claimed {
+  request_id: string;
+  owner: string;
+  owner_url: string;
+}
+
+export interface LongPollsOptions {
+  claim(rollout: string | undefined, leaseMs: number): Promise<Claimed | undefined>;
+  /** The claimed request's prompt; null or undefined when its owner does not hand it over. */
+  request(claimed: Claimed): Promise<PendingRequest | null | undefined>;
+  /** A claimed request that was not handed over is offered again a second later. */
+  release(requestId: string): Promise<void>;
+}
+
+interface LongPoll {
+  rollout: string | undefined;
+  leaseMs: number;
+  done: boolean;
+  settle(r: PendingRequest | null): void;
+  fail(e: Error): void;
+}
+
+export class LongPolls {
+  readonly #polls = new Set<LongPoll>();
+  #serving = false;
+  #again = false;
+
+  constructor(readonly o: LongPollsOptions) {}
+
+  /** Claims for the waiting polls now (or right after the look under way). */
+  look(): void {
+    if (this.#polls.size > 0) void this.#serve();
+  }
+
+  /** The oldest request (of `rollout`, if given) claimed within `waitMs`, or null. */
+  wait(
+    waitMs: number,
+    rollout: string | undefined,
+    signal: AbortSignal | undefined,
+    leaseMs: number,
+  ): Promise<PendingRequest | null> {
+    return new Promise<PendingRequest | null>((resolve, reject) => {
+      if (signal?.aborted) return resolve(null);
+      const end = () => {
+        poll.done = true;
+        this.#polls.delete(poll);
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", gone);
+      };
+      const poll: LongPoll = {
+        rollout,
+        leaseMs,
+        done: false,
+        settle: (r) => {
+          end();
+          resolve(r);
+        },
+        fail: (e) => {
+          end();
+          reject(e);
+        },
+      };
+      const gone = () => poll.settle(null);
+      const timer = setTimeout(() => poll.settle(null), waitMs);
+      signal?.addEventListener("abort", gone, { once: true });
+      this.#polls.add(poll);
+      void this.#serve();
+    });
+  }
+
+  async #serve(): Promise<void> {
+    if (this.#serving) {
+      this.#again = true;
+      return;
+    }
+    this.#serving = true;
+    try {
+      do {
+        this.#again = false;
+        const empty = new Set<string | undefined>();
+        for (const poll of [...this.#polls]) {
+          if (poll.done || empty.has(poll.rollout)) continue;
+          const claimed = await this.o.claim(poll.rollout, poll.leaseMs);
+          if (!claimed) {
+            empty.add(poll.rollout);
+            continue;
+          }
+          const request = await this.o.request(claimed);
+          // Its owner does not hold it yet (a takeover is restoring it) or did not answer, or
+          // the poll ended meanwhile: it is offered again a second later.
+          if (!request || poll.done) {
+            await this.o.release(claimed.request_id);
+            continue;
+          }
+          poll.settle(request);
+        }
+      } while (this.#again);
+    } catch (e) {
+      for (const poll of this.#polls) poll.fail(e as Error);
+    } finally {
+      this.#serving = false;
+    }
+  }
+}
