@@ -81,7 +81,7 @@ export class ClusterGate implements RequestQueue {
   constructor(readonly o: ClusterGateOptions) {
     this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
     this.#polls = new LongPolls({
-      claim: (rollout, leaseMs) => this.#table.claim(rollout, leaseMs),
+      claim: (rollout, leaseMs, limit) => this.#table.claim(rollout, leaseMs, limit),
       request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
       release: (rid) => this.#table.release(rid),
     });
@@ -275,7 +275,25 @@ export class ClusterGate implements RequestQueue {
         if (!expected) return "resent";
         rows = completionRows(expected, wire, c.output_ids.length);
       }
-      return await this.#table.complete(requestId, completion, rows);
+      // This replica's own turn waits for it: settled here, no notification and no read back.
+      const w = this.#waiting.get(requestId);
+      const here = w !== undefined && !w.settled;
+      const done = await this.#table.complete(requestId, completion, rows, here);
+      if (done === "resent") return "resent";
+      if (!here) return "completed";
+      if (done.appended > w.seen) {
+        await this.resolved(requestId); // ids appended elsewhere it has not seen: read them
+        return "completed";
+      }
+      const { output_ids, logprobs, finish_reason, weight_version, logprobs_mode } = completion;
+      const own: Completion = { output_ids, finish_reason };
+      if (logprobs) own.logprobs = logprobs;
+      if (weight_version !== undefined) own.weight_version = weight_version;
+      if (logprobs_mode !== undefined) own.logprobs_mode = logprobs_mode;
+      if (rows) own.routed_experts = rows;
+      const resolved = withVersionRuns(own, done.appended, done.versions);
+      this.#settle(w, () => w.resolve(resolved));
+      return "completed";
     });
   }
 

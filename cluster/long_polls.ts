@@ -1,8 +1,8 @@
 /**
- * The trainers' long polls waiting on one replica, served together: each look claims requests
- * for the waiting polls, oldest first, one claim per request found and one per distinct rollout
- * filter that found none, so thousands of idle long polls cost one statement a second, not one
- * each. A look runs when a request was queued (every replica is told) and every second while any
+ * The trainers' long polls waiting on one replica, served together: each look claims, in one
+ * statement per rollout filter and lease the waiting polls ask for, as many requests as polls wait
+ * with them, and hands them to the oldest polls first; so thousands of idle long polls cost one
+ * statement a second, not one each, and a request queued costs one claim. A look runs when a request was queued (every replica is told) and every second while any
  * poll waits (notifications are lost across a reconnect; deadlines pass).
  *
  * @module
@@ -17,7 +17,8 @@ export interface Claimed {
 }
 
 export interface LongPollsOptions {
-  claim(rollout: string | undefined, leaseMs: number): Promise<Claimed | undefined>;
+  /** Claims up to `limit` requests, in the order they are to be handed out. */
+  claim(rollout: string | undefined, leaseMs: number, limit: number): Promise<Claimed[]>;
   /** The claimed request's prompt; null or undefined when its owner does not hand it over. */
   request(claimed: Claimed): Promise<PendingRequest | null | undefined>;
   /** A claimed request that was not handed over is offered again a second later. */
@@ -89,22 +90,30 @@ export class LongPolls {
     try {
       do {
         this.#again = false;
-        const empty = new Set<string | undefined>();
-        for (const poll of [...this.#polls]) {
-          if (poll.done || empty.has(poll.rollout)) continue;
-          const claimed = await this.o.claim(poll.rollout, poll.leaseMs);
-          if (!claimed) {
-            empty.add(poll.rollout);
-            continue;
+        // The waiting polls by what they ask for, oldest first in each group.
+        const groups = new Map<string, LongPoll[]>();
+        for (const poll of this.#polls) {
+          const key = `${poll.leaseMs} ${poll.rollout ?? ""}`;
+          const group = groups.get(key);
+          if (group) group.push(poll);
+          else groups.set(key, [poll]);
+        }
+        for (const polls of groups.values()) {
+          const { rollout, leaseMs } = polls[0];
+          const claimed = await this.o.claim(rollout, leaseMs, polls.length);
+          let next = 0;
+          for (const c of claimed) {
+            const request = await this.o.request(c);
+            while (next < polls.length && polls[next].done) next++;
+            const poll = polls[next];
+            // Its owner does not hold it yet (a takeover is restoring it) or did not answer, or
+            // its polls ended meanwhile: it is offered again a second later.
+            if (!request || !poll) {
+              await this.o.release(c.request_id);
+              continue;
+            }
+            poll.settle(request);
           }
-          const request = await this.o.request(claimed);
-          // Its owner does not hold it yet (a takeover is restoring it) or did not answer, or
-          // the poll ended meanwhile: it is offered again a second later.
-          if (!request || poll.done) {
-            await this.o.release(claimed.request_id);
-            continue;
-          }
-          poll.settle(request);
         }
       } while (this.#again);
     } catch (e) {

@@ -54,6 +54,14 @@ export interface Outcome {
   routed_experts: Uint8Array | null;
 }
 
+/** What a request held when a trainer's answer resolved it. */
+export interface Resolved {
+  /** Ids appended before the completion. */
+  appended: number;
+  /** Their weight versions, each from where it starts. */
+  versions: VersionRun[];
+}
+
 /** What the owner queues: the request and what its completion will be checked against. */
 export interface QueuedRequest {
   request_id: string;
@@ -165,15 +173,27 @@ export class RequestRows {
     return rows.map((r) => r.request_id);
   }
 
-  async claim(rollout: string | undefined, leaseMs: number) {
-    const [row] = await this.sql<{ request_id: string; owner_url: string; owner: string }[]>`
+  /**
+   * Claims up to `limit` requests (of `rollout`, if given) whose owner is alive, for long polls
+   * waiting with lease `leaseMs`: those whose delivery or lease deadline passed first, then the
+   * oldest queued. In that order.
+   */
+  async claim(
+    rollout: string | undefined,
+    leaseMs: number,
+    limit = 1,
+  ): Promise<{ request_id: string; owner_url: string; owner: string }[]> {
+    const rows = await this.sql<
+      { request_id: string; owner_url: string; owner: string; fresh: boolean; seq: string }[]
+    >`
       WITH c AS (
-        SELECT p.request_id FROM pending p JOIN rollouts r ON r.id = p.rollout
+        SELECT p.request_id, p.seq, p.state = 'queued' AS fresh
+        FROM pending p JOIN rollouts r ON r.id = p.rollout
         WHERE (p.state = 'queued' OR (p.state IN ('delivered', 'leased') AND p.deadline < now()))
           AND r.lease_until > now()
           ${rollout === undefined ? this.sql`` : this.sql`AND p.rollout = ${rollout}`}
         ORDER BY p.state = 'queued', p.seq
-        LIMIT 1
+        LIMIT ${limit}
         FOR UPDATE OF p SKIP LOCKED
       )
       UPDATE pending p SET state = 'delivered', epoch = p.epoch + 1, lease_ms = ${leaseMs},
@@ -181,8 +201,9 @@ export class RequestRows {
         delivered_by = ${this.replica}
       FROM c, rollouts r
       WHERE p.request_id = c.request_id AND r.id = p.rollout
-      RETURNING p.request_id, r.owner_url, r.owner`;
-    return row;
+      RETURNING p.request_id, r.owner_url, r.owner, c.fresh, c.seq`;
+    return rows.sort((a, b) => Number(a.fresh) - Number(b.fresh) || Number(a.seq) - Number(b.seq))
+      .map(({ request_id, owner_url, owner }) => ({ request_id, owner_url, owner }));
   }
 
   async pendingCount(rollout?: string): Promise<number> {
@@ -262,15 +283,17 @@ export class RequestRows {
   }
 
   /**
-   * Completes a request, with its checked `routed_experts` if any (carried to its owner);
-   * `resent` when it was completed before with the same output (this is that completion again,
-   * sent after its answer was lost).
+   * Completes a request, with its checked `routed_experts` if any (carried to its owner); what
+   * the request held when it was completed, or `resent` when it was completed before with the
+   * same output (this is that completion again, sent after its answer was lost). `ownWaiter`:
+   * this replica's turn waits for it and is settled by the caller (its owner is not told).
    */
   async complete(
     requestId: string,
     c: Omit<Completion, "routed_experts">,
     rows?: TokenRows,
-  ): Promise<"completed" | "resent"> {
+    ownWaiter = false,
+  ): Promise<Resolved | "resent"> {
     const output = idBytes(c.output_ids);
     const bytes = rows?.bytes;
     const carried = rows
@@ -286,8 +309,9 @@ export class RequestRows {
       this.sql`AND ${c.output_ids.length} <= max_tokens
         AND substr(${output}::bytea, 1, length(appended)) = appended`,
       carried,
+      ownWaiter,
     );
-    if (won) return "completed";
+    if (won) return won;
     if (await this.completedWith(requestId, c.output_ids)) return "resent";
     throw await this.refusal(requestId, 0, c.output_ids);
   }
@@ -325,23 +349,28 @@ export class RequestRows {
     condition: any,
     // deno-lint-ignore no-explicit-any
     set: any,
-  ): Promise<boolean> {
+    ownWaiter = false,
+  ): Promise<Resolved | undefined> {
     const arrays = event.arrays ? Buffer.from(event.arrays) : null;
     const data = JSON.stringify(event.data);
-    const rows = await this.sql`
+    // The owner is told on its channel, unless it is this replica and settles its turn itself.
+    const [row] = await this.sql<{ appended: number; versions: VersionRun[] }[]>`
       WITH won AS (
         UPDATE pending SET state = ${state}, resolved_at = now() ${set}
         WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)} ${condition}
-        RETURNING rollout, request_id
+        RETURNING rollout, request_id, length(appended) / 4 AS appended, versions
       ), ev AS (
         INSERT INTO events (rollout, kind, at, data, arrays, epoch, replica, ref, sum)
         SELECT won.rollout, ${event.kind}, ${Date.now()}, ${data}, ${arrays}::bytea, 0,
           ${this.replica}, won.request_id, ${rowSum(data, event.arrays)}
         FROM won RETURNING rollout
       )
-      SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
-      FROM ev JOIN rollouts r ON r.id = ev.rollout`;
-    return rows.length > 0;
+      SELECT won.appended, won.versions,
+        CASE WHEN NOT ${ownWaiter} OR r.owner IS DISTINCT FROM ${this.replica}
+          THEN pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
+        END
+      FROM won, ev JOIN rollouts r ON r.id = ev.rollout`;
+    return row ? { appended: Number(row.appended), versions: row.versions } : undefined;
   }
 
   /** Why a call about a request that is not open was refused (read after the write lost). */

@@ -51,7 +51,7 @@ Deno.test({
         logprobs: [-0.5, -0.25],
         finish_reason: "stop" as const,
       };
-      assert.equal(await a.complete("q1", done), "completed");
+      assert.deepEqual(await a.complete("q1", done), { appended: 0, versions: [] });
       // Its answer was lost with replica a: the trainer sends it again through replica b.
       assert.equal(await b.complete("q1", done), "resent");
       await assert.rejects(
@@ -73,10 +73,15 @@ Deno.test({
 
       // Replica b handed q2 to a trainer and died before the trainer got it.
       await queue("q2");
-      assert.equal((await b.claim(undefined, 60_000))?.request_id, "q2");
-      assert.equal(await b.claim(undefined, 60_000), undefined, "delivered: not offered again");
+      assert.deepEqual((await b.claim(undefined, 60_000)).map((c) => c.request_id), ["q2"]);
+      assert.deepEqual(await b.claim(undefined, 60_000), [], "delivered: not offered again");
       assert.equal(await a.redeliverFrom("b"), 1);
-      assert.equal((await a.claim(undefined, 60_000))?.request_id, "q2", "offered again at once");
+      await queue("q3");
+      assert.deepEqual(
+        (await a.claim(undefined, 60_000, 5)).map((c) => c.request_id),
+        ["q2", "q3"],
+        "offered again at once, ahead of the queue, several claimed at once",
+      );
     } finally {
       await sql.end({ timeout: 2 });
       await pg.stop();
