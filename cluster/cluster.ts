@@ -91,7 +91,6 @@ export class Cluster {
       ackTimeoutMs: o.delivery?.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS,
       defaultLeaseMs: o.delivery?.defaultLeaseMs ?? DEFAULT_LEASE_MS,
       maxLeaseMs: o.delivery?.maxLeaseMs ?? MAX_LEASE_MS,
-      flushed: () => this.journal.flushed(),
       fetchRequest: (url, rid) => this.#fetchRequest(url, rid),
     });
   }

@@ -62,8 +62,6 @@ export interface ClusterGateOptions {
   ackTimeoutMs: number;
   defaultLeaseMs: number;
   maxLeaseMs: number;
-  /** Waits for the journal's queued writes (a request is offered once its turn is durable). */
-  flushed(): Promise<void>;
   /**
    * A request another replica holds (its prompt), asked of that replica; null when it does not
    * hold it (any more), undefined when it did not answer.
@@ -133,14 +131,20 @@ export class ClusterGate implements RequestQueue {
     });
   }
 
+  /** Queues the request (its turn is durable: the runner generates only once it is). */
   async #enqueue(w: Waiting): Promise<void> {
-    await this.o.flushed();
     const r = w.request;
+    // A trainer's long poll waiting here takes it as it is queued.
+    const poll = this.#polls.take(r.rollout_id);
     const inserted = await this.#table.insert({
       ...r,
       maxTokens: r.sampling.max_tokens,
       rows: { promptLength: r.prompt_ids.length, from: r.routed_experts_from, like: w.rowsLike },
+    }, poll && { leaseMs: poll.leaseMs }).catch((e) => {
+      poll?.give(null);
+      throw e;
     });
+    poll?.give(inserted ? r : null);
     // A restored turn's request may have been resolved before the crash.
     if (!inserted) await this.resolved(r.request_id);
   }

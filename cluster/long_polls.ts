@@ -40,6 +40,25 @@ export class LongPolls {
 
   constructor(readonly o: LongPollsOptions) {}
 
+  /**
+   * The oldest poll waiting for a request of `rollout` (or of any), taken out of the waiting
+   * ones: `give` it the request queued for it (null: none after all, it answers empty).
+   */
+  take(rollout: string): { leaseMs: number; give(r: PendingRequest | null): void } | undefined {
+    for (const poll of this.#polls) {
+      if (poll.done || (poll.rollout !== undefined && poll.rollout !== rollout)) continue;
+      this.#polls.delete(poll);
+      const give = (r: PendingRequest | null) => {
+        // It ended meanwhile (its wait was over, its trainer left): offered again a second later.
+        if (poll.done) {
+          if (r) void this.o.release(r.request_id).catch(() => {});
+        } else poll.settle(r);
+      };
+      return { leaseMs: poll.leaseMs, give };
+    }
+    return undefined;
+  }
+
   /** Claims for the waiting polls now (or right after the look under way). */
   look(): void {
     if (this.#polls.size > 0) void this.#serve();

@@ -108,7 +108,7 @@ export class PgJournal implements Journal {
         ),
       );
     }
-    return new Promise((resolve, reject) => {
+    const written = new Promise<void>((resolve, reject) => {
       this.#queue.push({
         event,
         epoch,
@@ -117,12 +117,20 @@ export class PgJournal implements Journal {
       });
       this.#flushing ??= this.#flush();
     });
+    this.#last = written.catch(() => {});
+    return written;
   }
 
-  /** Resolves once every event recorded so far is written (or failed). */
+  /**
+   * Resolves once every event recorded so far is written (or failed): batches are written in
+   * order, so once the last one recorded is. Events recorded later do not extend the wait (under
+   * steady load the queue is never empty).
+   */
   async flushed(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
+    await this.#last;
   }
+
+  #last: Promise<void> = Promise.resolve();
 
   async #flush(): Promise<void> {
     try {
