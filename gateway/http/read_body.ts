@@ -22,9 +22,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
   // A declared length is what the server reads, no more: one native read and decode (~0.2 ms
   // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
-  const text = Number.isFinite(declared)
-    ? await request.text()
-    : new TextDecoder().decode(await readCapped(request.body, maxBytes));
+  const text = await (Number.isFinite(declared)
+    ? request.text()
+    : readCapped(request.body, maxBytes).then((b) => new TextDecoder().decode(b))).catch(cutOff);
   if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
   let value: unknown;
   try {
@@ -72,7 +72,7 @@ export async function readBodyBytes(
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) return null;
-  return await readCapped(request.body, maxBytes);
+  return await readCapped(request.body, maxBytes).catch(cutOff);
 }
 
 /** A body read until it ends or passes `maxBytes`. */
@@ -101,6 +101,12 @@ async function readCapped(
     at += c.byteLength;
   }
   return bytes;
+}
+
+/** A body that broke on its way (the client reset the connection): a 400, not an internal error. */
+function cutOff(e: unknown): never {
+  if (e instanceof GatewayError) throw e;
+  throw new GatewayError(400, `the request body could not be read: ${(e as Error).message}`);
 }
 
 export function tooLarge(maxBytes: number): GatewayError {
