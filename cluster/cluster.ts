@@ -163,6 +163,15 @@ export class Cluster {
       probes.set(r.id, probe);
       return probe.gone;
     };
+    // Who beats, read at most once a second for all the calls waiting on an owner.
+    let beats: { at: number; ids: Promise<Set<string>> } | undefined;
+    const beating = () => {
+      if (!beats || performance.now() - beats.at > 1_000) {
+        const ids = this.replicas.beating(2 * beatMs).catch(() => new Set<string>([]));
+        beats = { at: performance.now(), ids };
+      }
+      return beats.ids;
+    };
     const holds = (id: string) =>
       gw.rollouts.get(id) !== undefined && this.journal.epochOf(id) !== undefined;
     // A turn waits for its request while the runner knows it (from its start, or its relaunch by
@@ -222,6 +231,7 @@ export class Cluster {
       local: async (req, info) => await gw.app.fetch(req, info as object),
       holds,
       lookup: (by) => this.ownership.lookup(by),
+      beating: async (id) => (await beating()).has(id),
       takeOver: take,
       takingOver: (id) => takeovers.get(id),
       gone,

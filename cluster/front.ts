@@ -75,6 +75,8 @@ export interface FrontOptions {
   /** This replica holds the rollout (it owns it and has it in memory). */
   holds(id: string): boolean;
   lookup(by: By): Promise<Owner | undefined>;
+  /** Whether replica `id` beats (a rollout it owns cannot move while it does). */
+  beating(id: string): Promise<boolean>;
   /**
    * Takes over a rollout (`gone`: its owner was found gone, lease or not; else only once its lease
    * lapsed); false when it could not (yet) or another replica moved first.
@@ -142,7 +144,9 @@ export function clusterFront(o: FrontOptions): Handler {
     headers.delete("content-length");
     headers.set(FORWARDED, o.replica);
     const moved = new AbortController();
+    // While the owner beats its rollout cannot move: only a silent owner's rollout is looked at.
     const watch = setInterval(async () => {
+      if (await o.beating(owner.owner!).catch(() => true)) return;
       const now = await o.lookup(by).catch(() => owner);
       if (!now || !now.live || now.epoch !== owner.epoch) moved.abort();
     }, WATCH_MS);

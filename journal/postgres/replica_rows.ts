@@ -38,6 +38,15 @@ export class ReplicaRows {
     return rows.map((r) => r.url);
   }
 
+  /** The replicas (this one included) that beat within `withinMs`. */
+  async beating(withinMs: number): Promise<Set<string>> {
+    const rows = await this.sql<{ id: string }[]>`
+      SELECT id FROM replicas WHERE heartbeat_at > now() - make_interval(secs => ${
+      withinMs / 1000
+    })`;
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Other replicas silent for longer than `silentMs` that still own active rollouts. */
   async silent(silentMs: number): Promise<ReplicaRow[]> {
     const rows = await this.sql<{ id: string; url: string; silent_ms: string }[]>`

@@ -23,7 +23,8 @@ import {
 import { CHANNEL_PREFIX, QUEUE_CHANNEL } from "./channels.ts";
 import { idBytes } from "./id_bytes.ts";
 import { checkRow, rowSum } from "../row_checksum.ts";
-import { isOpen, OPEN_STATES, type RequestState } from "./request_states.ts";
+import { OPEN_STATES, type RequestState } from "./request_states.ts";
+import { refusal } from "./request_refusals.ts";
 import {
   completionOf,
   readRequestEvent,
@@ -246,7 +247,7 @@ export class RequestRows {
         deadline = now() + make_interval(secs => coalesce(${lease}::int, lease_ms) / 1000.0)
       WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
       RETURNING lease_ms, (extract(epoch FROM deadline) * 1000)::bigint AS expires`;
-    if (!row) throw await this.refusal(requestId);
+    if (!row) throw await refusal(this.sql, requestId);
     return { request_id: requestId, lease_ms: row.lease_ms, expires_at: Number(row.expires) };
   }
 
@@ -268,7 +269,7 @@ export class RequestRows {
       )
       SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
       FROM a JOIN rollouts r ON r.id = a.rollout`;
-    if (!row) throw await this.refusal(requestId, ids.length);
+    if (!row) throw await refusal(this.sql, requestId, ids.length);
   }
 
   /**
@@ -283,7 +284,7 @@ export class RequestRows {
       WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
         AND ${output.length} <= max_tokens
         AND substr(${idBytes(output)}::bytea, 1, length(appended)) = appended`;
-    if (!row) throw await this.refusal(requestId, 0, output);
+    if (!row) throw await refusal(this.sql, requestId, 0, output);
     if (row.prompt_len === null) {
       throw new GateError(
         "invalid_routed_experts",
@@ -324,7 +325,7 @@ export class RequestRows {
     );
     if (won) return won;
     if (await this.completedWith(requestId, c.output_ids)) return "resent";
-    throw await this.refusal(requestId, 0, c.output_ids);
+    throw await refusal(this.sql, requestId, 0, c.output_ids);
   }
 
   /** Whether the request was completed with exactly `output` (a completion sent again). */
@@ -345,7 +346,7 @@ export class RequestRows {
       this.sql``,
       this.sql``,
     );
-    if (!won) throw await this.refusal(requestId);
+    if (!won) throw await refusal(this.sql, requestId);
   }
 
   /**
@@ -382,39 +383,6 @@ export class RequestRows {
         END
       FROM won, ev JOIN rollouts r ON r.id = ev.rollout`;
     return row ? { appended: Number(row.appended), versions: row.versions } : undefined;
-  }
-
-  /** Why a call about a request that is not open was refused (read after the write lost). */
-  async refusal(requestId: string, adding = 0, output?: number[]): Promise<GateError> {
-    const [row] = await this.sql<
-      { state: string; reason: string | null; appended: Uint8Array; max_tokens: number }[]
-    >`SELECT state, reason, appended, max_tokens FROM pending WHERE request_id = ${requestId}`;
-    if (!row) return new GateError("unknown_request", `unknown request id ${requestId}`);
-    if (row.state === "withdrawn") {
-      return new GateError(
-        "withdrawn",
-        `request ${requestId} was withdrawn (${row.reason}); discard its generation`,
-      );
-    }
-    if (!isOpen(row.state)) {
-      return new GateError("already_resolved", `request ${requestId} was already resolved`);
-    }
-    const appended = row.appended.byteLength / 4;
-    const length = output ? output.length : appended + adding;
-    if (length > row.max_tokens) {
-      return new GateError(
-        "output_too_long",
-        `the output has ${length} ids; request ${requestId} allows at most ${row.max_tokens} (max_tokens, within the context left after the prompt)`,
-      );
-    }
-    if (output) {
-      return new GateError(
-        "not_appended_prefix",
-        `output_ids must start with the ${appended} ids appended to ${requestId}`,
-      );
-    }
-    // Open again by now (a race with a redelivery): the caller may try again.
-    return new GateError("already_resolved", `request ${requestId} changed meanwhile; retry`);
   }
 }
 

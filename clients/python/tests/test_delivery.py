@@ -166,6 +166,33 @@ class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("agent disconnected", late.exception.message)
 
 
+async def _one_turn_served(url: str, client: RollgateClient, r) -> tuple:  # noqa: ANN001
+    """One agent turn on ``r`` while ``client.serve_requests`` answers it (HELLO): the agent's
+    answer, bounded well below the 60 s lease an agent waited out when an answer was lost, and
+    what the worker did."""
+
+    async def engine(p: PendingRequest) -> Completion:
+        return Completion(HELLO, logprobs=logprobs_for(HELLO))
+
+    stop = asyncio.Event()
+    worker = asyncio.ensure_future(client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
+    agents = AsyncHTTPClient(url, timeout=60)
+    try:
+        resp = await asyncio.wait_for(
+            agents.request(
+                "POST",
+                f"/rollout/{r.id}/v1/chat/completions",
+                json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                headers={"Authorization": f"Bearer {r.token}"},
+            ),
+            20,
+        )
+    finally:
+        await agents.close()
+        stop.set()
+    return resp, await asyncio.wait_for(worker, 10)
+
+
 class AckLostTest(unittest.IsolatedAsyncioTestCase):
     """An ack that reached the gateway but whose answer was lost used to drop the request: the
     gateway held it leased to nobody, and its agent waited out the lease (60 s)."""
@@ -193,27 +220,7 @@ class AckLostTest(unittest.IsolatedAsyncioTestCase):
 
         self.client.ack = ack_with_lost_answer  # type: ignore[method-assign]
 
-        async def engine(p: PendingRequest) -> Completion:
-            return Completion(HELLO, logprobs=logprobs_for(HELLO))
-
-        stop = asyncio.Event()
-        worker = asyncio.ensure_future(self.client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
-        agents = AsyncHTTPClient(self.gw.url, timeout=60)
-        try:
-            # Bounded well below the 60 s lease the agent waited out before.
-            resp = await asyncio.wait_for(
-                agents.request(
-                    "POST",
-                    f"/rollout/{r.id}/v1/chat/completions",
-                    json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
-                    headers={"Authorization": f"Bearer {r.token}"},
-                ),
-                20,
-            )
-        finally:
-            await agents.close()
-            stop.set()
-        stats = await asyncio.wait_for(worker, 10)
+        resp, stats = await _one_turn_served(self.gw.url, self.client, r)
         self.assertEqual(resp.status, 200)
         self.assertEqual(lost, 1)
         self.assertEqual((stats.completed, stats.dropped), (1, 0))
@@ -248,27 +255,7 @@ class CompleteLostTest(unittest.IsolatedAsyncioTestCase):
 
         http.request = request_with_lost_answer  # type: ignore[method-assign]
 
-        async def engine(p: PendingRequest) -> Completion:
-            return Completion(HELLO, logprobs=logprobs_for(HELLO))
-
-        stop = asyncio.Event()
-        worker = asyncio.ensure_future(self.client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
-        agents = AsyncHTTPClient(self.gw.url, timeout=60)
-        try:
-            # Bounded well below the 60 s lease the agent waited out before.
-            resp = await asyncio.wait_for(
-                agents.request(
-                    "POST",
-                    f"/rollout/{r.id}/v1/chat/completions",
-                    json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
-                    headers={"Authorization": f"Bearer {r.token}"},
-                ),
-                20,
-            )
-        finally:
-            await agents.close()
-            stop.set()
-        stats = await asyncio.wait_for(worker, 10)
+        resp, stats = await _one_turn_served(self.gw.url, self.client, r)
         self.assertEqual(resp.status, 200)
         self.assertEqual(sent, [200, 200], "sent twice, accepted both times")
         self.assertEqual((stats.completed, stats.dropped, stats.failed), (1, 0, 0))
