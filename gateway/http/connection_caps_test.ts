@@ -28,7 +28,11 @@ Deno.test("connection caps: a balancer's clients are counted by X-Forwarded-For;
   assert.equal(client, "203.0.113.9");
   // A header sent by the client itself names nothing: the balancer appended the real address.
   assert.equal(caps.clientOf("10.0.0.2", "198.51.100.1, 203.0.113.9"), "203.0.113.9");
-  assert.equal(caps.clientOf("192.0.2.7", "203.0.113.9"), "192.0.2.7", "an untrusted peer's header");
+  assert.equal(
+    caps.clientOf("192.0.2.7", "203.0.113.9"),
+    "192.0.2.7",
+    "an untrusted peer's header",
+  );
   const a = caps.enter(client), b = caps.enter(client), c = caps.enter(client);
   assert.ok("release" in a && "release" in b);
   assert.deepEqual(c, { refused: "2 requests from 203.0.113.9 are open" });

@@ -22,9 +22,10 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
   // A declared length is what the server reads, no more: one native read and decode (~0.2 ms
   // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
-  const text = await (Number.isFinite(declared)
-    ? request.text()
-    : readCapped(request.body, maxBytes).then((b) => new TextDecoder().decode(b))).catch(cutOff);
+  const text =
+    await (Number.isFinite(declared)
+      ? request.text()
+      : readCapped(request.body, maxBytes).then((b) => new TextDecoder().decode(b))).catch(cutOff);
   if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
   let value: unknown;
   try {
