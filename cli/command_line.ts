@@ -8,7 +8,8 @@ import { USAGE } from "./usage.ts";
 
 /**
  * Runs one command line. Returns the exit status, or `undefined` when the process should stay
- * up (`serve`, `view`) or end by itself once its work is done (`inspect`).
+ * up (`serve`, `view`) or end by itself once its work is done (`inspect`). Every verb takes
+ * `--help`.
  */
 export async function runCommandLine(args: readonly string[]): Promise<number | undefined> {
   const [verb = "serve", ...rest] = args;
@@ -20,8 +21,7 @@ export async function runCommandLine(args: readonly string[]): Promise<number | 
         await (await import("./serve.ts")).serve(rest);
         return undefined;
       case "inspect":
-        await (await import("./inspect.ts")).inspect(rest);
-        return undefined;
+        return await (await import("./inspect.ts")).inspect(rest);
       case "audit":
         return await (await import("./audit.ts")).audit(rest);
       case "rollout":

@@ -1,7 +1,8 @@
 /**
- * Reading numeric flag values, one way for every verb: absent or empty is `undefined`, anything
- * else must be an integer of the flag's kind or the verb stops with a {@link UsageError} that
- * names the flag.
+ * Reading flags, one way for every verb: {@link parseFlags} turns a flag the verb does not take
+ * into a one-line {@link UsageError} that points at the verb's `--help`; numeric values absent or
+ * empty are `undefined`, anything else must be an integer of the flag's kind or the verb stops
+ * with a {@link UsageError} that names the flag.
  *
  * @example
  * ```ts
@@ -13,7 +14,37 @@
  *
  * @module
  */
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "./usage_error.ts";
+
+/**
+ * `parseArgs` of `args` with `options` (positionals allowed when `positionals`); a mistake is a
+ * {@link UsageError} ending in where the verb's flags are listed.
+ *
+ * @example
+ * ```ts
+ * import { parseFlags } from "./flags.ts";
+ *
+ * parseFlags("inspect", ["r1", "--json"], { json: { type: "boolean" } }, true);
+ * // { values: { json: true }, positionals: ["r1"] }
+ * ```
+ */
+export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
+  verb: string,
+  args: readonly string[],
+  options: O,
+  positionals = false,
+) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: positionals, strict: true });
+  } catch (e) {
+    // Node's text for an unknown flag goes on about positionals, with an unbalanced quote; some
+    // of its messages span lines.
+    const message = (e as Error).message.replace(/\. To specify a positional argument[^]*$/, "")
+      .replace(/\s*\n\s*/g, " ");
+    throw new UsageError(`${message} (main.ts ${verb} --help lists the flags)`);
+  }
+}
 
 /** What integers a flag takes, and how the error says so. */
 export interface IntegerKind {

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import {
+  checkUpstream,
   createGateway,
   type Gateway,
   GatewayMetrics,
@@ -22,12 +22,18 @@ import {
   serveHttp,
   upstreamsFromFlags,
 } from "../gateway/mod.ts";
-import { type GenerationBackend, SglangBackend, VllmBackend } from "../generation/mod.ts";
+import {
+  type GenerationBackend,
+  SglangBackend,
+  VllmBackend,
+  type VllmOptions,
+} from "../generation/mod.ts";
 import { PolicyModel } from "../model/mod.ts";
-import { COUNT, integerFlag, POSITIVE } from "./flags.ts";
+import { COUNT, integerFlag, parseFlags, PORT, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
-import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
-import { LIMIT_FLAGS, serveLimits } from "./serve_limits.ts";
+import { modelOptions } from "./model_flags.ts";
+import { SERVE_BACKENDS, SERVE_FLAGS } from "./serve_flags.ts";
+import { serveLimits } from "./serve_limits.ts";
 import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
 import { Cluster, STREAM_HEAD_HOLD_MS } from "../cluster/mod.ts";
 import { USAGE } from "./usage.ts";
@@ -87,6 +93,22 @@ async function openCluster(
   }
 }
 
+/** Why the port could not be bound, in words that say what to do. */
+function listenFailure(hostname: string, port: number, e: Error & { code?: string }): string {
+  const where = `${hostname}:${port}`;
+  switch (e.code) {
+    case "EADDRINUSE":
+      return `${where} is in use (another rollgate? stop it, or choose another --port)`;
+    case "EACCES":
+      return `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`;
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return `cannot listen on ${where}: --host ${hostname} is not an address of this machine`;
+    default:
+      return `cannot listen on ${where}: ${e.message}`;
+  }
+}
+
 /** `1`, `true`, `yes`, `on` (any case) turn a boolean environment setting on. */
 function envFlag(value: string | undefined): boolean {
   return /^(1|true|yes|on)$/i.test(value ?? "");
@@ -107,48 +129,18 @@ function routedExpertsFlag(
   return { layers, topK, experts };
 }
 
-/** Runs `main.ts serve <args>`: loads the model and serves until the process ends. */
+/**
+ * Runs `main.ts serve <args>`: checks every flag (the model flags against the model files), binds
+ * the port, loads the model and serves until the process ends.
+ */
 export async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: "string" },
-      host: { type: "string" },
-      ...MODEL_FLAGS,
-      "context-length": { type: "string" },
-      ...LIMIT_FLAGS,
-      "data-dir": { type: "string" },
-      "no-journal": { type: "boolean" },
-      "database-url": { type: "string" },
-      "advertise-url": { type: "string" },
-      "owner-lease": { type: "string" },
-      "public-url": { type: "string" },
-      "model-name": { type: "string" },
-      backend: { type: "string" },
-      "upstream-anthropic-url": { type: "string" },
-      "upstream-openai-url": { type: "string" },
-      "upstream-model": { type: "string" },
-      "vllm-url": { type: "string" },
-      "sglang-url": { type: "string" },
-      "engine-model": { type: "string" },
-      "engine-timeout-ms": { type: "string" },
-      "engine-retries": { type: "string" },
-      "engine-stream": { type: "boolean" },
-      "sglang-routed-experts": { type: "string" },
-      "logprobs-mode": { type: "string" },
-      "max-staleness": { type: "string" },
-      "split-special-tokens": { type: "boolean" },
-      "access-log": { type: "boolean" },
-      "drain-grace": { type: "string" },
-      help: { type: "boolean" },
-    },
-  });
+  const { values } = parseFlags("serve", args, SERVE_FLAGS);
   if (values.help) {
     console.log(USAGE);
     return;
   }
   const env = (k: string) => Deno.env.get(k) || undefined;
-  const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", POSITIVE) ?? 7860;
+  const port = integerFlag(values.port ?? env("ROLLGATE_PORT"), "--port", PORT) ?? 7860;
   const hostname = values.host ?? env("ROLLGATE_HOST") ?? "127.0.0.1";
   const adminToken = env("ROLLGATE_ADMIN_TOKEN");
   requireTokenForPublicBind(hostname, adminToken);
@@ -157,25 +149,32 @@ export async function serve(args: string[]): Promise<void> {
     "--drain-grace",
     COUNT,
   ) ?? DEFAULT_DRAIN_GRACE_S;
-  const modelLoad = {
-    ...modelOptions(values),
-    contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
-  };
   const engine = {
     timeoutMs: integerFlag(values["engine-timeout-ms"], "--engine-timeout-ms", POSITIVE),
     retries: integerFlag(values["engine-retries"], "--engine-retries", COUNT),
   };
-  const backends: Record<string, GenerationBackend> = {};
   const vllmUrl = values["vllm-url"] ?? env("ROLLGATE_VLLM_URL");
+  const modelLoad = {
+    ...modelOptions(values, { url: vllmUrl, model: values["engine-model"], ...engine }),
+    contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
+  };
+  // The model flags against the model files, before the port: the slow load comes after it.
+  await PolicyModel.check(modelLoad);
+  const backends: Record<string, GenerationBackend> = {};
   const sglangUrl = values["sglang-url"] ?? env("ROLLGATE_SGLANG_URL");
   const logprobsMode = values["logprobs-mode"] ?? "raw";
   if (logprobsMode !== "raw" && logprobsMode !== "processed") {
     throw new UsageError(`--logprobs-mode must be raw or processed, got ${logprobsMode}`);
   }
+  const vllmApi = values["vllm-api"] ?? "auto";
+  if (!["auto", "generate", "completions"].includes(vllmApi)) {
+    throw new UsageError(`--vllm-api must be auto, generate or completions, got ${vllmApi}`);
+  }
   if (vllmUrl) {
     backends.vllm = new VllmBackend({
       url: vllmUrl,
       model: values["engine-model"],
+      api: vllmApi as VllmOptions["api"],
       stream: values["engine-stream"],
       logprobsMode,
       ...engine,
@@ -190,16 +189,25 @@ export async function serve(args: string[]): Promise<void> {
     });
   }
   const maxStaleness = integerFlag(values["max-staleness"], "--max-staleness", COUNT);
-  const upstreams = upstreamsFromFlags({
+  const upstreamFlags = {
     anthropicUrl: values["upstream-anthropic-url"] ?? env("ROLLGATE_UPSTREAM_ANTHROPIC_URL"),
     openaiUrl: values["upstream-openai-url"] ?? env("ROLLGATE_UPSTREAM_OPENAI_URL"),
     model: values["upstream-model"],
     timeoutMs: engine.timeoutMs,
-  });
+  };
+  // Each URL in its SDK's form and its key there (a hosted API's missing key stops the start).
+  for (const provider of ["anthropic", "openai"] as const) {
+    const url = upstreamFlags[`${provider}Url`];
+    if (!url) continue;
+    for (const warning of checkUpstream(provider, url, `--upstream-${provider}-url`)) {
+      console.error(`rollgate: warning: ${warning}`);
+    }
+  }
+  const upstreams = upstreamsFromFlags(upstreamFlags);
   const defaultBackend = values.backend ?? env("ROLLGATE_BACKEND") ?? "gate";
-  if (!["gate", "vllm", "sglang", "anthropic", "openai"].includes(defaultBackend)) {
+  if (!(SERVE_BACKENDS as readonly string[]).includes(defaultBackend)) {
     throw new UsageError(
-      `--backend must be gate, vllm, sglang, anthropic or openai, got ${defaultBackend}`,
+      `--backend must be one of ${SERVE_BACKENDS.join(", ")}, got ${defaultBackend}`,
     );
   }
   if (!(defaultBackend === "gate" || backends[defaultBackend] || upstreams[defaultBackend])) {
@@ -269,7 +277,12 @@ export async function serve(args: string[]): Promise<void> {
   const server = await serveHttp(
     (req, info) => front ? front(req, info) : (gw?.app ?? startingApp).fetch(req, info),
     { hostname, port, timeouts: bounds.http, connections: bounds.connections },
-  );
+  ).catch((e) => {
+    journal?.close();
+    throw new UsageError(listenFailure(hostname, port, e));
+  });
+  const pidFile = values["pid-file"];
+  if (pidFile) await Deno.writeTextFile(pidFile, `${Deno.pid}\n`);
   console.log(
     `rollgate listening on http://${hostname}:${server.addr.port}; loading the model files`,
   );
@@ -280,6 +293,7 @@ export async function serve(args: string[]): Promise<void> {
     await gw?.rollouts.durable().catch(() => {});
     journal?.close();
     await cluster?.close();
+    if (pidFile) await Deno.remove(pidFile).catch(() => {});
   });
 
   const model = await PolicyModel.load(modelLoad).catch(async (e) => {

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import type { Sample, TurnTreeExport } from "../trajectory/mod.ts";
+import { parseFlags } from "./flags.ts";
 import { MODEL_FLAGS } from "./model_flags.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -41,18 +41,21 @@ export async function loadSource(target: string, gateway: string): Promise<Sourc
   return { tree, samples };
 }
 
-/** The targets and flags of `inspect` / `audit`. */
-export function treeVerbArgs(args: string[]) {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      gateway: { type: "string" },
-      ...MODEL_FLAGS,
-      json: { type: "boolean" },
-    },
-  });
-  if (positionals.length === 0) throw new UsageError("give a rollout id or an exported tree file");
+/**
+ * The targets and flags of `inspect` / `audit`; `undefined` when `--help` was asked for (the verb
+ * prints its usage).
+ */
+export function treeVerbArgs(verb: "inspect" | "audit", args: string[]) {
+  const { values, positionals } = parseFlags(verb, args, {
+    gateway: { type: "string" },
+    ...MODEL_FLAGS,
+    json: { type: "boolean" },
+    help: { type: "boolean" },
+  }, true);
+  if (values.help) return undefined;
+  if (positionals.length === 0) {
+    throw new UsageError(`give a rollout id or an exported tree file (main.ts ${verb} --help)`);
+  }
   const gateway = values.gateway ?? Deno.env.get("ROLLGATE_URL") ?? "http://127.0.0.1:7860";
   return { values, positionals, gateway };
 }

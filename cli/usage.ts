@@ -5,9 +5,10 @@
  * @module
  */
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
-import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
+import { ENGINE_FAMILY, FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
+import { SERVE_BACKENDS } from "./serve_flags.ts";
 
-const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ");
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY, ENGINE_FAMILY].map((f) => f.name).join(" | ");
 const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const USAGE = `usage: main.ts serve [options]
@@ -19,6 +20,7 @@ export const USAGE = `usage: main.ts serve [options]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
                        [--gateway-port P] [--time-budget S] [--model NAME]
                        [model flags as serve]   (see rollout --help)
+       main.ts <verb> --help   (each verb's own flags)
 
   --port N              port (env ROLLGATE_PORT, default 7860)
   --host H              address (env ROLLGATE_HOST, default 127.0.0.1)
@@ -26,6 +28,9 @@ export const USAGE = `usage: main.ts serve [options]
                         (env ROLLGATE_MODEL_DIR, default: bundled Qwen3)
   --model-family NAME   ${FAMILY_NAMES} (env ROLLGATE_MODEL_FAMILY,
                         default: detected from the model directory's chat template)
+  --render-url URL      --model-family engine: the vLLM server (started with --enable-scale-out)
+                        that renders every prompt and parses every answer (env ROLLGATE_RENDER_URL,
+                        default --vllm-url); --model-dir must hold the served model's tokenizer
   --tool-parser NAME    output parser of the generic family: ${PARSER_NAMES}
                         (env ROLLGATE_TOOL_PARSER, default none: tool-call markup is counted as
                         malformed and answered as text)
@@ -38,11 +43,19 @@ export const USAGE = `usage: main.ts serve [options]
   --data-dir DIR        the journal: what a restart restores (env ROLLGATE_DATA_DIR,
                         default ./rollgate-data; one gateway per directory)
   --no-journal          keep nothing on disk (a throwaway gateway)
+  --database-url URL    replicas: the journal in a shared PostgreSQL instead
+                        (env ROLLGATE_DATABASE_URL; excludes --data-dir and --no-journal)
+  --advertise-url URL   how the other replicas reach this one (env ROLLGATE_ADVERTISE_URL,
+                        default http://<host>:<port>)
+  --owner-lease S       a replica's hold on its rollouts, renewed every third of it
+                        (env ROLLGATE_OWNER_LEASE, default 10)
   --split-special-tokens  tokenize special-token text in message content as plain text
                         (rollouts may override with split_special_tokens; default off)
   --access-log          one line per request on stdout (env ROLLGATE_ACCESS_LOG=1)
   --drain-grace S       on SIGTERM, seconds for in-flight turns to finish (env ROLLGATE_DRAIN_GRACE,
                         default 30)
+  --pid-file FILE       write the gateway's process id here once the port is bound (removed on
+                        exit): kill $(cat FILE) stops it
 
   limits (counts, bytes) and timeouts (seconds; docs/operations.md "Limits and timeouts"):
   --max-trainer-body-bytes N (16 MiB)   --max-tool-body-bytes N (4 MiB)
@@ -55,16 +68,23 @@ export const USAGE = `usage: main.ts serve [options]
   --trusted-proxies LIST   your balancer's addresses (10.0.0.2,10.0.1.0/24; env
                         ROLLGATE_TRUSTED_PROXIES): clients behind it are capped by X-Forwarded-For
 
-  --backend NAME        gate | vllm | sglang | anthropic | openai: who generates for rollouts
+  --backend NAME        ${SERVE_BACKENDS.join(" | ")}: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)
-  --upstream-anthropic-url URL   hosted Anthropic API for black-box rollouts (key: ANTHROPIC_API_KEY)
-  --upstream-openai-url URL      hosted OpenAI API for black-box rollouts (key: OPENAI_API_KEY)
-  --upstream-model NAME          model id sent upstream instead of the agent's
                         (env ROLLGATE_BACKEND, default gate: the trainer answers via /api)
+  --upstream-anthropic-url URL   an Anthropic Messages API for black-box rollouts, without /v1
+                        (https://api.anthropic.com; env ROLLGATE_UPSTREAM_ANTHROPIC_URL;
+                        key: ANTHROPIC_API_KEY)
+  --upstream-openai-url URL      an OpenAI API for black-box rollouts, with /v1
+                        (https://api.openai.com/v1, http://127.0.0.1:8000/v1;
+                        env ROLLGATE_UPSTREAM_OPENAI_URL; key: OPENAI_API_KEY)
+  --upstream-model NAME          model id sent upstream instead of the agent's
   --vllm-url URL        a vLLM OpenAI-compatible server (env ROLLGATE_VLLM_URL); registers "vllm"
   --sglang-url URL      an SGLang server (env ROLLGATE_SGLANG_URL); registers "sglang"
   --engine-model NAME   "model" sent to vLLM (default: omitted)
   --engine-stream       ask vLLM to stream: agents see the answer while it is generated
+  --vllm-api auto|generate|completions  vLLM endpoint: auto (default) uses the RL API
+                        /inference/v1/generate when the server has it (--enable-scale-out),
+                        else /v1/completions
   --sglang-routed-experts LxKxE  MoE routing replay from SGLang (started with
                         --enable-return-routed-experts): L layers, top-K, E experts
   --logprobs-mode raw|processed  how the engines compute logprobs (recorded per turn; default raw)

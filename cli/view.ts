@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { Hono } from "hono";
 import { PolicyModel } from "../model/mod.ts";
 import { readRecords } from "../runner/mod.ts";
@@ -24,7 +23,7 @@ import {
   TokenText,
   viewerRoutes,
 } from "../viewer/mod.ts";
-import { integerFlag, PORT } from "./flags.ts";
+import { integerFlag, parseFlags, PORT } from "./flags.ts";
 import { MODEL_FLAGS, modelOptions } from "./model_flags.ts";
 import { loadSource } from "./tree_source.ts";
 import { UsageError } from "./usage_error.ts";
@@ -54,21 +53,24 @@ async function load(
   }
 }
 
+/** A file size as people read it: `812 B`, `40.2 KB`, `10.4 MB` (powers of 1,000). */
+export function byteSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} KB`;
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
 /** Exit status after an export; `undefined` while serving (the process stays up). */
 export async function view(args: string[]): Promise<number | undefined> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      port: { type: "string" },
-      host: { type: "string" },
-      ...MODEL_FLAGS,
-      gateway: { type: "string" },
-      export: { type: "string" },
-      rollout: { type: "string" },
-      help: { type: "boolean" },
-    },
-  });
+  const { values, positionals } = parseFlags("view", args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    ...MODEL_FLAGS,
+    gateway: { type: "string" },
+    export: { type: "string" },
+    rollout: { type: "string" },
+    help: { type: "boolean" },
+  }, true);
   if (values.help) {
     console.log(VIEW_USAGE);
     return 0;
@@ -96,9 +98,11 @@ export async function view(args: string[]): Promise<number | undefined> {
           : `${all.length} rollouts were given; name one with --rollout`,
       );
     }
-    const html = await exportHtml(chosen, new TokenText(decode), DEFAULT_PAGE_SIZE);
-    await Deno.writeTextFile(values.export, html);
-    console.log(`rollgate view: wrote ${values.export} (${(html.length / 1e6).toFixed(1)} MB)`);
+    const html = new TextEncoder().encode(
+      await exportHtml(chosen, new TokenText(decode), DEFAULT_PAGE_SIZE),
+    );
+    await Deno.writeFile(values.export, html);
+    console.log(`rollgate view: wrote ${values.export} (${byteSize(html.length)})`);
     return 0;
   }
 

@@ -51,9 +51,11 @@ export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 export {
   anthropicAdapter,
   AnthropicUpstream,
+  checkUpstream,
   openaiChatAdapter,
   OpenAIUpstream,
   responsesAdapter,
+  type Upstream,
   upstreamsFromFlags,
 } from "./agent/mod.ts";
 export { isLoopbackHost, requireTokenForPublicBind, sameToken } from "./security/mod.ts";

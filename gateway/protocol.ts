@@ -16,6 +16,8 @@ import type {
 export interface SseEvent {
   event?: string;
   data: string;
+  /** `data` goes out as it is, unframed (Gemini reports an in-stream error as a bare JSON chunk). */
+  bare?: boolean;
 }
 
 /** A request body that does not fit the protocol's schema; becomes a 400 in the protocol's shape. */
@@ -43,6 +45,12 @@ export interface ProtocolAdapter {
   readonly name: Protocol;
   /** Prefix of the tool-call ids the gateway mints for this protocol (`toolu_`, `call_`). */
   readonly toolCallIdPrefix: string;
+  /**
+   * What {@link parseRequest} reads, from the request's URL and body, for a protocol that says
+   * part of a request in its path (Gemini: the model and whether to stream); absent, the body.
+   * Throws `InvalidRequestError`.
+   */
+  requestOf?(url: URL, body: unknown): unknown;
   /** Validates (zod) and converts a request body; throws `InvalidRequestError`. */
   parseRequest(body: unknown): CanonicalRequest;
   /** The non-streaming JSON response. */
@@ -55,4 +63,9 @@ export interface ProtocolAdapter {
   errorBody(status: number, message: string): unknown;
   /** Events that report an error inside an already-started stream. */
   streamErrorEvents(status: number, message: string): SseEvent[];
+  /**
+   * For a protocol whose clients cannot skip SSE comments (Gemini's SDKs): the event that keeps
+   * a silent stream open, sent instead of the `: keep-alive` comments (and no opening comment).
+   */
+  readonly keepAlive?: SseEvent;
 }

@@ -55,11 +55,16 @@ export interface Completion {
   finish_reason: FinishReason;
   /** Policy / weight version that produced the tokens, when known (the last chunk's). */
   weight_version?: string | number;
-  /** When streamed chunks came from different versions: each version from where it starts. */
+  /**
+   * When the ids came from different versions (streamed chunks, an engine's spans): each version
+   * from where it starts, the first at offset 0. The turn's version is the first run's.
+   */
   weight_versions?: VersionRun[];
   logprobs_mode?: LogprobsMode;
   /** Routing of positions `routedExpertsFrom … prompt + output − 2`, when the producer sent it. */
   routed_experts?: TokenRows;
+  /** Each output id's kept set (`[output, 1, K]`, `token_rows.ts`), when the producer sent it. */
+  sampling_mask?: TokenRows;
 }
 
 export interface GenerationBackend {

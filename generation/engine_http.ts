@@ -55,11 +55,14 @@ export interface PostOptions {
    * streaming reader consumes events as they arrive; once it has started, failures are final.
    */
   read?: (res: Response) => Promise<unknown>;
+  /** Statuses under 500 that are an answer (handed to `read`), not a refusal: for probes. */
+  answers?: (status: number) => boolean;
 }
 
 export interface EngineResponse {
   json: unknown;
   headers: Headers;
+  status: number;
   attempts: number;
 }
 
@@ -127,8 +130,8 @@ export class EngineHttp {
         }
       }
       try {
-        const { json, headers } = await this.#attempt(path, where, { index }, o);
-        return { json, headers, attempts: index + 1 };
+        const { json, headers, status } = await this.#attempt(path, where, { index }, o);
+        return { json, headers, status, attempts: index + 1 };
       } catch (e) {
         if (!(e instanceof Retryable)) throw e;
         last = e;
@@ -145,7 +148,7 @@ export class EngineHttp {
     where: string,
     attempt: Attempt,
     o: PostOptions,
-  ): Promise<{ json: unknown; headers: Headers }> {
+  ): Promise<{ json: unknown; headers: Headers; status: number }> {
     if (o.signal?.aborted) throw this.#clientGone(o.signal, where);
     const controller = new AbortController();
     let timedOut = false;
@@ -190,7 +193,7 @@ export class EngineHttp {
         throw new Retryable(`${where} answered ${res.status}: ${text.slice(0, 500)}`);
       }
       // From here on a response has started: never retried.
-      if (!res.ok) {
+      if (!res.ok && !o.answers?.(res.status)) {
         const text = await res.text().catch(() => "");
         throw new GenerationError(
           "engine_failed",
@@ -199,7 +202,7 @@ export class EngineHttp {
       }
       try {
         const json = o.read ? await o.read(res) : await readJson(res, where);
-        return { json, headers: res.headers };
+        return { json, headers: res.headers, status: res.status };
       } catch (e) {
         if (e instanceof GenerationError) throw e;
         giveUp();
@@ -250,6 +253,21 @@ export function routingHeaders(
 ): Record<string, string> {
   const name = header ?? "X-Session-ID";
   return name && routingKey ? { [name]: routingKey } : {};
+}
+
+/**
+ * Whether the engine serves `path` (POST): an empty JSON body is answered 404 where no route is
+ * (FastAPI's `{"detail": "Not Found"}`) and refused as invalid (400/422) where one is. Failures
+ * before an answer are retried as a generation's are; nothing is generated.
+ */
+export async function offersRoute(http: EngineHttp, path: string, signal?: AbortSignal) {
+  const res = await http.postJson(path, {
+    signal,
+    body: () => ({}),
+    answers: () => true,
+    read: (r) => r.body?.cancel() ?? Promise.resolve(),
+  });
+  return res.status !== 404;
 }
 
 /** Reads a weight version from a header value or a JSON value, when one is there. */

@@ -26,7 +26,7 @@ export interface PendingRequest {
 }
 
 /** A trainer's completion: routing rows as they came on the wire, checked by the gate. */
-export type GateCompletion = Omit<Completion, "routed_experts"> & {
+export type GateCompletion = Omit<Completion, "routed_experts" | "sampling_mask"> & {
   routed_experts?: TokenRowsWire;
 };
 

@@ -12,7 +12,12 @@
  * - `pause_gate.ts`: pause and drain for weight syncs.
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
  * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
- * - `vllm.ts` (+ `vllm_stream.ts`), `sglang.ts`: the engines.
+ * - `vllm.ts`, `sglang.ts`: the engines; vLLM's two endpoints read into one shape
+ *   (`vllm_wire.ts`, `vllm_stream.ts`) and checked once (`vllm_answer.ts`); `npy.ts` reads the
+ *   `.npy` arrays vLLM sends routing in.
+ * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets).
+ * - `vllm_render.ts` (+ `vllm_render_wire.ts`): vLLM rendering prompts and parsing answers for
+ *   the `engine` model family.
  *
  * @example
  * ```ts
@@ -78,6 +83,9 @@ export { GateError, type GateErrorKind } from "./gate_error.ts";
 export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
-export { VllmBackend } from "./vllm.ts";
+export { VllmBackend, type VllmOptions } from "./vllm.ts";
+export type { VllmApi } from "./vllm_wire.ts";
+export { encodeNpy } from "./npy.ts";
+export { VllmRender } from "./vllm_render.ts";
 export { parseSseText } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";

@@ -1,14 +1,20 @@
 /**
  * Per-position engine data ("token rows"): one fixed-shape row of small integers per position of
- * a call's sequence. The first such field is MoE routing replay (`routed_experts`: for each
- * position, the experts each layer routed it to, shape `[T, layers, top_k]`); the channel is named
- * so that others of the same form (a sparse-attention indexer's top-k, a sampler's kept-token
- * mask) can be added to {@link TOKEN_ROW_FIELDS} and ride the same path, store and exports.
+ * a call's sequence, kept in the token-row store (the journal's table), not on the turn. The fields
+ * ({@link TOKEN_ROW_FIELDS}):
  *
- * A call's rows cover positions `from … len(prompt) + len(output) − 2`: the last sampled id has no
- * forward pass in the call that sampled it (it is routed in the next call's prefill). On the wire
- * they are `{dtype, shape, data}` with `data` the base64 of the little-endian values, row after
- * row; in process the bytes are kept as they came (narrowed by the engine backends).
+ * - `routed_experts` (MoE routing replay): for each position, the experts each layer routed it
+ *   to, shape `[T, layers, top_k]`. A call's rows cover positions
+ *   `from … len(prompt) + len(output) − 2`: the last sampled id has no forward pass in the call
+ *   that sampled it (it is routed in the next call's prefill).
+ * - `sampling_mask` (a sampler's kept set, vLLM's `sampling_mask`): for each sampled id, the ids
+ *   that survived top-k/top-p and it was drawn from, shape `[T, 1, K]` int32, each row padded
+ *   with −1 ({@link keptIdRows}). A call's rows cover its sampled positions
+ *   `len(prompt) … len(prompt) + len(output) − 1`. Stored per turn; samples carry routing only.
+ *
+ * On the wire they are `{dtype, shape, data}` with `data` the base64 of the little-endian
+ * values, row after row; in process the bytes are kept as they came (narrowed by the engine
+ * backends).
  *
  * @example
  * ```ts
@@ -27,7 +33,7 @@
 import { Buffer } from "node:buffer";
 
 /** The per-position fields this gateway carries; each is validated and stored the same way. */
-export const TOKEN_ROW_FIELDS = ["routed_experts"] as const;
+export const TOKEN_ROW_FIELDS = ["routed_experts", "sampling_mask"] as const;
 export type TokenRowField = typeof TOKEN_ROW_FIELDS[number];
 
 export const ROW_DTYPES = ["uint8", "uint16", "int32"] as const;
@@ -180,3 +186,23 @@ export function narrowInt32Rows(int32: Uint8Array, shape: number[], dtype: RowDt
   }
   return { dtype, shape, bytes: out };
 }
+
+/** The pad of a {@link keptIdRows} row past its set's ids. */
+export const KEPT_ID_PAD = -1;
+
+/**
+ * Sets of token ids (one per sampled position) as int32 rows `[T, 1, width]`, each padded with
+ * {@link KEPT_ID_PAD}; `width` is at least the largest set.
+ */
+export function keptIdRows(sets: readonly (readonly number[])[], width: number): TokenRows {
+  const k = Math.max(width, 1, ...sets.map((s) => s.length));
+  const values = new Int32Array(sets.length * k).fill(KEPT_ID_PAD);
+  sets.forEach((set, i) => values.set(set, i * k));
+  const bytes = new Uint8Array(values.buffer);
+  if (!LITTLE_ENDIAN) {
+    for (let i = 0; i < bytes.length; i += 4) bytes.subarray(i, i + 4).reverse();
+  }
+  return { dtype: "int32", shape: [sets.length, 1, k], bytes };
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;

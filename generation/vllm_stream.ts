@@ -1,40 +1,29 @@
 /**
- * Reading a streamed vLLM `/v1/completions` answer (`stream: true`): server-sent `data:` chunks,
- * each with the ids sampled since the previous one in `choices[0].token_ids` (with
- * `return_token_ids`) and their logprobs in `choices[0].logprobs.token_logprobs`; the last
- * carries `finish_reason`; `data: [DONE]` ends the stream. Every chunk's ids are passed on as they
- * arrive, and the whole answer is returned in the non-streaming shape, so one validation path
- * checks both.
+ * Reading a streamed vLLM answer (`stream: true`, either endpoint of `vllm_wire.ts`): server-sent
+ * `data:` chunks, each with the ids sampled since the previous one (and their logprobs and kept
+ * sets); the last carries `finish_reason` (and, from `/inference/v1/generate`, the weight-version
+ * spans and routing); `data: [DONE]` ends the stream. Every chunk's ids are passed on as they
+ * arrive, and the chunks are merged into one {@link VllmChoice}, so one validation path checks
+ * streamed and whole answers.
  *
  * @module
  */
 import { GenerationError } from "./backend.ts";
 import { sseMessages } from "./sse_reader.ts";
+import { emptyChoice, mergeChunk, type VllmApi, type VllmChoice, vllmChoice } from "./vllm_wire.ts";
 
-interface StreamChoice {
-  token_ids?: unknown;
-  logprobs?: { token_logprobs?: unknown } | null;
-  finish_reason?: unknown;
-}
-
-function isIds(v: unknown): v is number[] {
-  return Array.isArray(v) && v.every((t) => Number.isInteger(t) && t >= 0);
-}
-
-/** Consumes the event stream; returns `{choices: [{token_ids, logprobs, finish_reason}], …}`. */
+/** Consumes the event stream; returns the merged choice. */
 export async function readVllmStream(
   res: Response,
+  api: VllmApi,
   where: string,
   onTokens?: (ids: number[]) => void,
-): Promise<unknown> {
-  const ids: number[] = [];
-  const logprobs: number[] = [];
-  let withLogprobs = true;
-  let finish: unknown = null;
-  let weightVersion: unknown;
-  const handle = (data: string) => {
-    if (data === "[DONE]") return;
-    let chunk: { choices?: StreamChoice[]; weight_version?: unknown };
+): Promise<VllmChoice> {
+  const merged = emptyChoice(api);
+  for await (const message of sseMessages(res.body!)) {
+    const data = message.data.trim();
+    if (data === "[DONE]") continue;
+    let chunk: unknown;
     try {
       chunk = JSON.parse(data);
     } catch {
@@ -43,30 +32,17 @@ export async function readVllmStream(
         `${where} streamed a chunk that is not JSON: ${data.slice(0, 200)}`,
       );
     }
-    weightVersion ??= chunk.weight_version;
-    const choice = chunk.choices?.[0];
-    if (!choice) return;
-    const delta = choice.token_ids ?? [];
-    if (!isIds(delta)) {
+    const error = (chunk as { error?: { message?: unknown } })?.error;
+    if (error) {
+      // vLLM reports a failure inside a started stream as a chunk of its own.
       throw new GenerationError(
         "engine_failed",
-        `${where} streamed a chunk without choices[0].token_ids (vLLM ≥ 0.10.2 sends them with return_token_ids)`,
+        `${where} failed the generation: ${String(error.message ?? JSON.stringify(error))}`,
       );
     }
-    const lps = choice.logprobs?.token_logprobs;
-    if (Array.isArray(lps) && lps.length === delta.length) logprobs.push(...(lps as number[]));
-    else if (delta.length > 0) withLogprobs = false;
-    ids.push(...delta);
-    if (delta.length > 0) onTokens?.(delta);
-    if (choice.finish_reason != null) finish = choice.finish_reason;
-  };
-  for await (const message of sseMessages(res.body!)) handle(message.data.trim());
-  return {
-    weight_version: weightVersion,
-    choices: [{
-      token_ids: ids,
-      logprobs: withLogprobs ? { token_logprobs: logprobs } : null,
-      finish_reason: finish,
-    }],
-  };
+    const choice = vllmChoice(api, chunk);
+    if (choice) mergeChunk(merged, choice, where, onTokens);
+    else merged.weight_version ??= (chunk as { weight_version?: unknown })?.weight_version;
+  }
+  return merged;
 }

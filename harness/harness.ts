@@ -8,15 +8,13 @@
  * arguments, install commands, completion parsing. Running them is up to a runner: `run_local.ts`
  * for a plain local subprocess (`prepare` writes the config files on the host), `launch.ts` for a
  * sandbox (the runner writes the same files with `sandbox.writeFile` and runs one shell command
- * inside; see `runner/`). The facts behind each plugin are in `reference/agent-clients.md` (Claude
- * Code, Codex, pi) and this repository's `docs/agent-clients.md` (OpenCode, Qwen Code,
- * mini-swe-agent).
+ * inside; see `runner/`). The facts behind each plugin are in `docs/agent-clients.md`.
  *
  * @module
  */
 
 /** The wire protocol a CLI speaks to its base URL. */
-export type WireProtocol = "anthropic" | "responses" | "chat";
+export type WireProtocol = "anthropic" | "responses" | "chat" | "gemini";
 
 /** Everything a harness needs to point one run of its CLI at one rollout. */
 export interface LaunchOptions {
@@ -51,6 +49,11 @@ export interface ShellTool {
   kind: "tool";
   name: string;
   argument: string;
+  /**
+   * The CLI refuses a command with command-substitution syntax (`$(`, backticks, `<(`, `>(`)
+   * outside single quotes, heredoc bodies included (the Gemini CLI): data goes in encoded.
+   */
+  refusesSubstitution?: boolean;
 }
 
 /**
@@ -105,7 +108,7 @@ export interface Harness {
   readonly resultFile?: string;
   /**
    * Documentation: what this CLI sends that the gateway normalizes or must tolerate (history
-   * echo, retries, roles, ids). The facts are in `reference/agent-clients.md`; the rules live in
+   * echo, retries, roles, ids). The facts are in `docs/agent-clients.md`; the rules live in
    * `gateway/` and `trajectory/`, not here.
    */
   readonly quirks: readonly string[];

@@ -29,7 +29,7 @@ Deno.test("registry: every harness under its own name, unknown names listed", ()
   assert.ok(!isHarnessName("toString"));
   assert.throws(
     () => harness("aider"),
-    /unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent$/,
+    /unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent, gemini-cli$/,
   );
 });
 

@@ -28,6 +28,7 @@
  */
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
+import { geminiCli } from "./gemini_cli.ts";
 import type { Harness } from "./harness.ts";
 import { miniSweAgent } from "./mini_swe_agent.ts";
 import { opencode } from "./opencode.ts";
@@ -37,6 +38,7 @@ import { qwenCode } from "./qwen_code.ts";
 export { type Harness, type LaunchOptions, type ShellTool } from "./harness.ts";
 export { claudeCode } from "./claude_code.ts";
 export { codex } from "./codex.ts";
+export { geminiCli } from "./gemini_cli.ts";
 export { pi } from "./pi.ts";
 export { miniSweAgent } from "./mini_swe_agent.ts";
 export {
@@ -64,6 +66,7 @@ export const HARNESSES = {
   opencode,
   "qwen-code": qwenCode,
   "mini-swe-agent": miniSweAgent,
+  "gemini-cli": geminiCli,
 } as const satisfies Readonly<Record<string, Harness>>;
 
 /** The agent CLIs rollgate knows: the registry's keys. */

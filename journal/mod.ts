@@ -34,6 +34,7 @@
  * @module
  */
 export { SqliteJournal } from "./sqlite_journal.ts";
+export { ImageDirectory } from "./image_directory.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export {
   completionOf,

@@ -25,12 +25,23 @@ export { toTemplateMessages, toTemplateTools } from "./template_input.ts";
 export { NativeMemoryTrim, trimNativeMemory } from "./native_memory.ts";
 export {
   deepSeekToolsText,
+  DeepSeekV3TextRenderer,
   type DeltaHistory,
+  ENGINE_FAMILY,
+  type EngineAnswer,
+  type EngineParseRequest,
+  type EngineRendering,
+  type EngineRenderRequest,
   FAMILIES,
+  GEMMA,
   GENERIC_FAMILY,
   GlmTextRenderer,
+  HY3,
+  Hy3TextRenderer,
+  INK,
   NemotronTextRenderer,
   qwen3SampledText,
+  Qwen3VlTextRenderer,
   TemplateSettingError,
   TOOL_PARSERS,
 } from "./families/mod.ts";

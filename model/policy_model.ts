@@ -10,8 +10,10 @@ import {
   bindFamily,
   type ChatFormat,
   checkTemplateSettings,
+  chooseFamily,
   closedOutput,
   type DeltaHistory,
+  type EngineRendering,
   familyNamed,
   joinTurn,
   type Rendered,
@@ -22,7 +24,12 @@ import {
 } from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
-import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
+import type {
+  OutputParser,
+  ParseContext,
+  ParsedOutput,
+  StreamingOutputParser,
+} from "./parsers/mod.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
 
 export interface PolicyModelOptions {
@@ -37,6 +44,8 @@ export interface PolicyModelOptions {
   family?: string;
   /** Output parser of the generic family (`--tool-parser`). */
   toolParser?: string;
+  /** The engine that renders and parses for the `engine` family (`--render-url`). */
+  rendering?: EngineRendering;
 }
 
 /** How many template variants a model keeps bound (`withTemplate`). */
@@ -62,6 +71,7 @@ export class PolicyModel {
     readonly templateKwargs: Record<string, unknown> | undefined,
     contextLength: number | undefined,
     readonly toolParser?: string,
+    readonly rendering?: EngineRendering,
   ) {
     const config = files.config;
     this.#addedTokens = addedTokenIds(config);
@@ -90,6 +100,7 @@ export class PolicyModel {
       family: options.family,
       toolParser: options.toolParser,
       templateKwargs: options.templateKwargs,
+      rendering: options.rendering,
     });
     return new PolicyModel(
       files,
@@ -98,7 +109,24 @@ export class PolicyModel {
       options.templateKwargs,
       options.contextLength,
       options.toolParser,
+      options.rendering,
     );
+  }
+
+  /**
+   * What {@link load} would refuse that the model files alone tell (a directory without them, an
+   * unknown family or tool parser, a directory no family serves), found without loading the
+   * tokenizer: tens of milliseconds, so a command line is checked before a port is bound.
+   *
+   * @example
+   * ```ts
+   * await PolicyModel.check({ family: "qwen3.6" }); // the bundled files fit
+   * await PolicyModel.check({ family: "qwen9" }).catch((e) => e.message);
+   * // "unknown model family qwen9; known: gpt-oss, …"
+   * ```
+   */
+  static async check(options: PolicyModelOptions = {}): Promise<void> {
+    chooseFamily(await loadModelFiles(options.dir), options.family, options.toolParser);
   }
 
   /**
@@ -127,6 +155,7 @@ export class PolicyModel {
       family: this.family,
       toolParser: this.toolParser,
       templateKwargs,
+      rendering: this.rendering,
     }).then((format) =>
       new PolicyModel(
         this.files,
@@ -135,6 +164,7 @@ export class PolicyModel {
         templateKwargs,
         this.contextLength,
         this.toolParser,
+        this.rendering,
       )
     );
     // Free-text settings (gpt-oss's date) could grow this without end: past a bound, bind anew.
@@ -152,6 +182,11 @@ export class PolicyModel {
 
   get parser(): OutputParser {
     return this.format.parser;
+  }
+
+  /** Every prompt is a full render by the engine, checked against the previous prompt + output. */
+  get rendersInFull(): boolean {
+    return this.format.rendersInFull === true;
   }
 
   /**
@@ -247,8 +282,9 @@ export class PolicyModel {
     ids: readonly number[],
     newToolCallId: () => string,
     tools?: readonly ToolSpec[],
+    context?: ParseContext,
   ): Promise<ParsedOutput> {
-    return this.format.parser.parse(ids, newToolCallId, tools);
+    return this.format.parser.parse(ids, newToolCallId, tools, context);
   }
 
   decode(ids: number[]): Promise<string> {

@@ -46,10 +46,12 @@ export function pythonString(s: string, ensureAscii: boolean): string {
   return ensureAscii ? json.replace(/[\u0080-\uffff]/g, (c) => hex4(c.charCodeAt(0))) : json;
 }
 
-/** `json.dumps`' `separators` and `sort_keys`. */
+/** `json.dumps`' `separators`, `sort_keys` and `indent`. */
 export interface JsonLayout {
   separators?: readonly [item: string, key: string];
   sortKeys?: boolean;
+  /** Spaces per level; items then go one per line and the item separator defaults to `,`. */
+  indent?: number;
 }
 
 /** Python sorts keys by code point (JavaScript's default sort compares UTF-16 units). */
@@ -68,17 +70,26 @@ function writeJson(
   ensureAscii: boolean,
   number: (n: Num | number) => string,
   layout: JsonLayout = {},
+  depth = 0,
 ): string {
   if (v instanceof Num || typeof v === "number") return number(v);
   if (typeof v === "string") return pythonString(v, ensureAscii);
   if (v === null || v === undefined) return "null";
   if (typeof v !== "object") return String(v);
-  const [item, key] = layout.separators ?? [", ", ": "];
-  const w = (x: unknown) => writeJson(x, ensureAscii, number, layout);
-  if (Array.isArray(v)) return `[${v.map(w).join(item)}]`;
+  const indented = layout.indent !== undefined;
+  const [item, key] = layout.separators ?? [indented ? "," : ", ", ": "];
+  const w = (x: unknown) => writeJson(x, ensureAscii, number, layout, depth + 1);
+  // Python writes empty containers bare, and with `indent` one item per line.
+  const wrap = (open: string, items: string[], close: string) => {
+    if (!indented || items.length === 0) return open + items.join(item) + close;
+    const inner = "\n" + " ".repeat(layout.indent! * (depth + 1));
+    const outer = "\n" + " ".repeat(layout.indent! * depth);
+    return open + inner + items.join(item + inner) + outer + close;
+  };
+  if (Array.isArray(v)) return wrap("[", v.map(w), "]");
   const entries = v instanceof Map ? [...v] : Object.entries(v);
   if (layout.sortKeys) entries.sort(([a], [b]) => byCodePoint(a, b));
-  return `{${entries.map(([k, x]) => `${pythonString(k, ensureAscii)}${key}${w(x)}`).join(item)}}`;
+  return wrap("{", entries.map(([k, x]) => `${pythonString(k, ensureAscii)}${key}${w(x)}`), "}");
 }
 
 /**

@@ -72,3 +72,11 @@ Deno.test("pythonJson: numbers as spelled, ensure_ascii on or off", () => {
   assert.equal(pythonJson({ s: "é😀" }, true), '{"s": "\\u00e9\\ud83d\\ude00"}');
   assert.equal(pythonJson(new Map([["2", 1], ["a", null]])), '{"2": 1, "a": null}');
 });
+
+Deno.test("pythonJsonDumps with indent: json.dumps(indent=4), empty containers bare", () => {
+  assert.equal(
+    pythonJsonDumps({ a: [1, { b: "é" }], c: {}, d: [] }, { indent: 4 }),
+    '{\n    "a": [\n        1,\n        {\n            "b": "é"\n        }\n    ],\n' +
+      '    "c": {},\n    "d": []\n}',
+  );
+});

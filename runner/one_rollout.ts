@@ -19,7 +19,7 @@ import {
   type SandboxProvider,
   type SweTask,
 } from "../sandbox/mod.ts";
-import type { PolicyName } from "./options.ts";
+import type { BackendName, PolicyName } from "./options.ts";
 import type { RolloutRecord } from "./results_file.ts";
 import { type AgentOutcome, runAgentInSandbox } from "./sandbox_agent.ts";
 import { type ScriptedPolicyRun, scriptFor, startScriptedPolicy } from "./scripted_policy.ts";
@@ -31,7 +31,11 @@ export interface RolloutContext {
   apiHeaders: Record<string, string>;
   provider: SandboxProvider;
   harness: Harness;
+  /** Who answers the gate (scripted policies run only with the `gate` backend). */
   policy: PolicyName;
+  backend: BackendName;
+  /** What records name as the policy (`generatedBy`). */
+  generator: string;
   /** Model id the agents send. */
   model: string;
   budgetMs: number;
@@ -100,7 +104,8 @@ function blankRecord(
       total_ms: Math.round(performance.now() - t0),
     },
     samples: [],
-    policy: ctx.policy,
+    policy: ctx.generator,
+    backend: ctx.backend,
     sandbox: ctx.provider.name,
     turns: 0,
     eval: null,
@@ -139,7 +144,10 @@ export async function runRollout(
   try {
     created = await api(ctx, "POST", "/api/rollouts", {
       id: rolloutId,
-      metadata: { task: task.instance_id, sample, harness: h.name, policy: ctx.policy },
+      // A task's samples are one GRPO group: their advantages are relative to each other.
+      group: task.instance_id,
+      ...(ctx.backend === "gate" ? {} : { backend: ctx.backend }),
+      metadata: { task: task.instance_id, sample, harness: h.name, policy: ctx.generator },
     });
   } catch (err) {
     return {
@@ -148,7 +156,7 @@ export async function runRollout(
     };
   }
   let policy: ScriptedPolicyRun | undefined;
-  if (ctx.policy !== "gate") {
+  if (ctx.backend === "gate" && ctx.policy !== "gate") {
     policy = startScriptedPolicy({
       gate: ctx.gw.rollouts,
       model: ctx.gw.model,

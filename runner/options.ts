@@ -17,11 +17,22 @@ export class RunnerError extends Error {
 }
 
 /**
- * Who generates the policy's tokens. `gate`: an external trainer on the gateway's `/api`.
- * `gold` / `noop`: scripted self-test policies (apply the task's gold patch / do nothing).
- * `wrong` (hidden, for the self-test): apply a deliberately broken patch.
+ * Who answers the gate's requests (with `--backend gate`). `gate`: an external trainer on the
+ * gateway's `/api`. `gold` / `noop`: scripted self-test policies (apply the task's gold patch / do
+ * nothing). `wrong` (hidden, for the self-test): apply a deliberately broken patch.
  */
 export type PolicyName = "gate" | "gold" | "noop" | "wrong";
+
+/**
+ * Where the agents' completions come from. `gate`: the interception gate, answered by `policy`
+ * (an external trainer, or a scripted self-test policy). `vllm`: a vLLM server (`vllmUrl`), token
+ * for token like the gate. `anthropic` / `openai`: a hosted API (black-box evaluation: the
+ * agent's requests are forwarded, samples are message-level, no token ids).
+ */
+export type BackendName = "gate" | "vllm" | "anthropic" | "openai";
+
+/** Every backend, in the order the usage text lists them. */
+export const BACKENDS: readonly BackendName[] = ["gate", "vllm", "anthropic", "openai"];
 
 /** Policies listed in the usage text (`wrong` works but is not advertised). */
 export const POLICIES: readonly PolicyName[] = ["gate", "gold", "noop"];
@@ -46,7 +57,18 @@ export interface RolloutRunOptions {
   samples: number;
   /** At most this many rollouts at once. */
   concurrency: number;
+  /** Who answers the gate; only `gate` (the default) with a backend other than `gate`. */
   policy: PolicyName;
+  /** Where completions come from; default `gate`. */
+  backend?: BackendName;
+  /** The vLLM server (`backend: "vllm"`), e.g. `http://127.0.0.1:8000`. */
+  vllmUrl?: string;
+  /** The `model` sent to vLLM (its served model name); omitted when unset. */
+  engineModel?: string;
+  /** The hosted API's base URL (`backend: "anthropic" | "openai"`), in its SDK's form. */
+  upstreamUrl?: string;
+  /** Replaces the agents' `model` in upstream requests (the agents name the policy). */
+  upstreamModel?: string;
   /** Results file (JSON Lines, one record per rollout; appended to, and read to resume). */
   out: string;
   /** TCP port of the in-process gateway (0: any free port). Default 7860 for `gate`, else 0. */
@@ -91,4 +113,27 @@ export function policyName(value: string): PolicyName {
     throw new RunnerError(`unknown policy ${value}; known: ${POLICIES.join(", ")}`);
   }
   return value as PolicyName;
+}
+
+/** Checks a backend name. */
+export function backendName(value: string): BackendName {
+  if (!(BACKENDS as readonly string[]).includes(value)) {
+    throw new RunnerError(`unknown backend ${value}; known: ${BACKENDS.join(", ")}`);
+  }
+  return value as BackendName;
+}
+
+/**
+ * What the run's rollouts record as their policy: the gate's answerer with `--backend gate`, else
+ * the backend (an engine or a hosted API generated every token).
+ */
+export function generatedBy(o: Pick<RolloutRunOptions, "policy" | "backend">): string {
+  const backend = o.backend ?? "gate";
+  if (backend !== "gate" && o.policy !== "gate") {
+    throw new RunnerError(
+      `--policy ${o.policy} answers the gate's requests in process; with --backend ${backend} ` +
+        `the ${backend === "vllm" ? "engine" : "upstream"} answers them: drop --policy`,
+    );
+  }
+  return backend === "gate" ? o.policy : backend;
 }

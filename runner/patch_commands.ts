@@ -2,20 +2,27 @@
  * Patches the scripted self-test policies apply, and the shell command that applies one through
  * the agent's own shell tool: the patch written with a quoted heredoc to a temporary file (no
  * expansion, so any patch text survives), then `git apply`. The file stays in the agent's scratch
- * directory (`$TMPDIR`, outside the repository): Codex refuses commands containing `rm -f`.
+ * directory (`$TMPDIR`, outside the repository): Codex refuses commands containing `rm -f`. For
+ * a shell tool that refuses command-substitution syntax anywhere outside single quotes (the
+ * Gemini CLI reads backticks in a heredoc as one), the patch goes in as single-quoted base64.
  *
  * @module
  */
-import { patchPaths, type SweTask } from "../sandbox/mod.ts";
+import { patchPaths, type SweTask, toBase64 } from "../sandbox/mod.ts";
+
+const PATCH_FILE = '"${TMPDIR:-/tmp}/rollgate-fix.patch"';
 
 /** The shell command that applies `patch` in the agent's working directory. */
-export function applyPatchCommand(patch: string): string {
+export function applyPatchCommand(patch: string, encoded = false): string {
   const text = patch.endsWith("\n") ? patch : `${patch}\n`;
+  const apply = `git apply --whitespace=nowarn ${PATCH_FILE} && git status --short`;
+  if (encoded) {
+    const data = toBase64(new TextEncoder().encode(text));
+    return `printf '%s' '${data}' | base64 -d > ${PATCH_FILE} && ${apply}`;
+  }
   let eof = "ROLLGATE_PATCH_EOF";
   while (text.split("\n").includes(eof)) eof += "_";
-  const file = '"${TMPDIR:-/tmp}/rollgate-fix.patch"';
-  return `cat > ${file} <<'${eof}'\n${text}${eof}\n` +
-    `git apply --whitespace=nowarn ${file} && git status --short`;
+  return `cat > ${PATCH_FILE} <<'${eof}'\n${text}${eof}\n${apply}`;
 }
 
 /** The first line-oriented text file the gold patch modifies that exists in the base repository. */

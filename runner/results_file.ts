@@ -41,7 +41,10 @@ export interface RolloutRecord {
   };
   /** The rollout's training samples, as `POST /api/rollouts/:id/finish` returned them. */
   samples: unknown[];
+  /** Who generated: `gate` (an external trainer), `gold`, `noop`, `vllm`, `anthropic`, `openai`. */
   policy: string;
+  /** Where completions came from (`gate`, `vllm`, `anthropic`, `openai`); absent in older files. */
+  backend?: string;
   sandbox: string;
   /** Turns the gateway recorded for the rollout. */
   turns: number;

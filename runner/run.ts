@@ -39,8 +39,16 @@ import {
   type SweTask,
 } from "../sandbox/mod.ts";
 import { type RolloutContext, runRollout } from "./one_rollout.ts";
-import { DEFAULT_GATE_PORT, policyName, type RolloutRunOptions, RunnerError } from "./options.ts";
-import { formatSummary, Progress, summarize, type TaskSummary } from "./report.ts";
+import {
+  backendName,
+  DEFAULT_GATE_PORT,
+  generatedBy,
+  policyName,
+  type RolloutRunOptions,
+  RunnerError,
+} from "./options.ts";
+import { formatSummary, Progress, type RunSummary, summarize } from "./report.ts";
+import { serving } from "./serving.ts";
 import { readRecords, recordKey, ResultsWriter, type RolloutRecord } from "./results_file.ts";
 
 /** What a run did. */
@@ -50,7 +58,7 @@ export interface RunOutcome {
   /** `(task, sample)` pairs skipped because the results file already had them. */
   skipped: number;
   /** Over every record of the run's tasks in the results file (earlier runs included). */
-  summary: { rows: TaskSummary[]; total: TaskSummary };
+  summary: RunSummary;
   /** The summary table as printed. */
   table: string;
   /** Where the gateway listened (`/api` is the trainer API). */
@@ -158,9 +166,10 @@ function localBinDir(
 function listen(
   gw: Gateway,
   o: RolloutRunOptions,
+  trainerAnswers: boolean,
 ): { server: Deno.HttpServer<Deno.NetAddr>; url: string } {
   const hostname = o.gatewayHost ?? "127.0.0.1";
-  const port = o.gatewayPort ?? (o.policy === "gate" ? DEFAULT_GATE_PORT : 0);
+  const port = o.gatewayPort ?? (trainerAnswers ? DEFAULT_GATE_PORT : 0);
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({ hostname, port, onListen() {} }, gw.app.fetch);
@@ -194,12 +203,17 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
   const print = o.print ?? stdoutWrite;
   const h = harnessOf(o.harness);
   const policy = policyName(o.policy);
+  const backend = backendName(o.backend ?? "gate");
+  const generator = generatedBy({ policy, backend });
+  // An external trainer answers on /api: it needs the gateway at a known port.
+  const trainerAnswers = backend === "gate" && policy === "gate";
   const tasks = await loadTaskSet(o.tasks);
   const ids = new Set<string>();
   for (const t of tasks) {
     if (ids.has(t.instance_id)) throw new RunnerError(`duplicate task id ${t.instance_id}`);
     ids.add(t.instance_id);
   }
+  const served = await serving(o, backend, h, log);
   const provider = await sandboxProvider(o, h, tasks);
   const existing = await readRecords(o.out).catch((err) => {
     throw new RunnerError(`cannot read ${o.out}: ${(err as Error).message}`);
@@ -232,12 +246,15 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
     model,
     modelName: o.model,
     adminToken,
+    backends: served.backends,
+    upstreams: served.upstreams,
+    defaultBackend: backend,
     publicUrl: o.publicUrl,
     loopbackOnly: isLoopbackHost(hostname),
     // The viewer at /ui shows each rollout's result (earlier runs' too) once it is graded.
     runResults: () => [...existing.values(), ...records],
   });
-  const { server, url } = listen(gw, o);
+  const { server, url } = listen(gw, o, trainerAnswers);
   const writer = await ResultsWriter.open(o.out).catch(async (err) => {
     await stop(server);
     throw new RunnerError(`cannot write ${o.out}: ${(err as Error).message}`);
@@ -248,11 +265,11 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
     log(
       `rollgate rollout: ${tasks.length} task(s) × ${o.samples} sample(s) = ${total} ` +
         `rollout(s), ${skipped} already in ${o.out}, ${jobs.length} to run; ` +
-        `harness ${h.name}, sandbox ${provider.name}, policy ${policy}, ` +
+        `harness ${h.name}, sandbox ${provider.name}, ${served.describe}, ` +
         `concurrency ${o.concurrency}\n` +
         `gateway ${url} (trainer API ${url}/api)\n`,
     );
-    if (policy === "gate") {
+    if (trainerAnswers) {
       log(
         `waiting for a trainer: GET ${url}/api/requests/next?wait=30, then POST ` +
           `${url}/api/requests/<id>/complete; samples stream at ${url}/api/samples/stream\n`,
@@ -265,6 +282,8 @@ export async function runRollouts(o: RolloutRunOptions): Promise<RunOutcome> {
       provider,
       harness: h,
       policy,
+      backend,
+      generator,
       model: o.model,
       budgetMs: o.timeBudgetS * 1000,
       publicUrl: o.publicUrl,
@@ -305,8 +324,8 @@ async function finish(
 ): Promise<RunOutcome> {
   const all = await readRecords(o.out);
   const inRun = [...all.values()].filter((r) => r.sample < o.samples);
-  const summary = summarize(tasks.map((t) => t.instance_id), inRun);
-  const table = formatSummary(summary, o.samples);
+  const summary = summarize(tasks.map((t) => t.instance_id), inRun, o.samples);
+  const table = formatSummary(summary);
   print(table);
   const interrupted = Boolean(o.signal?.aborted) &&
     records.length + skipped < tasks.length * o.samples;

@@ -148,7 +148,7 @@ export function scriptFor(
   const call = shellActionMessage(
     h,
     "I will apply the fix with the shell.",
-    applyPatchCommand(patch),
+    applyPatchCommand(patch, h.shell.kind === "tool" && h.shell.refusesSubstitution === true),
   );
   const done = finalAnswerMessage(h, "The patch is applied.", FINAL_TEXT.applied);
   let callIds: Promise<number[]> | undefined;

@@ -1,8 +1,8 @@
 /**
  * What a turn's sampled ids were produced under, beyond the ids: the sampling facts (temperature,
  * top-p, top-k and whether logprobs are raw or processed), the weight version of each streamed
- * chunk when a weight update fell inside the turn, and where its token rows (`routed_experts`)
- * lie. A few numbers per turn: the rows themselves live in the {@link TokenRowStore}.
+ * chunk when a weight update fell inside the turn, and where its token rows (`routed_experts`,
+ * `sampling_mask`) lie. A few numbers per turn: the rows themselves live in the {@link TokenRowStore}.
  *
  * @module
  */
@@ -14,6 +14,7 @@ import type {
   TokenRowField,
   VersionRun,
 } from "../generation/mod.ts";
+import { TOKEN_ROW_FIELDS } from "../generation/mod.ts";
 
 /** The sampling a turn's logprobs came from (`null`: the engine's default, not known here). */
 export interface SamplingFacts {
@@ -37,11 +38,15 @@ export interface TurnFacts {
   rows?: Partial<Record<TokenRowField, RowsMeta>>;
 }
 
-/** The facts of a turn the backend completed with `completion`. */
+/**
+ * The facts of a turn the backend completed with `completion`: its routing rows start at
+ * `rowsFrom`, its kept sets at its first sampled id (`promptLength`).
+ */
 export function turnFacts(
   completion: Completion,
   sampling: SamplingRequest,
   rowsFrom: number,
+  promptLength: number,
 ): TurnFacts {
   const facts: TurnFacts = {
     sampling: {
@@ -52,9 +57,15 @@ export function turnFacts(
     },
   };
   if (completion.weight_versions) facts.versions = completion.weight_versions;
-  const rows = completion.routed_experts;
-  if (rows) {
-    facts.rows = { routed_experts: { from: rowsFrom, dtype: rows.dtype, shape: rows.shape } };
+  const starts: Record<TokenRowField, number> = {
+    routed_experts: rowsFrom,
+    sampling_mask: promptLength,
+  };
+  for (const field of TOKEN_ROW_FIELDS) {
+    const rows = completion[field];
+    if (!rows) continue;
+    facts.rows ??= {};
+    facts.rows[field] = { from: starts[field], dtype: rows.dtype, shape: rows.shape };
   }
   return facts;
 }

@@ -27,6 +27,7 @@ const EXPORT_LINKS: Links = {
   turnTokens: () => null,
   sample: (_id, index) => `#sample-${index}`,
   exportFile: () => null,
+  plots: () => null,
 };
 
 export async function exportHtml(

@@ -1,7 +1,9 @@
 /**
- * The trajectory viewer: runs, rollouts, chains, turns and every token, as server-rendered pages
- * with a little plain script. The gateway mounts it at `/ui`; `main.ts view` serves saved files.
- * It only reads rollouts: nothing here writes to a turn or waits on one.
+ * The trajectory viewer: runs, rollouts, chains, turns and every token, and plots of a run
+ * (reward over time and by weight version, GRPO groups, lengths, failures: `plot_data.ts`, drawn as
+ * inline SVG), as server-rendered pages with a little plain script. The gateway mounts it at
+ * `/ui`; `main.ts view` serves saved files. It only reads rollouts: nothing here writes to a turn
+ * or waits on one.
  *
  * @example
  * ```ts
@@ -18,6 +20,8 @@
  * const page = await app.request("/ui");
  * assert.equal(page.status, 200);
  * assert.match(await page.text(), /demo/);
+ * const plots = await app.request("/ui/plots");
+ * assert.match(await plots.text(), /1 rollouts · 0 with a reward/);
  * ```
  *
  * @module

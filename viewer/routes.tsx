@@ -4,6 +4,7 @@
  * | route                                  | page                                                  |
  * | -------------------------------------- | ----------------------------------------------------- |
  * | `/`                                    | runs: filter, sort, tasks; refreshes while live       |
+ * | `/plots`                               | reward, groups, lengths, failures; refreshes too      |
  * | `/rollouts/:id`                        | chains, turns, samples, the runner's result           |
  * | `/rollouts/:id/turns/:n`               | a turn's new messages and answer (`?history=all`)     |
  * | `/rollouts/:id/turns/:n/tokens`        | a turn's own ids (`?from=`)                           |
@@ -16,6 +17,8 @@
  */
 import {
   Layout,
+  PlotsBody,
+  PlotsPage,
   RolloutBody,
   RolloutPage,
   RunsPage,
@@ -30,6 +33,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Child } from "hono/jsx";
 import { exportHtml } from "./export_html.tsx";
 import { type RunQuery, runRow, selectRows, taskGroups } from "./run_rows.ts";
+import { plotData } from "./plot_data.ts";
 import type { ViewerSource } from "./source.ts";
 import { sampleLayout, sampleTokens, turnTokens } from "./token_data.ts";
 import { TokenText } from "./token_text.ts";
@@ -113,6 +117,23 @@ export function viewerRoutes(o: ViewerOptions): Hono {
         links={links}
         refresh={o.source.live ? selfFragment(c) : null}
         tasks={tasks}
+      />,
+    );
+  });
+
+  app.get("/plots", (c) => {
+    const t0 = performance.now();
+    const d = plotData(o.source.list());
+    if (fragment(c)) return page(c, <PlotsBody d={d} />);
+    // The walk over every rollout runs on the gateway's event loop: an open page polls it at
+    // most 1/20 of the time (every 2 s while it takes under 100 ms).
+    const every = Math.ceil((performance.now() - t0) * 20);
+    return page(
+      c,
+      <PlotsPage
+        d={d}
+        links={links}
+        refresh={o.source.live ? { url: selfFragment(c), every } : null}
       />,
     );
   });

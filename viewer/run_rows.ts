@@ -5,6 +5,7 @@
  * @module
  */
 import type { ViewedRollout } from "./source.ts";
+import { sampledTurns } from "./sample_turns.ts";
 
 export type RunStatus = "active" | "finished" | "error" | "recorded";
 
@@ -52,6 +53,8 @@ export function runRow(v: ViewedRollout, now = Date.now()): RunRow {
   const turnErrors = r?.turns.filter((t) => t.error).map((t) => t.error!) ?? [];
   const error = x?.error ?? x?.eval?.error ?? x?.agent?.error ?? turnErrors.at(-1) ?? null;
   const started = r?.createdAt ?? (x ? Date.parse(x.timings.started_at) : NaN);
+  // A results file holds the samples, not the turns: count what they place.
+  const saved = !r && x ? sampledTurns(v.samples()) : null;
   const status: RunStatus = x?.error
     ? "error"
     : r
@@ -63,9 +66,13 @@ export function runRow(v: ViewedRollout, now = Date.now()): RunRow {
     task: x?.task ?? text(meta.task),
     sample: x?.sample ?? (typeof meta.sample === "number" ? meta.sample : null),
     harness: x?.harness ?? text(meta.harness),
-    backend: r ? r.backend ?? "default" : null,
-    turns: r ? { total: r.turns.length, done, pending, failed } : null,
-    tokens: r ? tokens : null,
+    backend: r ? r.backend ?? "default" : x?.backend ?? null,
+    turns: r
+      ? { total: r.turns.length, done, pending, failed }
+      : x
+      ? { total: x.turns, done: x.turns, pending: 0, failed: 0 }
+      : null,
+    tokens: r ? tokens : saved?.length ? saved.reduce((n, t) => n + t.ids, 0) : null,
     reward: r?.reward ?? x?.reward ?? null,
     tests: x ? { passed: x.tests.filter((t) => t.passed).length, total: x.tests.length } : null,
     labels,

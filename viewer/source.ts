@@ -43,6 +43,8 @@ export interface RunResult {
   };
   samples: unknown[];
   policy: string;
+  /** Absent in files written before the runner had `--backend`. */
+  backend?: string;
   sandbox: string;
   turns: number;
   eval: { patch_applied: boolean; test_patch_applied: boolean; error: string | null } | null;

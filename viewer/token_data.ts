@@ -107,8 +107,9 @@ export function sampleLayout(sample: Sample, rollout: Rollout | null): Layout {
   return layout;
 }
 
-function rounded(lp: number): number {
-  return Math.round(lp * 1e4) / 1e4;
+/** A logprob for the page; `null` when none was reported (NaN in a sample). */
+function rounded(lp: number): number | null {
+  return Number.isNaN(lp) ? null : Math.round(lp * 1e4) / 1e4;
 }
 
 async function pieces(

@@ -14,6 +14,7 @@ import { presentedToken } from "../http/mod.ts";
 import { anthropicAdapter } from "./anthropic/mod.ts";
 import { openaiChatAdapter } from "./openai_chat/mod.ts";
 import { responsesAdapter } from "./responses/mod.ts";
+import { geminiAdapter } from "./gemini/mod.ts";
 
 /** How a refusal is written in a route's protocol (an adapter; the host tools' plain JSON). */
 export interface ErrorShape {
@@ -30,7 +31,10 @@ export const HOST_TOOL_ERRORS: ErrorShape = {
 };
 
 export interface AgentEndpoint {
-  /** Below `/rollout/:id/` and `/` (`:name` segments are parameters). */
+  /**
+   * Below `/rollout/:id/` and `/` (`:name` segments are parameters; a last `:name{regex}` takes
+   * the rest of the path, as Hono reads it).
+   */
   path: string;
   method: "GET" | "POST";
   serves: "turn" | "count_tokens" | "models" | "tool" | "exit";
@@ -60,6 +64,18 @@ const turn = (path: string, adapter: ProtocolAdapter): AgentEndpoint => ({
   limit: "agent",
 });
 
+/** Gemini names the model and the method in the path (`models/<model>:<method>`), streaming too. */
+const gemini = (method: string, serves: "turn" | "count_tokens"): AgentEndpoint => ({
+  path: `v1beta/models/:call{.+:${method}}`,
+  method: "POST",
+  serves,
+  adapter: geminiAdapter,
+  errors: geminiAdapter,
+  token: presentedToken,
+  streams: serves === "turn" ? () => method === "streamGenerateContent" : undefined,
+  limit: "agent",
+});
+
 export const AGENT_ENDPOINTS: readonly AgentEndpoint[] = [
   turn("v1/messages", anthropicAdapter),
   {
@@ -82,6 +98,9 @@ export const AGENT_ENDPOINTS: readonly AgentEndpoint[] = [
     token: presentedToken,
     limit: "agent",
   },
+  gemini("generateContent", "turn"),
+  gemini("streamGenerateContent", "turn"),
+  gemini("countTokens", "count_tokens"),
   {
     path: "v1/tools/:name",
     method: "POST",
@@ -103,9 +122,17 @@ export const AGENT_ENDPOINTS: readonly AgentEndpoint[] = [
 /** The endpoint a path below the rollout's prefix names (any method), if any. */
 export function agentEndpoint(rest: string): AgentEndpoint | undefined {
   const parts = rest.split("/");
-  return AGENT_ENDPOINTS.find((e) => {
-    const pattern = e.path.split("/");
-    return pattern.length === parts.length &&
-      pattern.every((p, i) => p.startsWith(":") ? parts[i] !== "" : p === parts[i]);
-  });
+  return AGENT_ENDPOINTS.find((_, i) => MATCHERS[i](parts));
 }
+
+/** Whether a path's segments match each row's pattern. */
+const MATCHERS = AGENT_ENDPOINTS.map((e) => {
+  const pattern = e.path.split("/");
+  const last = /^:\w+\{(.+)\}$/.exec(pattern[pattern.length - 1]);
+  const tail = last ? new RegExp(`^(?:${last[1]})$`) : undefined;
+  const fixed = tail ? pattern.slice(0, -1) : pattern;
+  return (parts: string[]) =>
+    (tail ? parts.length > fixed.length : parts.length === fixed.length) &&
+    fixed.every((p, i) => p.startsWith(":") ? parts[i] !== "" : p === parts[i]) &&
+    (!tail || tail.test(parts.slice(fixed.length).join("/")));
+});

@@ -1,12 +1,17 @@
 /**
  * The agent-facing endpoints of the table in `agent_endpoints.ts` (turns, `count_tokens`,
- * models), mounted both under `/rollout/:id` and bare (`/v1/...`, rollout from the token). Each
- * protocol module converts; this file only does HTTP.
+ * models), mounted both under `/rollout/:id` and bare (`/v1/...`, `/v1beta/...`, rollout from the
+ * token). Each protocol module converts; this file only does HTTP.
  *
  * @module
  */
 import { type Context, Hono } from "hono";
 import { toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
+import {
+  geminiAdapter,
+  geminiCall,
+  toCanonicalCountTokensRequest as geminiCountTokensRequest,
+} from "./gemini/mod.ts";
 import type { ProtocolAdapter } from "../protocol.ts";
 import { httpStatus } from "../http_errors.ts";
 import { readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
@@ -73,8 +78,9 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     if (upstream) {
       return await serveBlackBox(c, adapter, o.rollouts, rollout, upstream, body, o.keepAliveMs);
     }
+    const call = adapter.requestOf ? adapter.requestOf(new URL(c.req.url), body) : body;
     const req = {
-      ...adapter.parseRequest(body),
+      ...adapter.parseRequest(call),
       session: clientSession(c.req.raw.headers, body),
     };
     const answer = { stream: req.stream, includeUsage: req.includeUsage };
@@ -93,6 +99,7 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       await answered(t, o.streamHeadHoldMs ?? 0);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
+        keepAlive: adapter.keepAlive,
         produce: () => Promise.resolve(answerEvents(adapter, t, answer)),
         onError: (e) => {
           const { status, message } = errorStatus(e);
@@ -108,11 +115,16 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     try {
       const rollout = rolloutOf(c, e);
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      // Anthropic's `count_tokens` answers `{input_tokens}`, Gemini's `countTokens` `{totalTokens}`.
+      const gemini = e.adapter === geminiAdapter;
       const req = {
-        ...toCanonicalCountTokensRequest(body),
+        ...(gemini
+          ? geminiCountTokensRequest(geminiCall(new URL(c.req.url), body))
+          : toCanonicalCountTokensRequest(body)),
         session: clientSession(c.req.raw.headers, body),
       };
-      return c.json({ input_tokens: await o.rollouts.countTokens(rollout, req) });
+      const n = await o.rollouts.countTokens(rollout, req);
+      return c.json(gemini ? { totalTokens: n } : { input_tokens: n });
     } catch (err) {
       return errorResponse(c, e.adapter!, err);
     }

@@ -1,9 +1,10 @@
 /**
  * The agent wing: the routes agents call (`/v1/messages`, `/v1/chat/completions`, `/v1/responses`,
- * `/v1/models`, under `/rollout/:id` or bare), one folder per wire protocol (`anthropic/`,
- * `openai_chat/`, `responses/`: pure conversions), the protocol kit they share (answer events,
- * text deltas, whole answers, client sessions), the black-box relay (`black_box/`) and the host
- * tools (`/rollout/:id/tools/...`).
+ * `/v1/models`, Gemini's `/v1beta/models/<model>:<method>`, under `/rollout/:id` or bare), one
+ * folder per wire protocol (`anthropic/`, `openai_chat/`, `responses/`, `gemini/`: pure
+ * conversions), the protocol kit they share (answer events, text deltas, whole answers, tool
+ * arguments, client sessions), the black-box relay (`black_box/`) and the host tools
+ * (`/rollout/:id/tools/...`).
  *
  * @example
  * ```ts
@@ -31,6 +32,7 @@
  */
 export {
   AnthropicUpstream,
+  checkUpstream,
   OpenAIUpstream,
   type Upstream,
   upstreamsFromFlags,

@@ -8,14 +8,18 @@ import type { Rollout, RolloutActions } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
 import { sameToken } from "../security/mod.ts";
 
-/** The credential a request carries: `Authorization: Bearer …` or `x-api-key`. */
-export function presentedToken(headers: Headers): string | null {
+/**
+ * The credential a request carries: `Authorization: Bearer …`, `x-api-key`, or Gemini's
+ * `x-goog-api-key`; with `url` (agent calls), also Gemini's `?key=`.
+ */
+export function presentedToken(headers: Headers, url?: URL): string | null {
   const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
     if (m) return m[1].trim();
   }
-  return headers.get("x-api-key")?.trim() || null;
+  return headers.get("x-api-key")?.trim() || headers.get("x-goog-api-key")?.trim() ||
+    url?.searchParams.get("key")?.trim() || null;
 }
 
 export interface AgentAuthOptions {

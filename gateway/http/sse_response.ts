@@ -10,6 +10,7 @@ import type { SseEvent } from "../protocol.ts";
 export const DEFAULT_KEEPALIVE_MS = 3000;
 
 export function encodeSse(e: SseEvent): string {
+  if (e.bare) return `${e.data}\n\n`;
   return (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`;
 }
 
@@ -18,6 +19,11 @@ export interface SseOptions {
   produce(): Promise<SseEvent[] | AsyncIterable<SseEvent>>;
   onError(error: unknown): SseEvent[];
   keepAliveMs?: number;
+  /**
+   * Sent to keep a silent stream open instead of the `: keep-alive` comment, for clients that
+   * cannot skip comments; no opening comment is sent either.
+   */
+  keepAlive?: SseEvent;
 }
 
 export function sseResponse(options: SseOptions): Response {
@@ -40,11 +46,9 @@ export function sseResponse(options: SseOptions): Response {
         pending += text;
         flushing ??= setTimeout(flush, 0);
       };
-      write(": rollgate\n\n");
-      timer = setInterval(
-        () => write(": keep-alive\n\n"),
-        options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS,
-      );
+      const keepAlive = options.keepAlive ? encodeSse(options.keepAlive) : ": keep-alive\n\n";
+      if (!options.keepAlive) write(": rollgate\n\n");
+      timer = setInterval(() => write(keepAlive), options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS);
       options.produce()
         .then(async (events) => {
           for await (const e of events) write(encodeSse(e));

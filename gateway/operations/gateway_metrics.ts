@@ -1,11 +1,17 @@
 /**
  * What `/metrics` reports: turns, tokens, the latency the gateway adds, errors by kind (each per
- * backend), requests pending at the gate and in flight over HTTP, and the process itself.
+ * backend), requests pending at the gate and in flight over HTTP, finished rollouts and their
+ * rewards, the rollouts of each group in memory, and the process itself.
  *
  * @module
  */
 import { GenerationError } from "../../generation/mod.ts";
-import { type EndedTurn, TurnError, type TurnObserver } from "../../trajectory/mod.ts";
+import {
+  type EndedTurn,
+  type Rollout,
+  TurnError,
+  type TurnObserver,
+} from "../../trajectory/mod.ts";
 import { Counter, Gauge, Histogram, type Labels, MetricsRegistry } from "./prometheus.ts";
 
 /** Upper bounds (seconds) of the added-latency buckets: rendering and parsing take milliseconds. */
@@ -22,6 +28,15 @@ export const ADDED_LATENCY_BUCKETS = [
   1,
   2.5,
 ] as const;
+
+/** Upper bounds of the reward buckets: most rewards are 0 … 1, some are scores or penalties. */
+export const REWARD_BUCKETS = [-1, -0.5, 0, 0.1, 0.25, 0.5, 0.75, 0.9, 1, 2, 5, 10] as const;
+
+/**
+ * Groups reported one by one (the most recently created first); the rest are summed in
+ * `rollgate_groups`. Bounds the series a scrape returns however many groups a run makes.
+ */
+export const GROUPS_REPORTED = 100;
 
 /**
  * The `kind` label of a failed turn: the domain's own kind (`render_failed`, `context_exceeded`,
@@ -41,8 +56,8 @@ export interface MetricSources {
    * its shared queue in the database (the same on every replica), hence the promise.
    */
   pendingRequests(): number | Promise<number>;
-  /** Rollouts that still take turns. */
-  activeRollouts(): number;
+  /** The rollouts in memory (their group, status and creation time are read). */
+  rollouts(): readonly Pick<Rollout, "group" | "status" | "createdAt">[];
   /** Sample rows the journal found damaged and skipped. */
   damagedSamples(): number;
 }
@@ -53,6 +68,8 @@ export class GatewayMetrics implements TurnObserver {
   readonly registry = new MetricsRegistry();
   /** `pendingRequests` as read by the last scrape. */
   #pending = 0;
+  /** The group counts of the last scrape. */
+  #groups: ReturnType<GatewayMetrics["groupCounts"]> = { reported: [], groups: [] };
   #sources: MetricSources | undefined;
   #httpInFlight = 0;
   readonly #turnsInFlight = new Map<string, number>();
@@ -79,6 +96,19 @@ export class GatewayMetrics implements TurnObserver {
   );
   readonly responses = this.registry.add(
     new Counter("rollgate_http_responses_total", "HTTP responses by status code."),
+  );
+  readonly finished = this.registry.add(
+    new Counter(
+      "rollgate_rollouts_finished_total",
+      "Rollouts finished, by whether the trainer gave a reward (set, none).",
+    ),
+  );
+  readonly rewards = this.registry.add(
+    new Histogram(
+      "rollgate_rollout_reward",
+      "Rewards of finished rollouts (those finished with a reward).",
+      REWARD_BUCKETS,
+    ),
   );
 
   constructor() {
@@ -108,7 +138,22 @@ export class GatewayMetrics implements TurnObserver {
       new Gauge(
         "rollgate_active_rollouts",
         "Rollouts that still take turns.",
-        () => one(this.#sources?.activeRollouts() ?? 0),
+        () => one((this.#sources?.rollouts() ?? []).filter((r) => r.status === "active").length),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_group_rollouts",
+        `Rollouts in memory per group and status (active, finished), for the ${GROUPS_REPORTED} ` +
+          "most recently created groups.",
+        () => this.#groups.reported,
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_groups",
+        "Groups with rollouts in memory: open (a member still takes turns) or complete.",
+        () => this.#groups.groups,
       ),
     );
     this.registry.add(
@@ -169,6 +214,35 @@ export class GatewayMetrics implements TurnObserver {
     this.addedLatency.observe(backend, ended.addedMs / 1000);
   }
 
+  rolloutFinished(rollout: Rollout): void {
+    this.finished.inc({ reward: rollout.reward === null ? "none" : "set" });
+    if (rollout.reward !== null) this.rewards.observe({}, rollout.reward);
+  }
+
+  /** Per group in memory: its members by status; over all of them: open and complete groups. */
+  groupCounts(): { reported: [Labels, number][]; groups: [Labels, number][] } {
+    const byGroup = new Map<string, { active: number; finished: number; newest: number }>();
+    for (const r of this.#sources?.rollouts() ?? []) {
+      if (r.group === null) continue;
+      const g = byGroup.get(r.group) ?? { active: 0, finished: 0, newest: 0 };
+      g[r.status]++;
+      g.newest = Math.max(g.newest, r.createdAt);
+      byGroup.set(r.group, g);
+    }
+    const reported = [...byGroup].sort(([, a], [, b]) => b.newest - a.newest)
+      .slice(0, GROUPS_REPORTED)
+      .flatMap(([group, g]): [Labels, number][] => [
+        [{ group, status: "active" }, g.active],
+        [{ group, status: "finished" }, g.finished],
+      ]);
+    let open = 0;
+    for (const g of byGroup.values()) if (g.active > 0) open++;
+    return {
+      reported,
+      groups: [[{ state: "open" }, open], [{ state: "complete" }, byGroup.size - open]],
+    };
+  }
+
   httpStarted(): void {
     this.#httpInFlight++;
   }
@@ -188,6 +262,7 @@ export class GatewayMetrics implements TurnObserver {
     } catch {
       this.#pending = NaN;
     }
+    this.#groups = this.groupCounts();
     return this.registry.render();
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The operator's endpoints: `GET /health` (the process answers), `GET /ready` (every readiness
- * check passes; 503 with the failing ones otherwise) and `GET /metrics` (Prometheus text; needs
- * the admin token when one is set, since it reveals traffic).
+ * The operator's endpoints: `GET /` (a landing page: what this is and where to go),
+ * `GET /health` (the process answers), `GET /ready` (every readiness check passes; 503 with the
+ * failing ones otherwise) and `GET /metrics` (Prometheus text; needs the admin token when one is
+ * set, since it reveals traffic).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { presentedToken } from "../http/mod.ts";
 import { sameToken } from "../security/mod.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
+import { landing } from "./landing.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "./prometheus.ts";
 import type { Readiness } from "./readiness.ts";
 
@@ -29,6 +31,7 @@ export interface OperationsOptions {
  */
 export function operationsRoutes(o: OperationsOptions): Hono {
   const app = new Hono();
+  app.get("/", landing);
   app.get("/health", (c) => c.json({ ok: true }));
   app.get("/ready", async (c) => {
     const report = await o.readiness.report();

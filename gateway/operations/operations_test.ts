@@ -42,7 +42,7 @@ Deno.test("Prometheus text: HELP/TYPE, labels escaped, cumulative histogram buck
 Deno.test("GatewayMetrics: a count read from a database is awaited; one it cannot give reads NaN", async () => {
   const m = new GatewayMetrics();
   let db: Promise<number> = Promise.resolve(7);
-  m.watch({ pendingRequests: () => db, activeRollouts: () => 0, damagedSamples: () => 0 });
+  m.watch({ pendingRequests: () => db, rollouts: () => [], damagedSamples: () => 0 });
   assert.match(await m.scrape(), /^rollgate_pending_requests 7$/m);
   db = Promise.reject(new Error("the database is unreachable"));
   assert.match(await m.scrape(), /^rollgate_pending_requests NaN$/m);
@@ -50,7 +50,8 @@ Deno.test("GatewayMetrics: a count read from a database is awaited; one it canno
 
 Deno.test("GatewayMetrics: turns, tokens, added latency and errors per backend", async () => {
   const m = new GatewayMetrics();
-  m.watch({ pendingRequests: () => 4, activeRollouts: () => 2, damagedSamples: () => 0 });
+  const active = { group: null, status: "active" as const, createdAt: 0 };
+  m.watch({ pendingRequests: () => 4, rollouts: () => [active, active], damagedSamples: () => 0 });
   m.turnStarted("gate");
   m.turnStarted("gate");
   m.turnStarted("vllm");
@@ -176,4 +177,27 @@ Deno.test("failureKind: the domain's kind, upstream_failed for hosted APIs, else
   assert.equal(kind(new GenerationError("trainer_failed", "oom")), "trainer_failed");
   assert.equal(kind(new Error("429 rate limited"), true), "upstream_failed");
   assert.equal(kind(new TypeError("x is undefined")), "internal");
+});
+
+Deno.test("GET /: a page for browsers, the same pointers as JSON for API clients", async () => {
+  const app = operationsRoutes({ readiness: new Readiness(), metrics: new GatewayMetrics() });
+  const html = await app.request("/", { headers: { accept: "text/html,application/xhtml+xml" } });
+  assert.equal(html.status, 200);
+  assert.match(html.headers.get("content-type") ?? "", /^text\/html/);
+  const page = await html.text();
+  for (const path of ["/ui", "/ready", "/health", "/metrics"]) {
+    assert.ok(page.includes(`<a href="${path}">`), `the page links ${path}`);
+  }
+  assert.match(page, /needs the admin token if set/);
+  assert.match(page, /&lt;id&gt;/, "placeholders are escaped, not links");
+  assert.doesNotMatch(page, /https?:\/\//, "nothing is fetched from elsewhere");
+  const json = await app.request("/", { headers: { accept: "application/json" } });
+  assert.equal(json.status, 200);
+  const body = await json.json();
+  assert.equal(body.name, "rollgate");
+  assert.deepEqual(
+    Object.keys(body.endpoints),
+    ["/ui", "/ready", "/health", "/metrics", "/api", "/rollout/<id>/v1"],
+  );
+  assert.equal((await app.request("/")).headers.get("content-type"), "application/json");
 });

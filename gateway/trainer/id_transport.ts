@@ -6,7 +6,8 @@
  * Encodings (named in the body's `ids_encoding`, so a reader never guesses):
  * - token ids (`prompt_ids`, `input_ids`): `int32le`;
  * - masks (`loss_mask`, `sft_mask`): `uint8`, one byte per id;
- * - `logprobs`: `float64le` (exactly the numbers JSON would carry).
+ * - `logprobs`: `float64le` (exactly the numbers JSON would carry; a NaN where JSON has `null`,
+ *   a sampled id whose turn reported no logprob).
  *
  * A 128k-id prompt is ~700 KB of JSON and ~1.9 ms to write; as base64 it is 683 KB of ASCII
  * written by one native call, with nothing per id but a copy into an `Int32Array`.

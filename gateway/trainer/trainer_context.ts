@@ -34,7 +34,10 @@ export interface TrainerRouteOptions {
 
 export interface TrainerContext {
   readonly options: TrainerRouteOptions;
-  /** The request's JSON body checked by `schema`; an empty body is `{}`. A 400 names `what`. */
+  /**
+   * The request's JSON body checked by `schema`; an empty (or absent) body is `{}`. A 400 names
+   * `what`, and a field the schema does not know.
+   */
   body<T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T>;
   /** The rollout named by the `:id` path parameter (404 when unknown), marked as active. */
   rollout(c: Context): Rollout;
@@ -44,11 +47,9 @@ export function trainerContext(options: TrainerRouteOptions): TrainerContext {
   return {
     options,
     async body(c, schema, what) {
-      const raw = c.req.header("content-length") === "0" || !c.req.raw.body
-        ? {}
-        : await readJsonBody(c.req.raw, options.maxBodyBytes);
+      const raw = await readJsonBody(c.req.raw, options.maxBodyBytes, { empty: {} });
       try {
-        return parseOrThrow(schema, raw ?? {}, what);
+        return parseOrThrow(schema, raw, what);
       } catch (e) {
         throw new GatewayError(400, (e as Error).message);
       }

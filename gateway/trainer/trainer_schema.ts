@@ -1,5 +1,7 @@
 /**
- * Request bodies of the trainer API (`/api`).
+ * Request bodies of the trainer API (`/api`). Every body is a closed object: a field it does not
+ * name (`{"idd": …}`, `samplng`) is a 400 that names it and the known ones, never a setting
+ * silently left at its default.
  *
  * @module
  */
@@ -8,14 +10,26 @@ import { LABEL_ACTIONS, POLICY_LABELS } from "../../trajectory/mod.ts";
 import { describeIssues } from "../http/mod.ts";
 import { TemperatureSchema, TopPSchema } from "../sampling_schema.ts";
 
-export const SamplingSchema = z.object({
+/** An object schema that refuses unknown fields, naming them and the fields it knows. */
+function closedObject<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} ` +
+          `(known: ${known})`
+        : undefined,
+  });
+}
+
+export const SamplingSchema = closedObject({
   max_tokens: z.number().int().positive().optional(),
   temperature: TemperatureSchema.optional(),
   top_p: TopPSchema.optional(),
   top_k: z.number().int().positive().optional(),
 });
 
-export const CreateRolloutSchema = z.object({
+export const CreateRolloutSchema = closedObject({
   id: z.string().regex(
     /^[A-Za-z0-9_.:-]{1,128}$/,
     "id may hold letters, digits and _ . : - (1-128)",
@@ -28,7 +42,8 @@ export const CreateRolloutSchema = z.object({
   /** Per-label action for this rollout's samples, e.g. `{ "side": "mask" }`. */
   labels: z.partialRecord(z.enum(POLICY_LABELS), z.enum(LABEL_ACTIONS)).optional(),
   reward_mode: z.enum(["full", "split"]).optional(),
-  sft: z.object({ weight: z.number().min(0), tools: z.array(z.string()).optional() }).optional(),
+  sft: closedObject({ weight: z.number().min(0), tools: z.array(z.string()).optional() })
+    .optional(),
   /** A backend name the gateway was started with (`gate`, `vllm`, …). */
   backend: z.string().min(1).optional(),
   /** Special-token text in content is tokenized as plain text (default: the gateway's flag). */
@@ -49,13 +64,13 @@ export const CreateRolloutSchema = z.object({
 const VersionSchema = z.union([z.string(), z.number()]);
 
 /** Token rows on the wire; their shape and length are checked against the request (the gate). */
-const TokenRowsSchema = z.object({
+const TokenRowsSchema = closedObject({
   dtype: z.string(),
   shape: z.array(z.number()),
   data: z.string(),
 });
 
-export const CompleteSchema = z.object({
+export const CompleteSchema = closedObject({
   // Never empty: an output that stopped at once holds its end id (nothing else would be trained
   // or answered, and the agent would get an empty turn).
   output_ids: z.array(z.number().int().nonnegative()).min(
@@ -75,23 +90,23 @@ export const CompleteSchema = z.object({
 });
 
 /** Sampled ids streamed before the completion (`POST /api/requests/:id/append`). */
-export const AppendSchema = z.object({
+export const AppendSchema = closedObject({
   output_ids: z.array(z.number().int().nonnegative()).min(1),
   /** The weight version that sampled this chunk (a weight update may fall inside a turn). */
   weight_version: VersionSchema.optional(),
 });
 
 /** `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds. */
-export const AckSchema = z.object({
+export const AckSchema = closedObject({
   lease: z.number().positive().optional(),
 });
 
-export const FailSchema = z.object({
+export const FailSchema = closedObject({
   error: z.string().min(1),
   status: z.number().int().min(400).max(599).optional(),
 });
 
-export const FinishSchema = z.object({
+export const FinishSchema = closedObject({
   reward: z.number().nullable().optional(),
   /** The trainer's weight version now: what `max_staleness` is measured against. */
   weight_version: VersionSchema.optional(),

@@ -100,7 +100,7 @@ async function pageRows(
   const plans = samples.map((s) => (s.routed_experts as { $rows?: RowsPlan } | undefined)?.$rows)
     .filter((p) => p !== undefined);
   const turns = [...new Set(plans.flatMap((p) => p.segments.map((seg) => seg.turn)))];
-  // One field carries rows today (`TOKEN_ROW_FIELDS`).
+  // Samples carry one field of rows (`routed_experts`); kept sets stay with their turns.
   const field = plans[0]?.field ?? "routed_experts";
   const found = turns.length ? await readTokenRows(sql, turns, field) : new Map();
   return {

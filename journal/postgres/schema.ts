@@ -20,8 +20,10 @@
  * - `token_rows`: turns' per-position rows (`routed_experts`), one row per turn and field, the
  *   bytes as they came (stored uncompressed: expert ids barely compress).
  * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
+ * - `images` (version 3): the images turns show, by content hash (sha256), the bytes as they came
+ *   (written once, whichever replica first sees one; read by any).
  *
- * Since version 3 every event and sample row carries `sum`, the CRC-32 of its data and arrays
+ * Since version 4 every event and sample row carries `sum`, the CRC-32 of its data and arrays
  * (`../row_checksum.ts`), checked when it is read, and a delivered request names the replica
  * that handed it to a trainer (`delivered_by`).
  *
@@ -112,7 +114,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE token_rows ALTER COLUMN data SET STORAGE EXTERNAL;
   CREATE INDEX token_rows_by_rollout ON token_rows (rollout);
   `,
-  // 3: a checksum per event and sample row (`row_checksum.ts`; older rows have none), and which
+  // 3: images by content hash (already compressed: stored as they are).
+  `
+  CREATE TABLE images (hash text PRIMARY KEY, bytes bytea NOT NULL);
+  ALTER TABLE images ALTER COLUMN bytes SET STORAGE EXTERNAL;
+  `,
+  // 4: a checksum per event and sample row (`row_checksum.ts`; older rows have none), and which
   // replica handed a request to a trainer (offered again at once when that replica is gone).
   `
   ALTER TABLE events ADD COLUMN sum bigint;

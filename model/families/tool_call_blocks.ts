@@ -18,7 +18,6 @@ export const CALL_OPEN = "<tool_call>";
 export const CALL_CLOSE = "</tool_call>";
 /** Parse attempts per output before giving up on the whole-run parse (adversarial text). */
 const BUDGET = 20_000;
-const CALL_BOUNDARY = /<\/tool_call>\s*<tool_call>/;
 
 /** One parsed block: its name, raw argument values in order, and the index after `</tool_call>`. */
 export interface RawCall {
@@ -39,18 +38,34 @@ function countOf(text: string, marker: string): number {
   return n;
 }
 
-/** A value holding a `<tool_call>` it does not close (a longer one may close it). */
-function opensCall(raw: string): boolean {
-  const open = raw.lastIndexOf(CALL_OPEN);
-  return open >= 0 && raw.indexOf(CALL_CLOSE, open) < 0;
-}
-
 /** A family's reading of one block; `budget` bounds the attempts of a whole parse. */
 export abstract class CallBlockReader {
   budget = BUDGET;
   /** How a value the tool's schema does not declare is read (`UndeclaredValues`). */
   readonly undeclared: UndeclaredValues = "string";
-  constructor(readonly text: string) {}
+  /**
+   * @param open the marker that opens a block (`<tool_call>`; Hy3 suffixes its own)
+   * @param close the marker that closes it
+   */
+  constructor(
+    readonly text: string,
+    readonly open: string = CALL_OPEN,
+    readonly close: string = CALL_CLOSE,
+  ) {}
+
+  /** A value holding an open marker it does not close (a longer one may close it). */
+  #opensCall(raw: string): boolean {
+    const open = raw.lastIndexOf(this.open);
+    return open >= 0 && raw.indexOf(this.close, open) < 0;
+  }
+
+  /** A value holding the boundary between two blocks (a close, whitespace, an open). */
+  #holdsBoundary(raw: string): boolean {
+    for (let at = raw.indexOf(this.close); at >= 0; at = raw.indexOf(this.close, at + 1)) {
+      if (raw.startsWith(this.open, skipSpace(raw, at + this.close.length))) return true;
+    }
+    return false;
+  }
 
   /** Every way a block starting at `start` (at `<tool_call>`) can end, earliest first. */
   abstract calls(start: number): Generator<RawCall>;
@@ -68,8 +83,8 @@ export abstract class CallBlockReader {
     const t = this.text;
     for (let at = t.indexOf(close, from); at >= 0; at = t.indexOf(close, at + 1)) {
       const raw = t.slice(from, at);
-      if (CALL_BOUNDARY.test(raw)) return;
-      if (opensCall(raw)) continue;
+      if (this.#holdsBoundary(raw)) return;
+      if (this.#opensCall(raw)) continue;
       const next = skipSpace(t, at + close.length);
       if (!continuations.some((c) => t.startsWith(c, next))) continue;
       yield { raw, next };
@@ -82,7 +97,7 @@ export abstract class CallBlockReader {
     const t = this.text;
     i = skipSpace(t, i);
     if (i === t.length) return [];
-    if (!t.startsWith(CALL_OPEN, i)) return null;
+    if (!t.startsWith(this.open, i)) return null;
     for (const call of this.calls(i)) {
       const rest = this.run(call.end);
       if (rest) return [call, ...rest];
@@ -109,7 +124,7 @@ export function splitCallBlocks(
   verbatim = false,
 ): ToolCallSplit {
   const text = reader.text;
-  const first = text.indexOf(CALL_OPEN);
+  const first = text.indexOf(reader.open);
   let calls = first < 0 ? [] : reader.run(first);
   /** Texts around the parsed blocks, in order. */
   const texts: string[] = [];
@@ -126,15 +141,15 @@ export function splitCallBlocks(
         texts.push(text.slice(last, at));
         calls.push(call);
         last = call.end;
-        at = text.indexOf(CALL_OPEN, call.end);
+        at = text.indexOf(reader.open, call.end);
       } else {
-        at = text.indexOf(CALL_OPEN, at + CALL_OPEN.length);
+        at = text.indexOf(reader.open, at + reader.open.length);
       }
     }
     texts.push(text.slice(last));
   }
   const left = texts.join("");
-  const blocks = countOf(left, CALL_OPEN);
+  const blocks = countOf(left, reader.open);
   return {
     content: verbatim ? left : texts.map(pythonStrip).filter((t) => t !== "").join("\n"),
     toolCalls: calls.map((c) => ({

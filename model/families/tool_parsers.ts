@@ -5,7 +5,7 @@
  * @module
  */
 import { PlainParser, PlainStreamParser } from "../parsers/mod.ts";
-import { type OutputFormat, requireToken } from "./family.ts";
+import { FamilyError, type OutputFormat, requireToken } from "./family.ts";
 import { type OutputContext, outputThinkIds } from "./jinja_format.ts";
 import { harmonyIds, harmonyOutputFormat } from "./gpt_oss/mod.ts";
 import { deepSeekOutputFormat, DS } from "./deepseek_v31/mod.ts";
@@ -108,4 +108,13 @@ export const TOOL_PARSERS: readonly ToolParser[] = [...formats, none];
 /** The parser named `name`, or undefined. */
 export function toolParserNamed(name: string): ToolParser | undefined {
   return TOOL_PARSERS.find((p) => p.name === name);
+}
+
+/** The parser named `name`; a `FamilyError` listing the known ones when there is none. */
+export function requireToolParser(name: string): ToolParser {
+  const parser = toolParserNamed(name);
+  if (parser) return parser;
+  throw new FamilyError(
+    `unknown tool parser ${name}; known: ${TOOL_PARSERS.map((p) => p.name).join(", ")}`,
+  );
 }

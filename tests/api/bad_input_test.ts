@@ -21,7 +21,7 @@ import {
   type TestGateway,
 } from "./loopback_gateway.ts";
 
-type Shape = "anthropic" | "openai" | "trainer";
+type Shape = "anthropic" | "openai" | "google" | "trainer";
 
 const ANTHROPIC_TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -42,6 +42,16 @@ const OPENAI_TYPES: Record<number, string> = {
   413: "invalid_request_error",
   502: "server_error",
   503: "server_error",
+};
+const GOOGLE_STATUSES: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  502: "INTERNAL",
+  503: "UNAVAILABLE",
 };
 const TRAINER_TYPES: Record<number, string> = {
   400: "invalid_request",
@@ -64,6 +74,9 @@ function assertError(r: ApiResult, status: number, shape: Shape, message?: RegEx
   } else if (shape === "openai") {
     assert.equal(r.json.error.type, OPENAI_TYPES[status], body);
     assert.ok("param" in r.json.error && "code" in r.json.error, body);
+  } else if (shape === "google") {
+    assert.equal(r.json.error.code, status, body);
+    assert.equal(r.json.error.status, GOOGLE_STATUSES[status], body);
   } else {
     assert.equal(r.json.error.type, TRAINER_TYPES[status], body);
   }
@@ -76,7 +89,7 @@ function assertError(r: ApiResult, status: number, shape: Shape, message?: RegEx
 interface Endpoint {
   name: string;
   method: "GET" | "POST";
-  /** Path below `/v1/`. */
+  /** Path below the agent base (`/rollout/<id>`, or nothing for the bare routes). */
   path: string;
   shape: Shape;
   /** A valid body (POST endpoints). */
@@ -89,12 +102,13 @@ interface Endpoint {
 
 const HI_ANTHROPIC = { model: "m", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
 const HI_CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };
+const HI_GEMINI = { contents: [{ role: "user", parts: [{ text: "hi" }] }] };
 
 const ENDPOINTS: Endpoint[] = [
   {
     name: "messages",
     method: "POST",
-    path: "messages",
+    path: "v1/messages",
     shape: "anthropic",
     turn: true,
     good: { model: "m", max_tokens: 64, messages: [{ role: "user", content: "hi" }] },
@@ -126,7 +140,7 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: "count_tokens",
     method: "POST",
-    path: "messages/count_tokens",
+    path: "v1/messages/count_tokens",
     shape: "anthropic",
     turn: false,
     good: { model: "m", messages: [{ role: "user", content: "hi" }] },
@@ -142,7 +156,7 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: "chat/completions",
     method: "POST",
-    path: "chat/completions",
+    path: "v1/chat/completions",
     shape: "openai",
     turn: true,
     good: { model: "m", messages: [{ role: "user", content: "hi" }] },
@@ -168,7 +182,7 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: "responses",
     method: "POST",
-    path: "responses",
+    path: "v1/responses",
     shape: "openai",
     turn: true,
     good: { model: "m", input: "hi" },
@@ -187,7 +201,53 @@ const ENDPOINTS: Endpoint[] = [
       { body: { model: "m", input: "x", top_p: 5 }, field: /top_p: .*<=1/ },
     ],
   },
-  { name: "models", method: "GET", path: "models", shape: "openai", turn: false, invalid: [] },
+  { name: "models", method: "GET", path: "v1/models", shape: "openai", turn: false, invalid: [] },
+  ...(["generateContent", "streamGenerateContent"] as const).map((method): Endpoint => ({
+    name: method,
+    method: "POST",
+    path: `v1beta/models/m:${method}${method === "streamGenerateContent" ? "?alt=sse" : ""}`,
+    shape: "google",
+    turn: true,
+    good: HI_GEMINI,
+    invalid: [
+      { body: { contents: "hi" }, field: /^contents: / },
+      { body: { contents: [{ role: "robot", parts: [] }] }, field: /^contents\[0\]\.role: / },
+      {
+        body: { contents: [{ role: "user", parts: [{ text: 1 }] }] },
+        field: /^contents\[0\]\.parts\[0\]\.text: /,
+      },
+      {
+        body: { ...HI_GEMINI, tools: [{ functionDeclarations: [{ description: "x" }] }] },
+        field: /^tools\[0\]\.functionDeclarations\[0\]\.name: /,
+      },
+      { body: [1, 2], field: /JSON object/ },
+      { body: { contents: [] }, field: /no messages/ },
+      {
+        body: { ...HI_GEMINI, generationConfig: { temperature: -1 } },
+        field: /generationConfig\.temperature: .*>=0/,
+      },
+      { body: { ...HI_GEMINI, generationConfig: { topP: 5 } }, field: /topP: .*<=1/ },
+      {
+        body: { ...HI_GEMINI, generationConfig: { candidateCount: 2 } },
+        field: /candidateCount: the gateway answers one candidate, not 2/,
+      },
+    ],
+  })),
+  {
+    name: "countTokens",
+    method: "POST",
+    path: "v1beta/models/m:countTokens",
+    shape: "google",
+    turn: false,
+    good: { contents: HI_GEMINI.contents },
+    invalid: [
+      { body: { contents: [{ parts: "x" }] }, field: /^contents\[0\]\.parts: / },
+      {
+        body: { generateContentRequest: { contents: 5 } },
+        field: /^generateContentRequest\.contents: /,
+      },
+    ],
+  },
 ];
 
 /**
@@ -253,7 +313,7 @@ async function withControl(
 }
 
 function agentUrl(gw: TestGateway, rolloutId: string | null, path: string): string {
-  return rolloutId === null ? `${gw.url}/v1/${path}` : `${gw.url}/rollout/${rolloutId}/v1/${path}`;
+  return rolloutId === null ? `${gw.url}/${path}` : `${gw.url}/rollout/${rolloutId}/${path}`;
 }
 
 function send(
@@ -417,6 +477,9 @@ Deno.test("body over the cap: 413 in the protocol's shape, declared or streamed"
         count_tokens: { model: "m", messages: [{ role: "user", content: big }] },
         "chat/completions": { model: "m", messages: [{ role: "user", content: big }] },
         responses: { model: "m", input: big },
+        generateContent: { contents: [{ parts: [{ text: big }] }] },
+        streamGenerateContent: { contents: [{ parts: [{ text: big }] }] },
+        countTokens: { contents: [{ parts: [{ text: big }] }] },
       };
       for (const ep of ENDPOINTS.filter((e) => e.method === "POST")) {
         const text = JSON.stringify(bodies[ep.name]);
@@ -580,10 +643,24 @@ const FAIL_CASES = [
   },
   { ep: ENDPOINTS[2], body: { model: "m", messages: [{ role: "user", content: "fail me" }] } },
   { ep: ENDPOINTS[3], body: { model: "m", input: "fail me" } },
+  // Gemini streams by path, not by a body field.
+  {
+    ep: ENDPOINTS[5],
+    streamEp: ENDPOINTS[6],
+    body: { contents: [{ role: "user", parts: [{ text: "fail me" }] }] },
+  },
 ];
 
 /** Asserts the in-stream error event of a protocol and returns its message. */
 function streamError(name: string, raw: string, status: number): string {
+  if (name === "streamGenerateContent") {
+    // Google's SDKs throw on a bare error object; no SSE comment may come before it.
+    assert.ok(!raw.startsWith(":"), raw);
+    const last = JSON.parse(raw.trim().split("\n\n").at(-1)!);
+    assert.equal(last.error.code, status);
+    assert.equal(last.error.status, GOOGLE_STATUSES[status]);
+    return last.error.message;
+  }
   const { events } = parseSse(raw);
   assert.ok(events.length > 0, raw);
   switch (name) {
@@ -619,8 +696,9 @@ Deno.test("trainer fail: the agent gets a protocol-shaped error, as a body or in
   await withControl({}, async ({ gw, check, victim, expected }) => {
     const r = await victim();
     let failed = 0;
-    for (const { ep, body } of FAIL_CASES) {
+    for (const { ep: plain, streamEp, body } of FAIL_CASES) {
       for (const stream of [false, true]) {
+        const ep = stream && streamEp ? streamEp : plain;
         for (const status of [503, undefined]) {
           const res = fetch(agentUrl(gw, r.id, ep.path), {
             method: "POST",
@@ -691,6 +769,7 @@ Deno.test("unknown routes are 404 JSON", async () => {
       ["GET", "/v1/nope"],
       ["POST", "/v2/messages"],
       ["POST", `/rollout/${control.id}/v1/embeddings`],
+      ["POST", `/rollout/${control.id}/v1beta/models/m:embedContent`],
       ["PUT", "/api/rollouts"],
       ["GET", "/api/nope"],
     ];
@@ -745,13 +824,27 @@ Deno.test("adminToken: the trainer API and agents need their tokens", async () =
     assert.equal(models.json.data[0].id, "rollgate-policy");
     // The admin token opens any rollout's agent endpoints too (operators, debugging).
     assert.equal((await send(gw, ENDPOINTS[4], r.id, admin)).status, 200);
-    const counted = await call(agentUrl(gw, r.id, "messages/count_tokens"), {
+    const counted = await call(agentUrl(gw, r.id, "v1/messages/count_tokens"), {
       method: "POST",
       headers: { "x-api-key": r.token },
       body: ENDPOINTS[1].good,
     });
     assert.equal(counted.status, 200);
     assert.ok(counted.json.input_tokens > 0);
+    // Gemini's credentials: the `x-goog-api-key` header, or `?key=` (bare: rollout from it).
+    const geminiCount = ENDPOINTS.find((e) => e.name === "countTokens")!;
+    const byHeader = await call(agentUrl(gw, r.id, geminiCount.path), {
+      method: "POST",
+      headers: { "x-goog-api-key": r.token },
+      body: geminiCount.good,
+    });
+    assert.equal(byHeader.status, 200, JSON.stringify(byHeader.json));
+    assert.ok(byHeader.json.totalTokens > 0);
+    const byQuery = await call(`${agentUrl(gw, null, geminiCount.path)}?key=${r.token}`, {
+      method: "POST",
+      body: geminiCount.good,
+    });
+    assert.deepEqual(byQuery.json, byHeader.json);
     // `check` itself drives the control rollout with its token under the admin-token gateway.
     await check("agent with token");
   });
@@ -796,6 +889,9 @@ Deno.test("bad input (issue 21): rollout ids . and .., positive logprobs, ids af
       ["DELETE", "/v1/chat/completions", "openai"],
       ["GET", `/rollout/${r.id}/v1/responses`, "openai"],
       ["POST", "/v1/models", "openai"],
+      ["GET", `/rollout/${r.id}/v1beta/models/m:generateContent`, "google"],
+      ["PUT", "/v1beta/models/m:streamGenerateContent", "google"],
+      ["GET", "/v1beta/models/m:countTokens", "google"],
     ];
     for (const [method, path, shape] of wrong) {
       const res = await call(gw.url + path, { method });
@@ -805,8 +901,120 @@ Deno.test("bad input (issue 21): rollout ids . and .., positive logprobs, ids af
         assert.equal(res.json.type, "error");
         assert.equal(res.json.error.type, "invalid_request_error");
       }
+      if (shape === "google") assert.equal(res.json.error.status, "INVALID_ARGUMENT");
       assert.ok(res.headers.get("allow"), "Allow names the method");
     }
+  } finally {
+    await gw.close();
+  }
+});
+
+/**
+ * A POST exactly as `curl -X POST URL` sends it: no body and no `content-length` (nor
+ * `transfer-encoding`), over a raw socket, since `fetch` always declares a length.
+ */
+async function bareRequest(url: string, method: string, path: string): Promise<ApiResult> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    const head = `${method} ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
+      "content-type: application/json\r\nconnection: close\r\n\r\n";
+    await conn.write(new TextEncoder().encode(head));
+    const raw = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+    const [status] = raw.match(/^HTTP\/1\.1 (\d+)/)!.slice(1).map(Number);
+    let text = raw.slice(raw.indexOf("\r\n\r\n") + 4);
+    if (/transfer-encoding: chunked/i.test(raw.slice(0, raw.indexOf("\r\n\r\n")))) {
+      let body = "";
+      for (;;) {
+        const eol = text.indexOf("\r\n");
+        const size = parseInt(text.slice(0, eol), 16);
+        if (!size) break;
+        body += text.slice(eol + 2, eol + 2 + size);
+        text = text.slice(eol + 4 + size);
+      }
+      text = body;
+    }
+    return { status, json: JSON.parse(text), headers: new Headers() };
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
+Deno.test("trainer bodies: unknown fields are a 400 naming them and the known ones", async () => {
+  await withControl({}, async ({ gw, check, victim, expected }) => {
+    const r = await victim();
+    const known = "known: id, metadata, sampling, labels, reward_mode, sft, backend";
+    const cases: [string, unknown, RegExp][] = [
+      [
+        "/rollouts",
+        { idd: "x" },
+        new RegExp(`^invalid rollout: body: unknown field idd \\(${known}`),
+      ],
+      ["/rollouts", { samplng: { max_tokens: 5 } }, /body: unknown field samplng \(known: id, /],
+      ["/rollouts", { idd: "x", grup: "g" }, /body: unknown fields idd, grup \(known: /],
+      [
+        "/rollouts",
+        { sampling: { max_token: 5 } },
+        /sampling: unknown field max_token \(known: max_tokens, temperature, top_p, top_k\)/,
+      ],
+      ["/rollouts", { sft: { weight: 1, tool: ["x"] } }, /sft: unknown field tool \(known: weight/],
+      [`/rollouts/${r.id}/finish`, { rewards: 1 }, /unknown field rewards \(known: reward, /],
+      [
+        "/requests/nope/ack",
+        { leese: 5 },
+        /^invalid ack: body: unknown field leese \(known: lease\)/,
+      ],
+      ["/requests/nope/renew", { lease: 5, x: 1 }, /unknown field x \(known: lease\)/],
+      ["/requests/nope/fail", { error: "x", code: 500 }, /unknown field code \(known: error, st/],
+      [
+        "/requests/nope/complete",
+        { output_ids: [1], finish_reason: "stop", logprob: [-1] },
+        /unknown field logprob \(known: output_ids, logprobs, finish_reason/,
+      ],
+      ["/requests/nope/append", { ids: [1] }, /unknown field ids \(known: output_ids, weight_/],
+    ];
+    for (const [path, body, message] of cases) {
+      assertError(await gw.api("POST", path, body), 400, "trainer", message);
+      await check(`POST ${path} ${JSON.stringify(body)}`);
+    }
+    // Refused before anything changed: the rollout is still active, with no reward.
+    assert.equal((await getRollout(gw, r.id)).status, "active");
+    expected.set(r.id, {});
+  });
+});
+
+Deno.test("trainer bodies: no body at all (curl -X POST) is {}: ack and renew take the default lease", async () => {
+  const gw = await startGateway();
+  try {
+    const created = await bareRequest(gw.url, "POST", "/api/rollouts");
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const r = created.json as RolloutHandle;
+    const waiting = agentCall(gw, r, "chat/completions", {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const rid = (await take(gw, r.id)).request_id;
+    for (const verb of ["ack", "renew"]) {
+      const res = await bareRequest(gw.url, "POST", `/api/requests/${rid}/${verb}`);
+      assert.equal(res.status, 200, `${verb}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.request_id, rid);
+      assert.equal(res.json.lease_s, 60, "the default lease");
+    }
+    // A body-less completion names what is missing.
+    const complete = await bareRequest(gw.url, "POST", `/api/requests/${rid}/complete`);
+    assert.equal(complete.status, 400);
+    assert.match(complete.json.error.message, /^invalid completion: output_ids: /);
+    const ok = await gw.api("POST", `/requests/${rid}/complete`, {
+      output_ids: [9707, 151645],
+      finish_reason: "stop",
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal((await waiting).json.choices[0].message.content, "Hello");
+    const finished = await bareRequest(gw.url, "POST", `/api/rollouts/${r.id}/finish`);
+    assert.equal(finished.status, 200, JSON.stringify(finished.json));
+    assert.equal(finished.json.reward, null);
   } finally {
     await gw.close();
   }

@@ -155,6 +155,7 @@ Deno.test("routing, versions and sampling facts go from complete into every samp
     assert.equal(span1.output_start, p1.prompt_ids.length);
     assert.equal(span2.output_start, p2.prompt_ids.length);
     assert.deepEqual(span2.weight_versions, [[span2.output_start, 4], [span2.output_start + 3, 5]]);
+    assert.equal(span2.weight_version, 4, "a turn's version is its first sampled id's");
     assert.equal(span2.sampling.logprobs_mode, null, "not reported for turn 2");
     const summary = await gw.api("GET", `/rollouts/${r.id}`);
     assert.equal(summary.json.group, "task-7");

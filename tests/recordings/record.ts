@@ -12,13 +12,15 @@
  * ```
  *
  * Sessions: `scenario` (a shell command, then the answer), `retry` (the first request gets HTTP
- * 500), `json-to-stream` (a plain JSON body answers the first `stream:true` request), and for
+ * 500; the Gemini CLI with its own retries on), `json-to-stream` (a plain JSON body answers the
+ * first `stream:true` request, for the Gemini CLI its first `streamGenerateContent`), and for
  * OpenCode `anthropic` (the same scenario through its Anthropic provider) and `title` (without
  * `--title`, so OpenCode asks for a session title).
  *
  * @module
  */
 import {
+  geminiCli,
   type Harness,
   type LaunchOptions,
   miniSweAgent,
@@ -29,6 +31,7 @@ import {
   qwenCode,
   runLocal,
 } from "../../harness/mod.ts";
+import { GEMINI_DIR_REL, geminiSettings } from "../../harness/gemini_cli.ts";
 import { makeWorkdir } from "../e2e/cli_scenario.ts";
 import { startEgressProbe } from "../e2e/egress_probe.ts";
 import { type Fault, type RecordedRequest, startFakeLlm } from "./fake_llm.ts";
@@ -64,6 +67,18 @@ const opencodeWithTitleCall: Harness = {
   },
 };
 
+/** The Gemini CLI with its own retries (the plugin allows one attempt): ten, backed off. */
+const geminiWithRetries: Harness = {
+  ...geminiCli,
+  configFiles() {
+    const settings = geminiSettings() as { general: Record<string, unknown> };
+    const { maxAttempts: _, ...general } = settings.general;
+    return {
+      [`${GEMINI_DIR_REL}/settings.json`]: JSON.stringify({ ...settings, general }, null, 2) + "\n",
+    };
+  },
+};
+
 interface Session {
   cli: Harness;
   session: string;
@@ -78,11 +93,24 @@ const SESSIONS: Session[] = [
   ]),
   { cli: opencode, session: "json-to-stream", harness: opencode, faults: { 1: "json-to-stream" } },
   { cli: qwenCode, session: "json-to-stream", harness: qwenCode, faults: { 1: "json-to-stream" } },
+  { cli: geminiCli, session: "scenario", harness: geminiCli },
+  { cli: geminiCli, session: "retry", harness: geminiWithRetries, faults: { 1: { status: 500 } } },
+  {
+    cli: geminiCli,
+    session: "json-to-stream",
+    harness: geminiCli,
+    faults: { 1: "json-to-stream" },
+  },
   { cli: opencode, session: "anthropic", harness: opencodeAnthropic },
   { cli: opencode, session: "title", harness: opencodeWithTitleCall },
 ];
 
-const PROTOCOL_DIRS = { chat: "openai_chat", anthropic: "anthropic", responses: "responses" };
+const PROTOCOL_DIRS = {
+  chat: "openai_chat",
+  anthropic: "anthropic",
+  responses: "responses",
+  gemini: "gemini",
+};
 
 /** Where a session's fixture goes. */
 export function fixturePath(s: { cli: Harness; session: string; harness: Harness }): URL {

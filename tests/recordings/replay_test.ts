@@ -1,5 +1,6 @@
 /**
- * Replays every recorded session of OpenCode, Qwen Code and mini-swe-agent (`record.ts`) through
+ * Replays every recorded session of OpenCode, Qwen Code, mini-swe-agent and the Gemini CLI
+ * (`record.ts`) through
  * the gate: each recorded request is sent, with its recorded headers, to an in-process gateway in
  * the order it arrived, and the scripted policy (TEST DOUBLE) samples, as Qwen3 text, the reply
  * the recording server gave. The ids in later requests (tool-call ids, thinking signatures) are
@@ -28,18 +29,19 @@ import { GoldenDigests, withoutIssue24Fields } from "../support/golden.ts";
 const ROOT = new URL("../../", import.meta.url);
 /** The sessions hand out what they did before issue 11's memory work (`golden.ts`). */
 const golden = new GoldenDigests(new URL("./golden.replay.json", import.meta.url));
-const CLIS = /^(opencode|qwen-code|mini-swe-agent)-[0-9.]+\.([a-z-]+)\.jsonl$/;
+const CLIS = /^(opencode|qwen-code|mini-swe-agent|gemini-cli)-[0-9.]+\.([a-z-]+)\.jsonl$/;
 
 interface Recording {
   file: string;
   session: string;
-  protocol: "chat" | "anthropic";
+  protocol: "chat" | "anthropic" | "gemini";
   records: Json[];
 }
 
 function recordings(): Recording[] {
   const out: Recording[] = [];
-  for (const [dir, protocol] of [["openai_chat", "chat"], ["anthropic", "anthropic"]] as const) {
+  const dirs = [["openai_chat", "chat"], ["anthropic", "anthropic"], ["gemini", "gemini"]] as const;
+  for (const [dir, protocol] of dirs) {
     const url = new URL(`gateway/agent/${dir}/__fixtures__/`, ROOT);
     for (const e of Deno.readDirSync(url)) {
       const m = CLIS.exec(e.name);
@@ -54,6 +56,14 @@ function recordings(): Recording[] {
 
 /** The Qwen3 text that makes the gateway answer what the recording server answered. */
 function policyText(reply: Json, protocol: Recording["protocol"]): string {
+  if (protocol === "gemini") {
+    const parts: Json[] = reply.parts;
+    const reasoning = parts.filter((p) => p.thought).map((p) => p.text).join("");
+    const text = parts.filter((p) => p.text !== undefined && !p.thought).map((p) => p.text)
+      .join("");
+    const call = parts.find((p) => p.functionCall)?.functionCall;
+    return call ? toolCallText(reasoning, call.name, call.args, text) : answerText(reasoning, text);
+  }
   if (protocol === "anthropic") {
     const blocks: Json[] = reply.blocks;
     const reasoning = blocks.find((b) => b.type === "thinking")?.thinking ?? "";
@@ -69,8 +79,18 @@ function policyText(reply: Json, protocol: Recording["protocol"]): string {
     : answerText(reply.reasoning_content, reply.content);
 }
 
-/** The ids of a reply the client echoes later: tool-call ids and thinking signatures. */
+/**
+ * The ids of a reply the client echoes later: tool-call ids and thinking signatures (Gemini: the
+ * calls' ids, then the one signature, on whichever part carries it).
+ */
 function echoedIds(reply: Json, protocol: Recording["protocol"]): string[] {
+  if (protocol === "gemini") {
+    const parts: Json[] = reply.parts;
+    return [
+      ...parts.flatMap((p) => p.functionCall ? [p.functionCall.id] : []),
+      ...parts.filter((p) => p.thoughtSignature).slice(0, 1).map((p) => p.thoughtSignature),
+    ];
+  }
   if (protocol === "anthropic") {
     return reply.blocks.flatMap((b: Json) =>
       b.type === "tool_use" ? [b.id] : b.type === "thinking" ? [b.signature] : []
@@ -86,6 +106,7 @@ const DROPPED_HEADERS = new Set([
   "accept-encoding",
   "authorization",
   "x-api-key",
+  "x-goog-api-key",
 ]);
 
 /** Sends one recorded request's body with its recorded headers; the answer's echoed ids. */
@@ -101,13 +122,21 @@ async function send(
     if (!DROPPED_HEADERS.has(k)) headers[k] = v;
   }
   headers.authorization = `Bearer ${rollout.token}`;
-  const res = await fetch(`${t.url}/rollout/${rollout.id}${rec.path}`, {
+  const query = new URLSearchParams(rec.query ?? {}).toString();
+  const res = await fetch(`${t.url}/rollout/${rollout.id}${rec.path}${query ? `?${query}` : ""}`, {
     method: "POST",
     headers,
     body: JSON.stringify(body),
   });
   const text = await res.text();
   assert.equal(res.status, 200, `request ${rec.seq}: ${text.slice(0, 500)}`);
+  if (protocol === "gemini") {
+    const chunks = rec.path.endsWith(":streamGenerateContent")
+      ? parseSse(text).map((e) => e.data)
+      : [JSON.parse(text)];
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    return echoedIds({ parts }, protocol);
+  }
   if (protocol === "anthropic") {
     const answer = body.stream ? readAnthropicStream(text) : JSON.parse(text);
     return echoedIds({ blocks: answer.content }, protocol);

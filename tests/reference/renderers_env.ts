@@ -35,6 +35,21 @@ export interface ParseRequest {
   tools?: unknown[] | null;
 }
 
+/** `bridge_to_next_turn`: the next prompt as the previous prompt + completion + new messages. */
+export interface BridgeRequest {
+  op: "bridge";
+  previous_prompt_ids: number[];
+  previous_completion_ids: number[];
+  new_messages: unknown[];
+  tools?: unknown[] | null;
+}
+
+export interface BridgeResult {
+  /** The bridged prompt, or null where the renderer re-renders the conversation instead. */
+  ids?: number[] | null;
+  error?: string;
+}
+
 export interface RenderResult {
   /** The renderer's ids. */
   ids?: number[];
@@ -67,6 +82,23 @@ export function renderRequest(
   };
 }
 
+/** The request to bridge from a recorded turn (prompt + sampled ids) to the next prompt. */
+export function bridgeRequest(
+  previousPromptIds: readonly number[],
+  previousCompletionIds: readonly number[],
+  newMessages: readonly Message[],
+  tools: readonly ToolSpec[],
+): BridgeRequest {
+  const t = toTemplateTools(tools);
+  return {
+    op: "bridge",
+    previous_prompt_ids: [...previousPromptIds],
+    previous_completion_ids: [...previousCompletionIds],
+    new_messages: toTemplateMessages(newMessages),
+    tools: t.length > 0 ? t : null,
+  };
+}
+
 /**
  * Runs every request through `renderers` in one Python process.
  *
@@ -77,11 +109,11 @@ export async function withRenderers(
   modelDir: string,
   renderer: string,
   config: Record<string, unknown>,
-  requests: readonly (RenderRequest | ParseRequest)[],
-): Promise<(RenderResult & ParseResult)[]> {
+  requests: readonly (RenderRequest | ParseRequest | BridgeRequest)[],
+): Promise<(RenderResult & ParseResult & BridgeResult)[]> {
   return await runReferenceScript(
     "renderers_reference.py",
     [modelDir, renderer, JSON.stringify(config)],
     [...requests],
-  ) as (RenderResult & ParseResult)[];
+  ) as (RenderResult & ParseResult & BridgeResult)[];
 }

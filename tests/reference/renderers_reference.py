@@ -16,10 +16,14 @@ stdin line is one of::
 
     {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool}
     {"op": "parse", "ids": [int, ...], "tools": [...] | null}
+    {"op": "bridge", "previous_prompt_ids": [...], "previous_completion_ids": [...],
+     "new_messages": [...], "tools": [...] | null}
 
 (``op`` defaults to ``render``) and produces exactly one stdout line, in order::
 
     render: {"ids": [...], "text": "...", "encoded_ids": [...]}
+    bridge: {"ids": [...] | null}  (``bridge_to_next_turn``: the next prompt extending the previous
+            prompt and completion, or null where the renderer re-renders instead)
     parse:  {"content": "...", "reasoning_content": "..." | null,
              "tool_calls": [{"name": ..., "arguments": {...} | null, "status": "..."}]}
     either: {"error": "ExceptionType: message"}
@@ -75,6 +79,14 @@ def run(tok, renderer, case):
         if not isinstance(ids, list):
             raise TypeError('"ids" must be an array')
         return parsed_to_json(renderer.parse_response(ids, tools=tools or None))
+    if op == "bridge":
+        bridged = renderer.bridge_to_next_turn(
+            list(case["previous_prompt_ids"]),
+            list(case["previous_completion_ids"]),
+            case["new_messages"],
+            tools=tools or None,
+        )
+        return {"ids": None if bridged is None else list(bridged.token_ids)}
     if op != "render":
         raise ValueError(f"unknown op {op!r}")
     messages = case.get("messages")

@@ -8,37 +8,11 @@ import assert from "node:assert/strict";
 import { pi } from "../../harness/mod.ts";
 import type { RolloutRecord } from "../../runner/mod.ts";
 import { SHIPPED_TASKS_DIR } from "../../sandbox/mod.ts";
-import { skipReason } from "./support.ts";
+import { rolloutCommand, type RolloutCommandRun as Run, skipReason } from "./support.ts";
 import { skipGroup } from "../support/skips.ts";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const DENO = Deno.execPath();
 const TASKS = ["py-slug", "js-median"];
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-async function rollout(args: string[], env?: Record<string, string>): Promise<Run> {
-  const t0 = performance.now();
-  const out = await new Deno.Command(DENO, {
-    args: ["run", "-A", MAIN, "rollout", ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    ...(env ? { env, clearEnv: true } : {}),
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-    ms: Math.round(performance.now() - t0),
-  };
-}
+const rollout = rolloutCommand;
 
 /** SWE-bench-style JSONL records for shipped tasks (repo_path = the shipped base repository). */
 async function tasksJsonl(path: string): Promise<void> {
@@ -117,14 +91,14 @@ Deno.test({
       ["js-median#0", "js-median#1", "py-slug#0", "py-slug#1"],
     );
     assert.equal(new Set(two.map((r) => r.rollout_id)).size, 4);
-    assert.match(second.stdout, /^all\s+4\s+0\s+1\.00\s+1\.00$/m, second.stdout);
+    assert.match(second.stdout, /^all\s+4\s+0\s+1\.00\s+1\.00\s+1\.00$/m, second.stdout);
     assert.match(second.stdout, /pass@2/);
 
     const third = await rollout([...base, "--samples", "2", ...more]);
     assert.equal(third.code, 0, context(third));
     assert.match(third.stderr, /all 4 rollout\(s\) already in .*; nothing to run/);
     assert.equal((await records(out)).length, 4, "nothing re-run");
-    assert.match(third.stdout, /^all\s+4\s+0\s+1\.00\s+1\.00$/m);
+    assert.match(third.stdout, /^all\s+4\s+0\s+1\.00\s+1\.00\s+1\.00$/m);
     console.log(`runs: ${first.ms} ms, ${second.ms} ms, ${third.ms} ms (resume, nothing to do)`);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -137,12 +111,72 @@ Deno.test("main.ts rollout: setup mistakes end with one clear line, exit 1, no s
   const cases: [string[], RegExp, Record<string, string>?][] = [
     [["--harness", "pi"], /^rollgate: --tasks is required/],
     [
+      [...tasks, "--harness", "pi", "--backend", "vllm", "--policy", "gold"],
+      /^rollgate: --policy is for --backend gate; this run's backend is vllm/,
+    ],
+    [
+      [...tasks, "--harness", "pi", "--backend", "openai"],
+      /^rollgate: --backend openai needs --upstream-openai-url \(the hosted API's base URL\)$/,
+    ],
+    [
+      [
+        ...tasks,
+        "--harness",
+        "pi",
+        "--backend",
+        "openai",
+        "--upstream-openai-url",
+        "http://127.0.0.1:9",
+      ],
+      /^rollgate: --upstream-openai-url http:\/\/127\.0\.0\.1:9 has no path: .*under \/v1; expected e\.g\. /,
+    ],
+    [
+      [
+        ...tasks,
+        "--harness",
+        "pi",
+        "--backend",
+        "openai",
+        "--upstream-openai-url",
+        "https://api.example/v1",
+      ],
+      /^rollgate: OPENAI_API_KEY is not set: the openai upstream at https:\/\/api\.example needs an API key$/,
+    ],
+    [
+      [
+        ...tasks,
+        "--harness",
+        "pi",
+        "--backend",
+        "anthropic",
+        "--upstream-anthropic-url",
+        "http://127.0.0.1:9",
+      ],
+      /^rollgate: --backend anthropic serves anthropic requests; pi speaks chat: choose openai$/,
+    ],
+    [
+      [
+        ...tasks,
+        "--harness",
+        "gemini-cli",
+        "--backend",
+        "openai",
+        "--upstream-openai-url",
+        "http://127.0.0.1:9/v1",
+      ],
+      /^rollgate: --backend openai serves chat and responses requests; gemini-cli speaks gemini: no hosted-API backend serves it \(use gate or vllm\)$/,
+    ],
+    [
+      [...tasks, "--harness", "pi", "--backend", "vllm", "--vllm-url", "http://127.0.0.1:9"],
+      /^rollgate: --vllm-url http:\/\/127\.0\.0\.1:9: no server answers: /,
+    ],
+    [
       ["--tasks", "/no/such/tasks", "--harness", "pi"],
       /^rollgate: tasks path \/no\/such\/tasks does not exist$/,
     ],
     [
       [...tasks, "--harness", "aider"],
-      /^rollgate: unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent$/,
+      /^rollgate: unknown harness aider; known: claude-code, codex, pi, opencode, qwen-code, mini-swe-agent, gemini-cli$/,
     ],
     [
       [...tasks, "--harness", "pi", "--sandbox", "vm"],

@@ -38,7 +38,7 @@ Deno.test({
       assert.equal(r.agent, null);
     }
     assert.match(broken.log, /error: .*No such file or directory/);
-    assert.match(broken.table, /^py-slug\s+2\s+2\s+-\s+-$/m, broken.table);
+    assert.match(broken.table, /^py-slug\s+2\s+2\s+-\s+-\s+-$/m, broken.table);
 
     const fixed = await runQuiet(common);
     assert.equal(fixed.records.length, 2, "both failed rollouts ran again");
@@ -47,7 +47,7 @@ Deno.test({
       assert.equal(r.reward, 0);
     }
     assert.equal(fixed.file.length, 4, "the failed records stay in the file");
-    assert.match(fixed.table, /^py-slug\s+2\s+0\s+0\.00\s+0\.00$/m, fixed.table);
+    assert.match(fixed.table, /^py-slug\s+2\s+0\s+0\.00\s+0\.00\s+0\.00$/m, fixed.table);
     const again = await runQuiet(common);
     assert.equal(again.records.length, 0, "good records are not re-run");
   } finally {

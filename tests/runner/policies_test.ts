@@ -3,8 +3,8 @@
  * sandbox: `gold` (the agent applies the gold patch with its own shell, a tool or a fenced block)
  * earns reward 1 on every shipped task; `noop` (a final answer, nothing done) earns 0 on every
  * shipped task. `wrong` (a broken patch that applies cleanly) earns 0: it checks the grader, not
- * the harness, so it runs with one CLI of each wire protocol only. A rollout takes 1–5 s here
- * (OpenCode, Qwen Code and mini-swe-agent start slower than the first three).
+ * the harness, so it runs with three CLIs only. A rollout takes 1–5 s here
+ * (OpenCode, Qwen Code, mini-swe-agent and the Gemini CLI start slower than the first three).
  */
 import assert from "node:assert/strict";
 import { FINAL_TEXT, type PolicyName } from "../../runner/mod.ts";
@@ -52,7 +52,10 @@ async function run(harness: string, policy: PolicyName) {
   return result;
 }
 
-/** One CLI per wire protocol runs the broken patch (Anthropic, Responses, Chat). */
+/**
+ * The broken patch runs with the first three CLIs only (Anthropic, Responses, Chat): it checks the
+ * grader, which no protocol changes, and each run costs half a minute here.
+ */
 const WRONG_PATCH_CLIS = new Set(["claude-code", "codex", "pi"]);
 
 CLIS.forEach(({ h }) => {

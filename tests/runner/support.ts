@@ -64,6 +64,38 @@ export async function runQuiet(
   return { records: outcome.records, log, table, file };
 }
 
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+/** What `main.ts rollout` did as a subprocess. */
+export interface RolloutCommandRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs `main.ts rollout <args>` as a subprocess (stdin from /dev/null); `env` replaces the environment. */
+export async function rolloutCommand(
+  args: string[],
+  env?: Record<string, string>,
+): Promise<RolloutCommandRun> {
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "rollout", ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...(env ? { env, clearEnv: true } : {}),
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+    ms: Math.round(performance.now() - t0),
+  };
+}
+
 /** A readable account of a record, for failed assertions. */
 export function describe(r: RolloutRecord): string {
   const { samples: _, ...rest } = r;

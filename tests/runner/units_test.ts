@@ -11,6 +11,7 @@ import {
   applyPatchCommand,
   FINAL_TEXT,
   formatSummary,
+  passAtK,
   Progress,
   readRecords,
   recordKey,
@@ -24,6 +25,8 @@ import { loadTasks, SHIPPED_TASKS_DIR, type SweTask } from "../../sandbox/mod.ts
 import { sharedModel } from "../support/scripted_policy.ts";
 import { deepSeekV31ModelDir } from "../support/deepseek_v31_model.ts";
 import { PolicyModel } from "../../model/mod.ts";
+import { reportedKs } from "../../runner/pass_at_k.ts";
+import { clockText } from "../../runner/report.ts";
 
 const TASKS = await loadTasks(SHIPPED_TASKS_DIR);
 
@@ -91,7 +94,45 @@ Deno.test("flags: defaults, gate's port, and one-line errors", () => {
   );
 });
 
-Deno.test("applyPatchCommand: any patch text survives the heredoc, git applies it", async () => {
+Deno.test("flags: --backend, its URL flags, and how --policy combines with it", () => {
+  const base = ["--tasks", "t", "--harness", "pi"];
+  assert.equal(parseRolloutArgs(base)!.backend, "gate");
+  const vllm = parseRolloutArgs([...base, "--backend", "vllm", "--vllm-url", "http://e:8000"])!;
+  assert.deepEqual([vllm.backend, vllm.vllmUrl, vllm.policy], ["vllm", "http://e:8000", "gate"]);
+  const openai = parseRolloutArgs([
+    ...base,
+    "--backend",
+    "openai",
+    "--upstream-openai-url",
+    "http://u/v1",
+    "--upstream-model",
+    "m",
+  ])!;
+  assert.deepEqual([openai.upstreamUrl, openai.upstreamModel], ["http://u/v1", "m"]);
+  assert.throws(() => parseRolloutArgs([...base, "--backend", "sglang"]), {
+    name: "RunnerError",
+    message: "unknown backend sglang; known: gate, vllm, anthropic, openai",
+  });
+  // Scripted policies answer the gate; with an engine or an upstream nobody would run them.
+  assert.throws(
+    () => parseRolloutArgs([...base, "--backend", "vllm", "--policy", "gold"]),
+    {
+      name: "UsageError",
+      message: "--policy is for --backend gate; this run's backend is vllm " +
+        "(the engine or upstream answers every request)",
+    },
+  );
+  assert.throws(
+    () => parseRolloutArgs([...base, "--backend", "openai", "--upstream-anthropic-url", "x"]),
+    /--upstream-anthropic-url is for --backend anthropic; this run's backend is openai/,
+  );
+  assert.throws(
+    () => parseRolloutArgs([...base, "--vllm-url", "http://e:8000"]),
+    /--vllm-url is for --backend vllm; this run's backend is gate/,
+  );
+});
+
+Deno.test("applyPatchCommand: any patch text survives the heredoc or base64, git applies it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rollgate-runner-unit-" });
   try {
     await Deno.writeTextFile(`${dir}/a.txt`, "one\n");
@@ -111,6 +152,14 @@ Deno.test("applyPatchCommand: any patch text survives the heredoc, git applies i
     assert.equal(r.code, 0, r.out);
     assert.equal(await Deno.readTextFile(`${dir}/a.txt`), tricky);
     assert.match(r.out, /^ M a\.txt$/m, "git status is the tool's output");
+    // Encoded, for a shell tool that refuses substitution syntax even inside a heredoc.
+    assert.equal((await sh("git checkout -q a.txt", dir)).code, 0);
+    const encoded = applyPatchCommand(patch, true);
+    assert.ok(!/[`]|\$\(|<\(|>\(/.test(encoded), encoded);
+    assert.ok(!/\brm\b/.test(encoded));
+    const e = await sh(encoded, dir);
+    assert.equal(e.code, 0, e.out);
+    assert.equal(await Deno.readTextFile(`${dir}/a.txt`), tricky);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -266,52 +315,103 @@ Deno.test("summary: per task samples, errors, mean reward, pass@k; a total row",
     record("b", 0, { reward: 0 }),
     record("b", 1, { error: "boom", reward: 0 }),
     record("zzz", 0),
+  ], 2);
+  assert.deepEqual(s.ks, [1, 2]);
+  assert.deepEqual(s.rows.map((r) => [r.task, r.samples, r.errors, r.meanReward, r.passAt]), [
+    ["a", 2, 0, 0.5, { 1: 0.5, 2: 1 }],
+    // One graded sample: pass@2 cannot be estimated from it.
+    ["b", 2, 1, 0, { 1: 0, 2: null }],
+    ["c", 0, 0, null, { 1: null, 2: null }],
   ]);
-  assert.deepEqual(s.rows.map((r) => [r.task, r.samples, r.errors, r.meanReward, r.passAtK]), [
-    ["a", 2, 0, 0.5, 1],
-    ["b", 2, 1, 0, 0],
-    ["c", 0, 0, null, null],
-  ]);
-  assert.deepEqual([s.total.samples, s.total.errors, s.total.meanReward, s.total.passAtK], [
+  assert.deepEqual([s.total.samples, s.total.errors, s.total.meanReward, s.total.passAt], [
     4,
     1,
     1 / 3,
-    0.5,
+    { 1: 0.25, 2: 1 },
   ]);
-  const table = formatSummary(s, 2);
+  const table = formatSummary(s);
   assert.equal(
     table,
     [
-      "task  samples  errors  mean reward  pass@2",
-      "----  -------  ------  -----------  ------",
-      "a           2       0         0.50    1.00",
-      "b           2       1         0.00    0.00",
-      "c           0       0            -       -",
-      "----  -------  ------  -----------  ------",
-      "all         4       1         0.33    0.50",
+      "task  samples  errors  mean reward  pass@1  pass@2",
+      "----  -------  ------  -----------  ------  ------",
+      "a           2       0         0.50    0.50    1.00",
+      "b           2       1         0.00    0.00       -",
+      "c           0       0            -       -       -",
+      "----  -------  ------  -----------  ------  ------",
+      "all         4       1         0.33    0.25    1.00",
       "",
     ].join("\n"),
   );
 });
 
-Deno.test("progress: a line per rollout, and the bar", () => {
+/** pass@k by its definition: the share of k-subsets of the n samples holding a pass. */
+function passAtKByCounting(n: number, c: number, k: number): number {
+  const subsets = (from: number, left: number): [number, number] => {
+    // [subsets, subsets with a pass] of `left` more items from items `from`…n-1 (the first c pass).
+    if (left === 0) return [1, 0];
+    if (n - from < left) return [0, 0];
+    const [takeAll, takePass] = subsets(from + 1, left - 1);
+    const [skipAll, skipPass] = subsets(from + 1, left);
+    return [takeAll + skipAll, (from < c ? takeAll : takePass) + skipPass];
+  };
+  const [all, pass] = subsets(0, k);
+  return pass / all;
+}
+
+Deno.test("pass@k: the unbiased estimator equals counting k-subsets; k up to the samples", () => {
+  for (let n = 1; n <= 9; n++) {
+    for (let c = 0; c <= n; c++) {
+      for (let k = 1; k <= n; k++) {
+        const got = passAtK(n, c, k)!;
+        assert.ok(Math.abs(got - passAtKByCounting(n, c, k)) < 1e-12, `n=${n} c=${c} k=${k}`);
+      }
+      assert.ok(Math.abs(passAtK(n, c, 1)! - c / n) < 1e-12, "pass@1 is the pass rate");
+      assert.equal(passAtK(n, c, n), c > 0 ? 1 : 0, "pass@n: any sample passed");
+      assert.equal(passAtK(n, c, n + 1), null, "more than n: no estimate");
+    }
+  }
+  assert.ok(Math.abs(passAtK(1000, 1, 10)! - 0.01) < 1e-12, "large n stays exact");
+  assert.throws(() => passAtK(3, 4, 1), RangeError);
+  assert.deepEqual(reportedKs(1), [1]);
+  assert.deepEqual(reportedKs(4), [1, 2, 4]);
+  assert.deepEqual(reportedKs(16), [1, 2, 5, 10, 16]);
+  assert.deepEqual(reportedKs(100), [1, 2, 5, 10, 20, 50, 100]);
+});
+
+Deno.test("progress: a line per rollout, and the bar with elapsed time, rate and ETA", () => {
   let text = "";
-  const p = new Progress(3, (t) => text += t, false);
+  let now = 1_000;
+  const p = new Progress(3, (t) => text += t, false, () => now);
   p.started();
   p.started();
   p.started();
+  assert.match(p.bar(), /0\/3 done, 3 running, mean reward -; 0s elapsed$/, "no rate yet");
+  now += 90_000;
   p.finished(record("a", 0));
-  assert.equal(p.bar(), "[########................] 1/3 done, 2 running, mean reward 1.00");
+  assert.equal(
+    p.bar(),
+    "[########................] 1/3 done, 2 running, mean reward 1.00; " +
+      "1m30s elapsed, 0.7/min, ETA 3m00s",
+  );
+  now += 30_000;
   p.finished(record("b", 0, { error: "no sandbox" }));
   p.finished(undefined);
   p.end();
   assert.equal(
     text,
-    "a#0 r-a-0: reward 1 [2.0 s]\nb#0 r-b-0: error: no sandbox [2.0 s]\n" +
-      "[################........] 2/3 done, 0 running, mean reward 1.00, 1 failed\n",
+    "a#0 r-a-0: reward 1 [2.0 s] (1/3, 1m30s elapsed, 0.7/min, ETA 3m00s)\n" +
+      "b#0 r-b-0: error: no sandbox [2.0 s] (2/3, 2m00s elapsed, 1.0/min, ETA 1m00s)\n" +
+      "[################........] 2/3 done, 0 running, mean reward 1.00, 1 failed; " +
+      "2m00s elapsed, 1.0/min, ETA 1m00s\n",
   );
   let tty = "";
   const q = new Progress(1, (t) => tty += t, true);
   q.started();
   assert.ok(tty.startsWith("\r\x1b[2K[........................] 0/1 done, 1 running"));
+  assert.deepEqual([clockText(999), clockText(61_000), clockText(7_380_000)], [
+    "1s",
+    "1m01s",
+    "2h03m",
+  ]);
 });

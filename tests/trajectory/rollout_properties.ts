@@ -131,7 +131,7 @@ export async function checkRollout(
     assert.deepEqual(sp.tokens.slice(...n.output), Array.from(t.outputIds));
     assert.deepEqual(
       sp.logprobs.slice(...n.output),
-      t.logprobs ? Array.from(t.logprobs) : Array.from(t.outputIds, () => 0),
+      t.logprobs ? Array.from(t.logprobs) : Array.from(t.outputIds, () => null),
     );
     const parent = t.parent ? [...promptIds(t.parent), ...t.parent.outputIds] : [];
     assert.deepEqual([...parent, ...sp.tokens.slice(...n.context)], Array.from(promptIds(t)));
@@ -192,9 +192,12 @@ async function checkSamples(rollout: Rollout, done: Turn[], labels: Partial<Labe
       for (let i = a; i < b; i++) {
         sampled[i] = true;
         loss[i] = learn ? 1 : 0;
-        logprobs[i] = t.logprobs?.[i - a] ?? 0;
+        // Never a 0 (p = 1) for a turn that reported none: NaN, `null` in JSON.
+        logprobs[i] = t.logprobs ? t.logprobs[i - a] : NaN;
       }
     }
+    const absent = path.filter((t) => !t.logprobs && t.outputIds.length > 0).map((t) => t.id);
+    assert.deepEqual(s.logprobs_absent, absent.length ? absent : undefined, "logprobs_absent");
     assert.deepEqual(
       s.loss_mask,
       Uint8Array.from(loss),

@@ -28,13 +28,16 @@ export interface SharedPrefixTree {
   tokens: number[];
   /** Aligned with `tokens`: 1 on sampled ids. */
   sampled: number[];
-  /** Aligned with `tokens`: the sampled ids' logprobs, 0 elsewhere. */
-  logprobs: number[];
+  /**
+   * Aligned with `tokens`: the sampled ids' logprobs (`null` for a turn whose producer reported
+   * none), 0 elsewhere.
+   */
+  logprobs: (number | null)[];
   nodes: SharedPrefixNode[];
 }
 
 export function sharedPrefixTree(rollout: Rollout): SharedPrefixTree {
-  const tokens: number[] = [], sampled: number[] = [], logprobs: number[] = [];
+  const tokens: number[] = [], sampled: number[] = [], logprobs: (number | null)[] = [];
   const nodes: SharedPrefixNode[] = [];
   for (const t of rollout.turns) {
     if (t.status !== "done") continue;
@@ -49,7 +52,7 @@ export function sharedPrefixTree(rollout: Rollout): SharedPrefixTree {
     }
     for (let i = 0; i < t.outputIds.length; i++) {
       sampled.push(1);
-      logprobs.push(t.logprobs?.[i] ?? 0);
+      logprobs.push(t.logprobs ? t.logprobs[i] : null);
     }
     nodes.push({
       turn: t.id,
@@ -97,6 +100,11 @@ export interface TurnRecord {
    */
   special_text: Turn["specialText"];
   tool_spans: Turn["toolSpans"];
+  /**
+   * The images the turn rendered: each one's pads in its context ids (bridge + delta, as
+   * `tool_spans`), hash and size; absent when none.
+   */
+  images?: Turn["images"];
   /** Ids appended after the parent's output without being sampled (end-of-turn bridge). */
   bridge_ids: number[];
   malformed_tool_calls: number;
@@ -177,6 +185,7 @@ export function turnRecord(
     drift: t.drift,
     special_text: t.specialText,
     tool_spans: t.toolSpans,
+    ...(t.images.length ? { images: t.images } : {}),
     bridge_ids: Array.from(t.bridgeIds),
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,

@@ -2,8 +2,9 @@
  * Two more forms of a rollout's samples, for trainers that train shared prefixes once:
  *
  * - `tree`: every turn's ids once, as segments with a parent (root first), each with its loss
- *   mask (as the sample that trains it has it, `trained_by`; 0 in every other sample), logprobs,
- *   SFT mask and token rows. A sample is its leaf segment: expanding the path from the root gives
+ *   mask (as the sample that trains it has it, `trained_by`; 0 in every other sample), logprobs
+ *   (NaN, JSON `null`, where the turn reported none, as in the flat sample), SFT mask and token
+ *   rows. A sample is its leaf segment: expanding the path from the root gives
  *   its flat `input_ids`, `loss_mask`, `logprobs`, `sft_mask` and `routed_experts` exactly.
  * - `calls`: every LLM call as the engine saw it: prompt ids, generated ids and, per generated
  *   id, the sample that trains it (−1: none); its tool-output spans and rows (NeMo RL's exact-call
@@ -15,7 +16,7 @@
  * @module
  */
 import type { Sample } from "./samples.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import { promptIds } from "../turn.ts";
 import { rowsOf, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
 
@@ -74,6 +75,8 @@ export interface CallExport {
   trained_by: Int32Array;
   /** `[start, end)` positions of tool-output ids this call's prompt added (SFT mask). */
   sft_spans: [number, number][];
+  /** The images this call's prompt added, positioned in `prompt_ids` (absent: none). */
+  images?: TurnImage[];
   weight_version: string | number | null;
   routed_experts?: SegmentRows;
 }
@@ -227,6 +230,10 @@ export function callsExport(
       sft_spans: sft,
       weight_version: turn.weightVersion ?? null,
     };
+    const images = (source.images ?? []).filter((i) =>
+      i.start >= span.start && i.start < span.output_start
+    );
+    if (images.length) call.images = images;
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
     calls.push(call);

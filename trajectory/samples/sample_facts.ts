@@ -26,13 +26,18 @@ export interface TurnSpan {
   end: number;
   /** Its output carries loss in this sample. */
   trained: boolean;
-  /** The version of its last output id (null: not reported). */
+  /**
+   * The version in force when its first output id was sampled (null: not reported); when its
+   * ids came from several versions, `weight_versions` has each.
+   */
   weight_version: string | number | null;
   /** Only when chunks came from several versions: `[position in input_ids, version]` runs. */
   weight_versions?: VersionRun[];
   sampling: SamplingFacts | null;
   /** Older than the staleness bound at finish: not trained. */
   stale?: true;
+  /** Its producer reported no logprobs: its outputs' `logprobs` are NaN (JSON `null`). */
+  logprobs_absent?: true;
 }
 
 /** The weight version each output id of a turn came from, as runs over its outputs. */
@@ -90,6 +95,7 @@ export function turnSpan(
   };
   if (runs.length > 1) span.weight_versions = runs.map(([at, v]) => [outputStart + at, v]);
   if (stale) span.stale = true;
+  if (!t.logprobs && t.outputIds.length > 0) span.logprobs_absent = true;
   return span;
 }
 

@@ -8,13 +8,15 @@
  *
  * `input_ids` is the leaf's prompt followed by its output; `loss_mask` is 1 exactly on sampled
  * ids of trained turns of the sample's own chain; `logprobs` is aligned with `input_ids` (0 where
- * nothing was sampled); `sft_mask` marks the content ids of tool outputs, so a trainer can add a
- * loss on predicting the environment (weighted by `sft_weight`).
+ * nothing was sampled, NaN (JSON `null`) at the sampled ids of a turn whose producer reported no
+ * logprobs: never a plausible value, since a 0 is p = 1); `logprobs_absent` names those turns;
+ * `sft_mask` marks the content ids of tool outputs, so a trainer can add a loss on predicting the
+ * environment (weighted by `sft_weight`).
  *
  * @module
  */
 import type { Message, ToolSpec } from "../../canonical/mod.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import {
   type BranchLabel,
   type Chain,
@@ -69,15 +71,27 @@ export interface Sample {
   /** Typed arrays in process; plain JSON arrays on the wire (see `sampleJson`). */
   input_ids: Int32Array;
   loss_mask: Uint8Array;
+  /** NaN at the sampled ids of the turns in {@link Sample.logprobs_absent} (JSON `null`). */
   logprobs: Float64Array;
   sft_mask: Uint8Array;
   sft_weight: number;
+  /**
+   * The turns of the path whose sampled ids have no logprob (their producer reported none: a
+   * trainer's `complete` without `logprobs`, an engine that sent none); only when there are some.
+   */
+  logprobs_absent?: string[];
   reward: number | null;
   finish_reason: string | null;
   /** Ids sampled by the policy in this sample (trained or not). */
   num_sampled: number;
   /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
   turn_spans: TurnSpan[];
+  /**
+   * The images the sample shows, in order: where each one's pad tokens lie in `input_ids`
+   * (half-open), its sha256 (`GET /api/images/:hash` gives the bytes), type and size. Absent when
+   * it shows none.
+   */
+  images?: TurnImage[];
   /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
   version_span: [string | number, string | number] | null;
   /**
@@ -145,8 +159,10 @@ export function buildSample(
   const logprobs = new Float64Array(total), sft_mask = new Uint8Array(total);
   let trainedFrom = -1, at = 0;
   const spans: TurnSpan[] = [];
+  const images: TurnImage[] = [];
   for (const t of path) {
     const start = at;
+    for (const i of t.images) images.push({ ...i, start: start + i.start, end: start + i.end });
     if (t.chain === leaf.chain && trainedFrom < 0) trainedFrom = start;
     input_ids.set(t.bridgeIds, at);
     at += t.bridgeIds.length;
@@ -163,6 +179,7 @@ export function buildSample(
     input_ids.set(t.outputIds, at);
     if (learn) loss_mask.fill(1, at, at + t.outputIds.length);
     if (t.logprobs) logprobs.set(t.logprobs, at);
+    else logprobs.fill(NaN, at, at + t.outputIds.length);
     at += t.outputIds.length;
   }
   const generation = path.reduce(
@@ -171,6 +188,7 @@ export function buildSample(
       ((t.timings.completed ?? t.timings.received) - (t.timings.rendered ?? t.timings.received)),
     0,
   );
+  const absent = spans.filter((s) => s.logprobs_absent).map((s) => s.turn);
   return {
     rollout_id: leaf.rolloutId,
     index,
@@ -185,6 +203,8 @@ export function buildSample(
     finish_reason: leaf.finishReason ?? null,
     num_sampled: path.reduce((n, t) => n + t.outputIds.length, 0),
     turn_spans: spans,
+    ...(absent.length ? { logprobs_absent: absent } : {}),
+    ...(images.length ? { images } : {}),
     timings: {
       started: path[0].timings.received,
       finished: leaf.timings.completed ?? null,
@@ -197,7 +217,8 @@ export function buildSample(
 export type SampleJson = Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask"> & {
   input_ids: number[];
   loss_mask: number[];
-  logprobs: number[];
+  /** `null` where the sample's `logprobs` is NaN (no logprob was reported). */
+  logprobs: (number | null)[];
   sft_mask: number[];
 };
 
@@ -207,7 +228,7 @@ export function sampleJson(sample: Sample): SampleJson {
     ...sample,
     input_ids: Array.from(sample.input_ids),
     loss_mask: Array.from(sample.loss_mask),
-    logprobs: Array.from(sample.logprobs),
+    logprobs: Array.from(sample.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
     sft_mask: Array.from(sample.sft_mask),
   };
 }

@@ -1,10 +1,12 @@
 /**
- * Who hears about turns as they start and end, without taking part in them: the gateway's metrics.
- * The runner calls it synchronously on the turn's path, so an observer only counts.
+ * Who hears about turns as they start and end, and rollouts as they finish, without taking part in
+ * them: the gateway's metrics. It is called synchronously on the turn's (and the finish's) path,
+ * so an observer only counts.
  *
  * @module
  */
 import type { Turn } from "../turn.ts";
+import type { Rollout } from "../rollout.ts";
 
 /** A turn that ended, recorded (`turn.status` "done") or failed. */
 export interface EndedTurn {
@@ -23,4 +25,6 @@ export interface EndedTurn {
 export interface TurnObserver {
   turnStarted(backend: string): void;
   turnEnded(ended: EndedTurn): void;
+  /** A rollout was finished (its reward set, its samples logged). */
+  rolloutFinished?(rollout: Rollout): void;
 }

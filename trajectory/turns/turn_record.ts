@@ -8,6 +8,7 @@
  */
 import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { Completion, SamplingRequest } from "../../generation/mod.ts";
+import { TOKEN_ROW_FIELDS } from "../../generation/mod.ts";
 import { NativeMemoryTrim } from "../../model/mod.ts";
 import type { Rollout } from "../rollout.ts";
 import { placeOutput, type Turn } from "../turn.ts";
@@ -70,13 +71,17 @@ export function recordOutput(
   placeOutput(turn, completion.output_ids);
   turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
   turn.finishReason = completion.finish_reason;
-  turn.weightVersion = completion.weight_version;
-  turn.facts = turnFacts(completion, sampling, rowsFrom);
-  const rows = completion.routed_experts;
-  if (!rows) return;
-  open.writer.putRows(rollout.id, turn.id, "routed_experts", rows);
-  // Its request body, text and decoded copies are ~3× the rows, freed into glibc's arenas.
-  void NativeMemoryTrim.shared().afterLargeBuffers(3 * rows.bytes.length);
+  // The version its first id was sampled under: a turn that waited across an update, or straddled
+  // one, is as old as its oldest token (every version is kept in `facts.versions`).
+  turn.weightVersion = completion.weight_versions?.[0]?.[1] ?? completion.weight_version;
+  turn.facts = turnFacts(completion, sampling, rowsFrom, turn.ids.outputStart);
+  for (const field of TOKEN_ROW_FIELDS) {
+    const rows = completion[field];
+    if (!rows) continue;
+    open.writer.putRows(rollout.id, turn.id, field, rows);
+    // Its request body, text and decoded copies are ~3× the rows, freed into glibc's arenas.
+    void NativeMemoryTrim.shared().afterLargeBuffers(3 * rows.bytes.length);
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 // rollgate viewer: the few things the server-rendered pages cannot do alone. Regions marked
-// [data-refresh] reload themselves while a run is live; token views ([data-tokens]) are drawn
+// [data-refresh] reload themselves while a run is live (every 2 s, or data-every ms); token views ([data-tokens]) are drawn
 // from their JSON data, one page at a time, with a tooltip per token. Served pages page through
 // the server (?from=); an exported file holds every id and pages locally.
 "use strict";
@@ -37,7 +37,8 @@
         busy = false;
       }
     };
-    const timer = setInterval(tick, POLL_MS);
+    // A region that costs the server more to build asks to be polled less often (data-every, ms).
+    const timer = setInterval(tick, Math.max(POLL_MS, Number(region.dataset.every) || 0));
   }
 
   const tip = document.createElement("div");
@@ -99,10 +100,8 @@
         });
         if (k === "t" || k === "m") {
           const p = data.logprobs[lp++];
-          if (p !== null) {
-            lps.set(i, p);
-            s.style.setProperty("--heat", (1 - Math.exp(p)).toFixed(2));
-          }
+          lps.set(i, p);
+          if (p !== null) s.style.setProperty("--heat", (1 - Math.exp(p)).toFixed(2));
         }
         out.append(s);
       }
@@ -161,7 +160,11 @@
       const p = lps.get(i);
       tip.textContent = "#" + i + "  id " + data.ids[i - data.from] + "  " +
         JSON.stringify(piece(i)) + "\n" + ROLES[k] +
-        (p === undefined ? "" : "\nlogprob " + p + "  (p " + Math.exp(p).toFixed(3) + ")");
+        (p === undefined
+          ? ""
+          : p === null
+          ? "\nno logprob reported"
+          : "\nlogprob " + p + "  (p " + Math.exp(p).toFixed(3) + ")");
       tip.style.display = "block";
     });
     box.addEventListener("mousemove", (e) => {

@@ -37,6 +37,8 @@ export interface Links {
   turnTokens(id: string, index: number): string | null;
   sample(id: string, index: number, from?: number): string;
   exportFile(id: string): string | null;
+  /** The plots page; none in an export. */
+  plots(): string | null;
 }
 
 /** Links of the pages served under `base` (e.g. `/ui`). */
@@ -49,6 +51,7 @@ export function servedLinks(base: string): Links {
     turnTokens: (id, index) => `${r(id)}/turns/${index}/tokens`,
     sample: (id, index, from) => `${r(id)}/samples/${index}${from ? `?from=${from}` : ""}`,
     exportFile: (id) => `${r(id)}/export.html`,
+    plots: () => `${base}/plots`,
   };
 }
 
@@ -75,6 +78,7 @@ export const Layout: FC<{ title: string; crumbs?: Child; links: Links; children?
     <body>
       <header class="top">
         <a class="brand" href={links.runs()}>rollgate</a>
+        {links.plots() ? <a href={links.plots()!}>plots</a> : null}
         {crumbs}
         <span class="updated" data-updated></span>
       </header>

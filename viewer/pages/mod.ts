@@ -18,6 +18,7 @@
  */
 export { Layout, type Links, servedLinks, VIEWER_CSP } from "./layout.tsx";
 export { RunsPage, RunsTables } from "./runs_page.tsx";
+export { PlotsBody, PlotsPage } from "./plots_page.tsx";
 export { DiffSection, ResultSection, RolloutBody, RolloutPage } from "./rollout_page.tsx";
 export { TurnDetails, TurnPage } from "./turn_page.tsx";
 export { SampleHeader, TokenSection, TokensPage } from "./tokens_page.tsx";

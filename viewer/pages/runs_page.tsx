@@ -47,7 +47,7 @@ const Row: FC<{ r: RunRow; links: Links }> = ({ r, links }) => (
       {r.turns?.pending ? <span class="badge pending">{`${r.turns.pending} pending`}</span> : null}
       {r.turns?.failed ? <span class="badge failed">{`${r.turns.failed} failed`}</span> : null}
     </td>
-    <td class="num">{count(r.tokens)}</td>
+    <td class="num" data-col="tokens">{count(r.tokens)}</td>
     <td class="num" data-col="reward">{reward(r.reward)}</td>
     <td class="num">
       {r.tests

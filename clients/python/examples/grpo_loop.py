@@ -74,7 +74,7 @@ async def launch_agent(rollout: Rollout, task: Task) -> AgentResult:
     THIS IS WHERE A HARNESS PLUGS IN. A coding agent runs in its sandbox with its base URL pointed
     at the rollout, e.g. Claude Code with ``ANTHROPIC_BASE_URL=rollout.base_url`` and
     ``ANTHROPIC_AUTH_TOKEN=rollout.token``; Codex/pi with ``rollout.openai_base_url`` (see the
-    repository README, "Pointing the agents at rollgate"). Await the process, then collect what the
+    repository README, "Agents"). Await the process, then collect what the
     verifier needs (the workspace diff, test results, the final message).
 
     The default below is the smallest possible agent: one OpenAI Chat call with the task's prompt
@@ -113,13 +113,22 @@ def reward_fn(task: Task, result: AgentResult) -> float:
     return 1.0 if result.final_text.strip() == str(task.get("answer", "")).strip() else 0.0
 
 
-def demo_policy(seed: int | None = None, weight_version: int | str | None = 0) -> Generate:
+def demo_policy(
+    seed: int | None = None, weight_version: int | str | None = 0, names: dict[str, str] | None = None,
+) -> Generate:
     """A stand-in for the policy: answers every turn with "Hello" or "Hi" (real Qwen3 ids of
-    ``Hello<|im_end|>`` / ``Hi<|im_end|>``) and their logprobs under a 50/50 choice."""
-    rng = random.Random(seed)
+    ``Hello<|im_end|>`` / ``Hi<|im_end|>``) and their logprobs under a 50/50 choice.
+
+    With ``names`` (rollout id -> a name stable across runs, as ``run_group`` fills it) each
+    choice is drawn from ``seed`` and the rollout's name, so a run with the same seed answers the
+    same whatever order the concurrent turns arrive in; without it, from one stream seeded once.
+    """
+    shared = random.Random(seed)
     replies = [[9707, 151645], [13048, 151645]]
 
     async def generate(pending: PendingRequest) -> Completion:
+        name = names.get(pending.rollout_id) if names is not None else None
+        rng = random.Random(f"{seed}/{name}/{len(pending.prompt_ids)}") if name else shared
         ids = rng.choice(replies)[: max(1, pending.max_tokens or 2)]
         return Completion(
             output_ids=ids,
@@ -159,13 +168,17 @@ async def run_group(
     launch: LaunchAgent = launch_agent,
     reward: RewardFn = reward_fn,
     step: int = 0,
+    names: dict[str, str] | None = None,
 ) -> list[ScoredSample]:
-    """One GRPO group: K rollouts of ``task``, rewarded, finished, advantages assigned."""
+    """One GRPO group: K rollouts of ``task``, rewarded, finished, advantages assigned. ``names``
+    gets each rollout's id -> ``<group>.m<member>`` (what the demo policy seeds from)."""
     group = f"{task['id']}.s{step}"
     rollouts = [
         await client.create_rollout(metadata={"task": task["id"], "group": group, "member": i, "step": step})
         for i in range(group_size)
     ]
+    if names is not None:
+        names.update({r.id: f"{group}.m{i}" for i, r in enumerate(rollouts)})
     outcomes = await asyncio.gather(*(launch(r, task) for r in rollouts), return_exceptions=True)
     rewards: list[float] = []
     per_rollout: list[list[Sample]] = []
@@ -263,8 +276,10 @@ async def train(
     concurrency: int = 8,
     sync_weights: bool = False,
     poll_wait: float = 2.0,
+    names: dict[str, str] | None = None,
 ) -> list[dict[str, list[Any]]]:
-    """Runs ``steps`` GRPO steps over ``tasks``; returns the batches (one per step)."""
+    """Runs ``steps`` GRPO steps over ``tasks``; returns the batches (one per step). ``names``:
+    see ``run_group``."""
     stop = asyncio.Event()
     server = asyncio.ensure_future(
         client.serve_requests(generate or demo_policy(), concurrency=concurrency, stop_event=stop, poll_wait=poll_wait)
@@ -273,7 +288,8 @@ async def train(
     try:
         for step in range(steps):
             groups = await _unless_server_dies(server, asyncio.gather(*(
-                run_group(client, t, group_size=group_size, launch=launch, reward=reward, step=step) for t in tasks
+                run_group(client, t, group_size=group_size, launch=launch, reward=reward, step=step, names=names)
+                for t in tasks
             )))
             batch = to_trainer_batch(s for g in groups for s in g)
             await update_policy(client, batch, step, sync_weights=sync_weights)
@@ -326,31 +342,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=8, help="turns generated at once")
     p.add_argument("--vllm", help="vLLM URL; default: the demo policy")
     p.add_argument("--model", help="model name served by vLLM (with --vllm)")
-    p.add_argument("--seed", type=int, default=0, help="demo policy seed")
+    p.add_argument("--seed", type=int, default=0, help="demo policy seed: the same seed, the same answers")
     p.add_argument("--sync-weights", action="store_true", help="pause/drain/resume around each update")
     p.add_argument("--poll-wait", type=float, default=2.0, help="long-poll length of the request workers, seconds")
     p.add_argument("--out", help="write the batches as JSON here")
+    p.add_argument("-v", "--verbose", action="store_true", help="log everything (httpx's line per request too)")
     return p.parse_args(argv)
 
 
 async def amain(args: argparse.Namespace) -> list[dict[str, list[Any]]]:
     backend = None
+    names: dict[str, str] = {}
     if args.vllm:
         if not args.model:
             raise SystemExit("--vllm needs --model")
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from vllm_gate_worker import VLLMBackend
+        from vllm_gate_worker import EngineError, VLLMBackend
 
         backend = VLLMBackend(args.vllm, args.model)
+        try:
+            await backend.probe()
+        except EngineError as e:
+            await backend.close()
+            raise SystemExit(f"grpo_loop: {e}") from None
         generate: Generate = backend.generate
     else:
-        generate = demo_policy(args.seed)
+        generate = demo_policy(args.seed, names=names)
     try:
         async with RollgateClient(args.gateway, admin_token=args.admin_token) as client:
             batches = await train(
                 client, load_tasks(args.tasks), group_size=args.group_size, steps=args.steps,
                 generate=generate, concurrency=args.concurrency, sync_weights=args.sync_weights,
-                poll_wait=args.poll_wait,
+                poll_wait=args.poll_wait, names=names,
             )
     finally:
         if backend:
@@ -362,8 +385,11 @@ async def amain(args: argparse.Namespace) -> list[dict[str, list[Any]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    asyncio.run(amain(parse_args(argv)))
+    args = parse_args(argv)
+    # Quiet by default: this loop's own lines and every warning; -v adds everything.
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    asyncio.run(amain(args))
     return 0
 
 

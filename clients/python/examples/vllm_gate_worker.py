@@ -23,7 +23,9 @@ and the answer used: ``choices[0].token_ids`` (the sampled ids; vLLM ≥ 0.10.2 
 Sampling: the pending request's ``temperature``/``top_p`` when the agent or rollout set them,
 else ``--temperature``/``--top-p`` (default 1.0: sample from the policy itself, as RL wants).
 ``--weight-version`` is recorded with every turn (per-turn staleness for off-policy correction).
-Stop with Ctrl-C / SIGTERM: workers finish the request in hand, then exit.
+At start the worker asks vLLM for its models (``GET /v1/models``) and exits with status 1 when
+no vLLM answers or it does not serve ``--model``. Stop with Ctrl-C / SIGTERM: workers finish the
+request in hand, then exit.
 """
 
 from __future__ import annotations
@@ -94,6 +96,20 @@ class VLLMBackend:
             "user": pending.rollout_id,
         }
         return {k: v for k, v in body.items() if v is not None}
+
+    async def probe(self) -> list[str]:
+        """The models vLLM serves (``GET /v1/models``); raises ``EngineError`` saying what is wrong
+        when no vLLM answers there or it does not serve ``model``."""
+        try:
+            resp = await self._http.request("GET", "/v1/models", timeout=10)
+        except (OSError, asyncio.TimeoutError) as e:
+            raise EngineError(f"no vLLM answers at {self.url} ({e!r}): start it first, or pass --vllm URL") from None
+        if resp.status >= 400:
+            raise EngineError(f"{self.url}/v1/models answered {resp.status}: {resp.text[:200]} (is this a vLLM server?)")
+        served = [m.get("id") for m in (resp.json() or {}).get("data", []) if isinstance(m, dict)]
+        if self.model not in served:
+            raise EngineError(f"vLLM at {self.url} serves {served}, not --model {self.model}")
+        return served
 
     async def generate(self, pending: PendingRequest) -> Completion:
         resp = await self._http.request("POST", "/v1/completions", json_body=self.request_body(pending))
@@ -189,7 +205,13 @@ async def amain(args: argparse.Namespace) -> ServeStats:
         args.vllm, args.model, api_key=args.vllm_api_key, temperature=args.temperature,
         top_p=args.top_p, weight_version=args.weight_version,
     )
-    log.info("serving %s with %s (model %s, concurrency %d)", args.gateway, args.vllm, args.model, args.concurrency)
+    try:
+        await backend.probe()
+    except EngineError as e:
+        await backend.close()
+        log.error("%s", e)
+        raise SystemExit(1) from None
+    log.info("vLLM at %s serves %s; serving %s (concurrency %d)", args.vllm, args.model, args.gateway, args.concurrency)
     stats = await run_worker(
         args.gateway, backend, concurrency=args.concurrency, admin_token=args.admin_token,
         rollout=args.rollout, stop_event=stop, poll_wait=args.poll_wait,
@@ -200,7 +222,10 @@ async def amain(args: argparse.Namespace) -> ServeStats:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # Quiet by default: this worker's own lines and every warning; -v adds everything (httpx's
+    # line per request included).
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     asyncio.run(amain(args))
     return 0
 

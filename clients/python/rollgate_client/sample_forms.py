@@ -21,6 +21,8 @@ import sys
 from array import array
 from typing import Any, Mapping
 
+from .schema import absent_as_none
+
 #: Array type per field in the compact transport (``ids_encoding: "base64"``).
 _CODES = {
     "input_ids": "i",
@@ -40,7 +42,7 @@ def _values(data: Mapping[str, Any], name: str, encoded: bool) -> list[Any]:
     values = array(_CODES[name], base64.b64decode(value))
     if sys.byteorder == "big" and values.itemsize > 1:
         values.byteswap()
-    return values.tolist()
+    return absent_as_none(values.tolist()) if name == "logprobs" else values.tolist()
 
 
 def routed_experts_rows(rows: Mapping[str, Any]) -> list[list[list[int]]]:

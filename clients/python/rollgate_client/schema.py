@@ -34,7 +34,8 @@ class RollgateError(Exception):
 
 
 #: Per field, the array type of the compact id transport (``ids_encoding: "base64"``): token ids
-#: as little-endian int32, masks one byte per id, logprobs as little-endian float64.
+#: as little-endian int32, masks one byte per id, logprobs as little-endian float64 (NaN where no
+#: logprob was reported: ``None`` here, as JSON's ``null``).
 _BASE64_FIELDS = {
     "prompt_ids": "i",
     "input_ids": "i",
@@ -54,8 +55,13 @@ def _decoded(data: Mapping[str, Any]) -> Mapping[str, Any]:
             values = array(code, base64.b64decode(out[name]))
             if sys.byteorder == "big" and values.itemsize > 1:
                 values.byteswap()
-            out[name] = values.tolist()
+            out[name] = absent_as_none(values.tolist()) if code == "d" else values.tolist()
     return out
+
+
+def absent_as_none(logprobs: list[float]) -> list[float | None]:
+    """Logprobs decoded from float64 with each NaN (no logprob reported) as ``None``."""
+    return [None if lp != lp else lp for lp in logprobs]
 
 
 def _split(cls: type, data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -152,7 +158,8 @@ class Sample:
     """One training sample: a chain of turns from root to leaf, token for token.
 
     ``loss_mask`` is 1 exactly on the ids the policy sampled in this sample's own chain; ``logprobs``
-    is aligned with ``input_ids`` (0 where nothing was sampled). A fork (``branch`` ``rewrite`` or
+    is aligned with ``input_ids`` (0 where nothing was sampled, ``None`` at the sampled ids of the
+    turns in ``logprobs_absent``, whose producer reported none). A fork (``branch`` ``rewrite`` or
     ``retry``) starts with a prefix it shares with another sample, which trains it: there it is
     context (loss 0), and ``trained_from`` is where the sample's own part starts (0 otherwise).
     Every sampled id has loss 1 in at most one sample of a rollout.
@@ -160,7 +167,7 @@ class Sample:
 
     input_ids: list[int]
     loss_mask: list[int]
-    logprobs: list[float]
+    logprobs: list[float | None]
     reward: float | None = None
     branch: str = "main"
     turns: list[str] = field(default_factory=list)
@@ -181,7 +188,25 @@ class Sample:
     #: MoE routing of positions ``0 … len(input_ids) - 2`` when every one is covered
     #: (``routed_experts_rows`` decodes it); else ``metadata["routed_experts_absent"]`` says why.
     routed_experts: dict[str, Any] | None = None
+    #: Turns whose sampled ids have no logprob (``None`` in ``logprobs``): their producer reported
+    #: none (a ``complete`` without ``logprobs``, an engine that sent none).
+    logprobs_absent: list[str] = field(default_factory=list)
+    #: The images the sample shows, in order: ``{start, end, hash, mime, width, height}``, where
+    #: ``input_ids[start:end]`` are the image's pad tokens; ``RollgateClient.image(hash)`` gives
+    #: its bytes, for the model's own processor to compute pixel values from.
+    images: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fit_for_importance_ratio(self) -> bool:
+        """Whether every trained position (``loss_mask`` 1) has a recorded logprob: what a PPO/GRPO
+        loss needs for ``exp(new - old)``. A sample that is not fit needs its old logprobs
+        recomputed (or another loss); a 0 is never filled in for a missing one.
+
+        >>> Sample(input_ids=[1, 2, 3], loss_mask=[0, 1, 1], logprobs=[0, -0.5, None]).fit_for_importance_ratio
+        False
+        """
+        return all(lp is not None for lp, m in zip(self.logprobs, self.loss_mask) if m)
 
     @property
     def prompt_length(self) -> int:

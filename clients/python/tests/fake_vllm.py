@@ -4,8 +4,9 @@ It answers a token-id prompt with a fixed reply in vLLM's documented completion 
 ``choices[0].token_ids`` / ``prompt_token_ids`` (when ``return_token_ids``), ``logprobs`` with
 ``tokens`` (``"token_id:<n>"`` when ``return_tokens_as_token_ids``), ``token_logprobs``,
 ``top_logprobs``, ``text_offset``, and ``finish_reason`` ``"length"`` when ``max_tokens`` cut the
-reply. It records every request body. ``mode="old"`` omits ``token_ids`` (vLLM before 0.10.2);
-``mode="error"`` answers 500 with vLLM's error body.
+reply, and lists ``model`` at ``GET /v1/models``. It records every completion request body.
+``mode="old"`` omits ``token_ids`` (vLLM before 0.10.2); ``mode="error"`` answers 500 with
+vLLM's error body.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ _TEXT = {9707: "Hello", 13048: "Hi", 151645: ""}
 
 
 class FakeVLLM:
-    def __init__(self, reply: list[int], logprobs: list[float] | None = None, mode: str = "new") -> None:
+    def __init__(
+        self, reply: list[int], logprobs: list[float] | None = None, mode: str = "new", model: str = "fake-model",
+    ) -> None:
         self.reply = list(reply)
+        self.model = model
         self.logprobs = list(logprobs) if logprobs is not None else [-0.125 * (i + 1) for i in range(len(reply))]
         self.mode = mode
         self.requests: list[dict[str, Any]] = []
@@ -33,6 +37,11 @@ class FakeVLLM:
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path != "/v1/models":
+                    return self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
+                self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model", "owned_by": "vllm"}]})
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")

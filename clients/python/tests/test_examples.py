@@ -165,8 +165,23 @@ class VLLMWorkerTest(GatewayCase):
                 proc.send_signal(signal.SIGINT)
                 out, _ = await asyncio.to_thread(proc.communicate, timeout=10)
         self.assertEqual(proc.returncode, 0, out)
+        self.assertIn(f"vLLM at {fake.url} serves fake-model", out)
         self.assertIn("completed=1", out)
+        self.assertNotIn("HTTP Request", out)  # httpx's line per request is off by default
         await self.client.delete_rollout(r.id)
+
+    async def test_command_line_worker_probes_its_engine(self) -> None:
+        closed = support.free_port()
+        with FakeVLLM(HELLO, model="other-model") as fake:
+            for url, message in ((f"http://127.0.0.1:{closed}", "no vLLM answers at"),
+                                 (fake.url, "serves ['other-model'], not --model fake-model")):
+                out = await asyncio.to_thread(
+                    run_example, "vllm_gate_worker.py", "--gateway", self.gw.url, "--vllm", url, "--model", "fake-model",
+                )
+                self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+                self.assertIn(message, out.stderr)
+                self.assertNotIn("serving", out.stderr)
+            self.assertEqual(fake.requests, [])  # nothing was generated
 
 
 class GRPOLoopTest(GatewayCase):
@@ -199,6 +214,26 @@ class GRPOLoopTest(GatewayCase):
                     self.assertAlmostEqual(math.sqrt(sum(a * a for a in advs) / len(advs)), 1.0, places=4)
                 else:
                     self.assertEqual(advs, [0.0] * 4)
+
+    async def test_command_line_loop_is_repeatable_and_quiet(self) -> None:
+        runs = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(2):
+                out_path = os.path.join(tmp, f"batches{i}.json")
+                out = await asyncio.to_thread(
+                    run_example, "grpo_loop.py", "--gateway", self.gw.url, "--seed", "3", "--group-size", "4",
+                    "--steps", "2", "--poll-wait", "0.5", "--out", out_path,
+                )
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertNotIn("HTTP Request", out.stderr)
+                # One line per group and per step, and the server's summary: nothing per request.
+                self.assertLessEqual(len(out.stderr.splitlines()), 2 * 2 + 2 + 1, out.stderr)
+                with open(out_path) as f:
+                    runs.append([(b["groups"], b["rewards"], b["input_ids"]) for b in json.load(f)])
+        self.assertEqual(runs[0], runs[1], "the same seed gives the same answers")
+        rewards = [r for _, rs, _ in runs[0] for r in rs]
+        self.assertIn(0.0, rewards)
+        self.assertIn(1.0, rewards)
 
     async def test_command_line_loop_with_vllm(self) -> None:
         with FakeVLLM(HELLO) as fake, tempfile.TemporaryDirectory() as tmp:

@@ -41,7 +41,7 @@ def rows_for(prompt: list[int], output: list[int], start: int) -> dict:
 
 
 class SampleFormsTest(GatewayTestCase):
-    async def two_turns(self, group: str, reward: float) -> str:
+    async def two_turns(self, group: str, reward: float, second_logprobs: bool = True) -> str:
         r = await self.new_rollout(group=group, sampling={"temperature": 0.6})
         messages = [{"role": "user", "content": "Weather in Paris?"}]
         first = asyncio.ensure_future(
@@ -76,7 +76,7 @@ class SampleFormsTest(GatewayTestCase):
         await self.client.complete(
             p2.request_id,
             out2,
-            logprobs=support.logprobs_for(out2),
+            logprobs=support.logprobs_for(out2) if second_logprobs else None,
             weight_version=2,
             routed_experts=rows_for(p2.prompt_ids, out2, p2.routed_experts_from),
         )
@@ -107,6 +107,28 @@ class SampleFormsTest(GatewayTestCase):
         self.assertEqual(first["sampling"]["temperature"], 0.6)
         self.assertEqual(first["sampling"]["logprobs_mode"], "raw")
         self.assertEqual(second["weight_versions"], [[second["output_start"], 1], [second["output_start"] + 1, 2]])
+
+    async def test_absent_logprobs_are_none_in_every_form(self) -> None:
+        rollout = await self.two_turns("absent", 1.0, second_logprobs=False)
+        for ids in ("json", "base64"):
+            async with RollgateClient(self.gw.url, ids=ids, timeout=30) as client:
+                [sample] = await client.samples(rollout)
+                tree = await client.sample_tree(rollout)
+                calls = await client.sample_calls(rollout)
+            first, second = sample.turn_spans
+            self.assertEqual(sample.logprobs_absent, [second["turn"]], ids)
+            self.assertTrue(second["logprobs_absent"])
+            own = sample.logprobs[second["output_start"] : second["end"]]
+            self.assertTrue(own and all(lp is None for lp in own), f"{ids}: None, never 0: {own}")
+            kept = sample.logprobs[first["output_start"] : first["end"]]
+            self.assertTrue(all(isinstance(lp, float) and lp < 0 for lp in kept), ids)
+            self.assertFalse(sample.fit_for_importance_ratio)
+            want = {"input_ids": sample.input_ids, "logprobs": sample.logprobs}
+            for expanded in (expand_tree(tree), expand_calls(calls)):
+                self.assertEqual([{k: s[k] for k in want} for s in expanded], [want], ids)
+        [whole] = await self.client.samples(await self.two_turns("whole", 1.0))
+        self.assertTrue(whole.fit_for_importance_ratio)
+        self.assertEqual(whole.logprobs_absent, [])
 
     async def test_advantages_are_per_rollout(self) -> None:
         a = await self.two_turns("g-adv", 1.0)

@@ -6,6 +6,7 @@
  * @module
  */
 import type { AnswerOptions, StopReason, TurnAnswer } from "../../../canonical/mod.ts";
+import { argumentsObject } from "../tool_arguments.ts";
 
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "tool_use";
 
@@ -94,26 +95,10 @@ export function responseContent(answer: TurnAnswer): ResponseContentBlock[] {
       type: "tool_use",
       id: call.id,
       name: call.name,
-      input: toolInput(call.arguments),
+      input: argumentsObject(call.arguments),
     });
   }
   return blocks;
-}
-
-/**
- * The caller guarantees the arguments are a JSON object; `{}` is only a guard so a bad value
- * never becomes a non-object `input`, which clients reject.
- */
-function toolInput(args: string): Record<string, unknown> {
-  try {
-    const input: unknown = JSON.parse(args);
-    if (typeof input === "object" && input !== null && !Array.isArray(input)) {
-      return input as Record<string, unknown>;
-    }
-  } catch {
-    // fall through
-  }
-  return {};
 }
 
 /** The non-streaming response body. `request` is unused: everything comes from the answer. */

@@ -58,7 +58,8 @@ export class AnthropicUpstream implements Upstream {
   constructor(readonly config: UpstreamConfig = {}) {
     this.#client = new Anthropic({
       baseURL: config.baseURL,
-      apiKey: config.apiKey ?? Deno.env.get("ANTHROPIC_API_KEY") ?? "missing",
+      // An empty variable counts as unset (`checkUpstream` says so at start).
+      apiKey: config.apiKey || Deno.env.get("ANTHROPIC_API_KEY") || "missing",
       // Never pick up ANTHROPIC_AUTH_TOKEN from the environment: the key is explicit.
       authToken: null,
       timeout: config.timeoutMs,
@@ -94,7 +95,8 @@ export class OpenAIUpstream implements Upstream {
   constructor(readonly config: UpstreamConfig = {}) {
     this.#client = new OpenAI({
       baseURL: config.baseURL,
-      apiKey: config.apiKey ?? Deno.env.get("OPENAI_API_KEY") ?? "missing",
+      // An empty variable counts as unset (`checkUpstream` says so at start).
+      apiKey: config.apiKey || Deno.env.get("OPENAI_API_KEY") || "missing",
       timeout: config.timeoutMs,
       maxRetries: 0,
       fetch: sameOriginFetch,

@@ -1,7 +1,10 @@
 /**
- * DeepSeek V3.1 tool calls in decoded output: content, then
- * `<｜tool▁calls▁begin｜>` + (`<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>`)+ +
- * `<｜tool▁calls▁end｜>`.
+ * DeepSeek tool calls in decoded output: content, then `<｜tool▁calls▁begin｜>` + one call or
+ * more + `<｜tool▁calls▁end｜>`. A call is, by style:
+ *
+ * - `v3.1` (V3.1): `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>`, side by side;
+ * - `v3` (V3, R1): `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{json}\n```` +
+ *   `<｜tool▁call▁end｜>`, a newline between calls (their templates write one; none is read too).
  *
  * Read on text, so markup inside a JSON string (a command that greps for `<｜tool▁call▁end｜>`,
  * which the tokenizer turns into the added token) never ends a call early: a call ends at the
@@ -28,22 +31,48 @@ export interface DeepSeekToolCallSplit {
   malformed: number;
 }
 
+/** How a DeepSeek call is written (see the module doc). */
+export type DeepSeekCallStyle = "v3.1" | "v3";
+
+/** V3's and R1's fence around a call's arguments. */
+const FENCE_OPEN = "\n```json\n";
+const FENCE_CLOSE = "\n```";
+
+function validName(name: string): boolean {
+  return name !== "" && !name.includes("<｜") && !/\s/.test(name);
+}
+
 /** One call starting at `at` (at `<｜tool▁call▁begin｜>`): the call and where it ends, or null. */
-function readCall(text: string, at: number): { call: ToolCall; end: number } | null {
-  const nameAt = at + DS.callBegin.length;
-  const sep = text.indexOf(DS.sep, nameAt);
+function readCall(
+  text: string,
+  at: number,
+  style: DeepSeekCallStyle,
+): { call: ToolCall; end: number } | null {
+  const headAt = at + DS.callBegin.length;
+  const sep = text.indexOf(DS.sep, headAt);
   if (sep < 0) return null;
-  const name = text.slice(nameAt, sep);
-  if (name === "" || name.includes("<｜") || /\s/.test(name)) return null;
-  const argsAt = sep + DS.sep.length;
+  let name: string, argsAt: number, close: string;
+  if (style === "v3.1") {
+    name = text.slice(headAt, sep);
+    argsAt = sep + DS.sep.length;
+    close = DS.callEnd;
+  } else {
+    if (text.slice(headAt, sep) !== "function") return null;
+    const fence = text.indexOf(FENCE_OPEN, sep);
+    if (fence < 0) return null;
+    name = text.slice(sep + DS.sep.length, fence);
+    argsAt = fence + FENCE_OPEN.length;
+    close = FENCE_CLOSE + DS.callEnd;
+  }
+  if (!validName(name)) return null;
   for (
-    let e = text.indexOf(DS.callEnd, argsAt), n = 0;
+    let e = text.indexOf(close, argsAt), n = 0;
     e >= 0 && n < MAX_ENDS;
-    e = text.indexOf(DS.callEnd, e + 1), n++
+    e = text.indexOf(close, e + 1), n++
   ) {
     const args = text.slice(argsAt, e);
     if (tryParseOrderedJson(args) instanceof Map) {
-      return { call: { id: "", name, arguments: args }, end: e + DS.callEnd.length };
+      return { call: { id: "", name, arguments: args }, end: e + close.length };
     }
   }
   return null;
@@ -67,6 +96,7 @@ function readCall(text: string, at: number): { call: ToolCall; end: number } | n
 export function splitDeepSeekToolCalls(
   text: string,
   newToolCallId: () => string,
+  style: DeepSeekCallStyle = "v3.1",
 ): DeepSeekToolCallSplit {
   const section = text.indexOf(DS.callsBegin);
   if (section < 0) return { content: text, toolCalls: [], malformed: 0 };
@@ -79,7 +109,9 @@ export function splitDeepSeekToolCalls(
       // Text after the section is kept as text (the template never writes any).
       return { content: text.slice(0, section) + text.slice(end), toolCalls, malformed: 0 };
     }
-    const read = text.startsWith(DS.callBegin, at) ? readCall(text, at) : null;
+    // V3 and R1 write a newline between calls.
+    if (style === "v3" && toolCalls.length > 0 && text.startsWith("\n" + DS.callBegin, at)) at++;
+    const read = text.startsWith(DS.callBegin, at) ? readCall(text, at, style) : null;
     if (!read) {
       const kept = toolCalls.length === 0 ? text : text.slice(0, section) + text.slice(at);
       return { content: kept, toolCalls, malformed: 1 };

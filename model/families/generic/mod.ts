@@ -25,18 +25,13 @@
  *
  * @module
  */
-import { type ChatFormat, type FamilyContext, FamilyError, type ModelFamily } from "../family.ts";
+import type { ChatFormat, FamilyContext, ModelFamily } from "../family.ts";
 import { bindJinjaFormat } from "../jinja_format.ts";
-import { TOOL_PARSERS, toolParserNamed } from "../tool_parsers.ts";
+import { requireToolParser } from "../tool_parsers.ts";
 
 async function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const name = ctx.toolParser ?? "none";
-  const parser = toolParserNamed(name);
-  if (!parser) {
-    throw new FamilyError(
-      `unknown tool parser ${name}; known: ${TOOL_PARSERS.map((p) => p.name).join(", ")}`,
-    );
-  }
+  const parser = requireToolParser(name);
   const template = ctx.files.config.chat_template ?? "";
   const format = await bindJinjaFormat(ctx, {
     family: "generic",

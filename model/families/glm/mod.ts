@@ -48,7 +48,7 @@ import { type GlmLayout, GlmTextRenderer } from "./render.ts";
 
 export { GlmTextRenderer } from "./render.ts";
 export { glmOutputFormat } from "./output.ts";
-export { splitGlmToolCalls } from "./tool_calls.ts";
+export { type GlmCallMarkers, splitGlmToolCalls } from "./tool_calls.ts";
 
 function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";

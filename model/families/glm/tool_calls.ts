@@ -36,44 +36,70 @@ import {
   splitCallBlocks,
 } from "../tool_call_blocks.ts";
 
-const KEY_OPEN = "<arg_key>";
-const KEY_CLOSE = "</arg_key>";
-const VALUE_OPEN = "<arg_value>";
-const VALUE_CLOSE = "</arg_value>";
+/** The markers of a GLM-shaped call (Hy3 writes the same shape with its own tokens). */
+export interface GlmCallMarkers {
+  callOpen: string;
+  callClose: string;
+  keyOpen: string;
+  keyClose: string;
+  valueOpen: string;
+  valueClose: string;
+  /** Hy3: the marker that ends the name (`<tool_sep>`); GLM's name ends at the first key. */
+  nameEnd?: string;
+}
+
+export const GLM_CALL_MARKERS: GlmCallMarkers = {
+  callOpen: CALL_OPEN,
+  callClose: CALL_CLOSE,
+  keyOpen: "<arg_key>",
+  keyClose: "</arg_key>",
+  valueOpen: "<arg_value>",
+  valueClose: "</arg_value>",
+};
 
 class GlmCallReader extends CallBlockReader {
   // vLLM's glm45 parser and `renderers` decode every value not declared a string.
   override readonly undeclared = "json";
+  constructor(text: string, readonly m: GlmCallMarkers) {
+    super(text, m.callOpen, m.callClose);
+  }
+
   *calls(start: number): Generator<RawCall> {
-    const t = this.text;
-    const from = start + CALL_OPEN.length;
-    const key = t.indexOf(KEY_OPEN, from), close = t.indexOf(CALL_CLOSE, from);
-    const nameEnd = key >= 0 && (close < 0 || key < close) ? key : close;
+    const t = this.text, m = this.m;
+    const from = start + m.callOpen.length;
+    let nameEnd: number, argsFrom: number;
+    if (m.nameEnd !== undefined) {
+      nameEnd = t.indexOf(m.nameEnd, from);
+      argsFrom = nameEnd + m.nameEnd.length;
+    } else {
+      const key = t.indexOf(m.keyOpen, from), close = t.indexOf(m.callClose, from);
+      argsFrom = nameEnd = key >= 0 && (close < 0 || key < close) ? key : close;
+    }
     if (nameEnd < 0) return;
     const name = pythonStrip(t.slice(from, nameEnd));
     if (name === "" || /[\n<>]/.test(name)) return;
-    for (const { args, end } of this.args(nameEnd, [])) {
-      yield { name, args, end: end + CALL_CLOSE.length };
+    for (const { args, end } of this.args(argsFrom, [])) {
+      yield { name, args, end: end + m.callClose.length };
     }
   }
 
   /** Arguments from `i` up to a `</tool_call>` (its index is `end`), earliest ends first. */
   *args(i: number, acc: [string, string][]): Generator<{ args: [string, string][]; end: number }> {
     if (--this.budget < 0) return;
-    const t = this.text;
+    const t = this.text, m = this.m;
     i = skipSpace(t, i);
-    if (t.startsWith(CALL_CLOSE, i)) {
+    if (t.startsWith(m.callClose, i)) {
       yield { args: acc, end: i };
       return;
     }
-    if (!t.startsWith(KEY_OPEN, i)) return;
-    const keyEnd = t.indexOf(KEY_CLOSE, i + KEY_OPEN.length);
+    if (!t.startsWith(m.keyOpen, i)) return;
+    const keyEnd = t.indexOf(m.keyClose, i + m.keyOpen.length);
     if (keyEnd < 0) return;
-    const key = pythonStrip(t.slice(i + KEY_OPEN.length, keyEnd));
+    const key = pythonStrip(t.slice(i + m.keyOpen.length, keyEnd));
     if (key === "" || key.includes("<")) return;
-    const open = skipSpace(t, keyEnd + KEY_CLOSE.length);
-    if (!t.startsWith(VALUE_OPEN, open)) return;
-    const ends = this.valueEnds(open + VALUE_OPEN.length, VALUE_CLOSE, [KEY_OPEN, CALL_CLOSE]);
+    const open = skipSpace(t, keyEnd + m.keyClose.length);
+    if (!t.startsWith(m.valueOpen, open)) return;
+    const ends = this.valueEnds(open + m.valueOpen.length, m.valueClose, [m.keyOpen, m.callClose]);
     for (const { raw, next } of ends) yield* this.args(next, [...acc, [key, raw]]);
   }
 }
@@ -98,6 +124,13 @@ export function splitGlmToolCalls(
   tools: readonly ToolSpec[],
   newToolCallId: () => string,
   verbatim = false,
+  markers: GlmCallMarkers = GLM_CALL_MARKERS,
 ): ToolCallSplit {
-  return splitCallBlocks(new GlmCallReader(text), KEY_OPEN, tools, newToolCallId, verbatim);
+  return splitCallBlocks(
+    new GlmCallReader(text, markers),
+    markers.keyOpen,
+    tools,
+    newToolCallId,
+    verbatim,
+  );
 }

@@ -1,20 +1,22 @@
 /**
- * Nemotron 3 (Nano, Super): ChatML with `<think>` reasoning opened by the generation prompt,
- * Qwen3-Coder XML tool calls (read by the Qwen3.5 XML parser), tools declared as XML, a think
- * block on every assistant turn and a system turn always (`render.ts`). Written in code, so a
- * model directory needs only its tokenizer files; detected from the chat template's markers.
+ * Nemotron 3 (Nano, Super), Nemotron 3 Ultra and Nemotron 3.5: ChatML with `<think>` reasoning
+ * opened by the generation prompt, Qwen3-Coder XML tool calls (read by the Qwen3.5 XML parser),
+ * tools declared as XML, a think block on every assistant turn and a system turn always
+ * (`render.ts`). Ultra and 3.5 glue the think block without newlines around `</think>` and keep a
+ * truncated turn's text untrimmed. Written in code, so a model directory needs only its tokenizer
+ * files; detected from the chat template's markers.
  *
  * Template variables (`--template-kwargs`, declared in `NEMOTRON_3_TEMPLATE_OPTIONS`): `enable_thinking`
  * (default true), `truncate_history_thinking` (default true, as the template: turns before the
  * last user message lose their reasoning; false keeps every prompt append-only). Super's
- * `low_effort` hint is not supported: it rides on the newest user message, so it would move in
- * every earlier prompt.
+ * `low_effort` and Ultra's `medium_effort` hints are not supported: they ride on the newest user
+ * message, so they would move in every earlier prompt.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import type { ModelFiles } from "../../model_files.ts";
- * import { nemotron3 } from "./mod.ts";
+ * import { nemotron3, nemotron35, nemotron3Ultra } from "./mod.ts";
  *
  * // Model files with only a chat template (and added tokens): enough to detect a family.
  * const files = (chat_template: string, added: string[] = []) =>
@@ -25,8 +27,11 @@
  *     },
  *   }) as unknown as ModelFiles;
  * const xml = "<function=name><parameter=x>{% if truncate_history_thinking %}{% endif %}";
- * assert.ok(nemotron3.detect(files(xml)));
+ * const nano = xml + "{{ '<think>\\n' + r + '\\n</think>\\n' }}";
+ * assert.ok(nemotron3.detect(files(nano)));
  * assert.ok(!nemotron3.detect(files("<function=name><parameter=x>"))); // Qwen3-Coder
+ * assert.ok(nemotron3Ultra.detect(files(nano + "{% if medium_effort %}{% endif %}")));
+ * assert.ok(nemotron35.detect(files(xml + "{{ '<think>\\n' + r + '</think>' }}")));
  * ```
  *
  * @module
@@ -47,6 +52,7 @@ import { TokenizedRenderer } from "../text_renderer.ts";
 import { NemotronTextRenderer } from "./render.ts";
 
 export { NemotronTextRenderer } from "./render.ts";
+export { declarationValue, pythonStr } from "./tool_declarations.ts";
 
 /** The template variables Nemotron 3 reads (both default to true). */
 const NEMOTRON_3_TEMPLATE_OPTIONS: TemplateValueLists = {
@@ -69,7 +75,9 @@ class NemotronRenderer extends TokenizedRenderer {
     const tail = this.nemotron.generationTail;
     if (body.startsWith(tail)) return body.slice(tail.length) + "<|im_end|>";
     if (tail === "<think>\n" && body.startsWith("<think></think>")) {
-      return "\n</think>\n" + body.slice("<think></think>".length) + "<|im_end|>";
+      // Empty reasoning closed the way the variant glues `</think>`.
+      const close = this.nemotron.ultra ? "</think>" : "\n</think>\n";
+      return close + body.slice("<think></think>".length) + "<|im_end|>";
     }
     return null;
   }
@@ -91,22 +99,34 @@ function template(files: ModelFiles): string {
   return files.config.chat_template ?? "";
 }
 
-/**
- * Nemotron 3 Nano's and Super's template: XML calls and `truncate_history_thinking`; Ultra's
- * (`medium_effort`) glues `</think>` differently and is not this family.
- */
-function isNemotron3(t: string): boolean {
-  return hasXmlToolCalls(t) && t.includes("truncate_history_thinking") &&
-    !t.includes("medium_effort");
+type NemotronName = "nemotron-3" | "nemotron-3-ultra" | "nemotron-3.5";
+
+/** Nano's and Super's think-block glue, `\n</think>\n`, as a Jinja string literal or text. */
+function hasNanoGlue(t: string): boolean {
+  return t.includes("\\n</think>\\n") || t.includes("\n</think>\n");
 }
 
-async function bind(ctx: FamilyContext): Promise<ChatFormat> {
-  const name = "nemotron-3";
+/**
+ * Which Nemotron 3 template a directory has: XML calls and `truncate_history_thinking`, then
+ * Ultra's `medium_effort` hint, else Nano's/Super's glue (`\n</think>\n`), else 3.5 (Ultra's
+ * glue without the hint).
+ */
+function nemotronVariant(t: string): NemotronName | null {
+  if (!hasXmlToolCalls(t) || !t.includes("truncate_history_thinking")) return null;
+  if (t.includes("medium_effort")) return "nemotron-3-ultra";
+  return hasNanoGlue(t) ? "nemotron-3" : "nemotron-3.5";
+}
+
+async function bind(ctx: FamilyContext, name: NemotronName): Promise<ChatFormat> {
   const value = (key: string) =>
     templateValue(name, NEMOTRON_3_TEMPLATE_OPTIONS, ctx.templateKwargs, key, true);
   const enableThinking = value("enable_thinking");
   const truncate = value("truncate_history_thinking");
-  const text = new NemotronTextRenderer({ enableThinking, truncateHistoryThinking: truncate });
+  const text = new NemotronTextRenderer({
+    enableThinking,
+    truncateHistoryThinking: truncate,
+    glue: name === "nemotron-3" ? "nano" : "ultra",
+  });
   const { ids, output } = await chatmlXmlOutput(ctx, name, enableThinking);
   return {
     family: name,
@@ -122,10 +142,27 @@ async function bind(ctx: FamilyContext): Promise<ChatFormat> {
   };
 }
 
-export const nemotron3: ModelFamily = {
-  name: "nemotron-3",
-  templateOptions: NEMOTRON_3_TEMPLATE_OPTIONS,
-  summary: "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
-  detect: (files) => isNemotron3(template(files)),
-  bind,
-};
+function nemotronFamily(name: NemotronName, summary: string): ModelFamily {
+  return {
+    name,
+    templateOptions: NEMOTRON_3_TEMPLATE_OPTIONS,
+    summary,
+    detect: (files) => nemotronVariant(template(files)) === name,
+    bind: (ctx) => bind(ctx, name),
+  };
+}
+
+export const nemotron3: ModelFamily = nemotronFamily(
+  "nemotron-3",
+  "Nemotron 3 Nano/Super: <think> on every turn, XML tool calls and declarations",
+);
+
+export const nemotron3Ultra: ModelFamily = nemotronFamily(
+  "nemotron-3-ultra",
+  "Nemotron 3 Ultra: Nemotron 3 with <think>R</think> glued to the answer",
+);
+
+export const nemotron35: ModelFamily = nemotronFamily(
+  "nemotron-3.5",
+  "Nemotron 3.5 (Lightning): Ultra's think glue, no effort hint",
+);

@@ -26,10 +26,9 @@
  */
 import type { Message, ToolSpec } from "../../../canonical/mod.ts";
 import { type TemplateMessage, toTemplateMessages } from "../../template_input.ts";
-import { pythonScalarStr, pythonStrip } from "../../python_json.ts";
-import { tryParseOrderedJson } from "../ordered_json.ts";
+import { pythonStrip } from "../../python_json.ts";
 import type { TextRenderer } from "../text_renderer.ts";
-import { XML_CALL_INSTRUCTIONS } from "../qwen35/mod.ts";
+import { XML_CALL_INSTRUCTIONS, xmlToolCall } from "../qwen35/mod.ts";
 import { nemotronToolDeclarations } from "./tool_declarations.ts";
 
 export interface NemotronOptions {
@@ -37,6 +36,12 @@ export interface NemotronOptions {
   enableThinking: boolean;
   /** `truncate_history_thinking` (default true): turns before the last user lose reasoning. */
   truncateHistoryThinking: boolean;
+  /**
+   * How a think block is glued to what follows: Nano/Super write `<think>\nR\n</think>\nC` and
+   * trim what a truncated turn keeps; Ultra and Nemotron 3.5 write `<think>\nR</think>C` and keep
+   * it as it is. Default `nano`.
+   */
+  glue?: "nano" | "ultra";
   /** JSON in tool declarations as `renderers` writes it (`ensure_ascii`); test reference only. */
   asciiDeclarations?: boolean;
 }
@@ -53,14 +58,12 @@ export class NemotronTextRenderer implements TextRenderer {
 
   /** The `<tool_call>…</tool_call>\n` block of one call. */
   toolCall(name: string, args: string): string {
-    let text = `<tool_call>\n<function=${name}>\n`;
-    const parsed = tryParseOrderedJson(args);
-    if (parsed instanceof Map) {
-      for (const [key, value] of parsed) {
-        text += `<parameter=${key}>\n${pythonScalarStr(value)}\n</parameter>\n`;
-      }
-    }
-    return text + "</function>\n</tool_call>\n";
+    return xmlToolCall({ name, arguments: args }, "python") + "\n";
+  }
+
+  /** Ultra's and 3.5's glue: no newline around `</think>`, a truncated turn's rest untrimmed. */
+  get ultra(): boolean {
+    return this.options.glue === "ultra";
   }
 
   /** An assistant turn between `<|im_start|>assistant\n` and `<|im_end|>`. */
@@ -68,7 +71,9 @@ export class NemotronTextRenderer implements TextRenderer {
     const reasoning = m.reasoning_content;
     let content = m.content;
     if (typeof reasoning === "string" && pythonStrip(reasoning)) {
-      content = `<think>\n${reasoning}\n</think>\n${content}`;
+      content = this.ultra
+        ? `<think>\n${reasoning}</think>${content}`
+        : `<think>\n${reasoning}\n</think>\n${content}`;
     } else if (!content.includes("<think>") && !content.includes("</think>")) {
       content = "<think></think>" + content;
     }
@@ -80,7 +85,7 @@ export class NemotronTextRenderer implements TextRenderer {
       const rest = content.includes("</think>")
         ? content.split("</think>").at(-1)!
         : content.split("<think>")[0];
-      text = "<think></think>" + pythonStrip(rest) + "\n";
+      text = "<think></think>" + (this.ultra ? rest : pythonStrip(rest)) + "\n";
     } else {
       const both = content.includes("<think>") && content.includes("</think>");
       text = pythonStrip(both ? "<think></think>" + content.split("</think>").at(-1) : content);

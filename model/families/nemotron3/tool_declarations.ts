@@ -43,7 +43,7 @@ function pythonStrRepr(s: string): string {
 }
 
 /** Python's `str()` of a JSON value (containers as Python prints them). */
-function pythonStr(v: unknown): string {
+export function pythonStr(v: unknown): string {
   const repr = (x: unknown): string => typeof x === "string" ? pythonStrRepr(x) : pythonStr(x);
   if (Array.isArray(v)) return `[${v.map(repr).join(", ")}]`;
   if (v !== null && typeof v === "object") {
@@ -52,8 +52,11 @@ function pythonStr(v: unknown): string {
   return pythonScalarStr(v);
 }
 
-/** `tojson` for mappings and sequences, `str()` for the rest. */
-function templateValue(v: unknown, ensureAscii: boolean): string {
+/**
+ * A value in an XML tool declaration: `tojson` for mappings and sequences, `str()` for the rest
+ * (Nemotron 3's and Prime-Qwen3's templates).
+ */
+export function declarationValue(v: unknown, ensureAscii = false): string {
   return v !== null && typeof v === "object" ? pythonJson(v, ensureAscii) : pythonStr(v);
 }
 
@@ -63,7 +66,7 @@ function extraKeys(
   ensureAscii: boolean,
 ): string[] {
   return Object.entries(obj).filter(([k]) => !handled.includes(k))
-    .map(([k, v]) => `<${k}>${templateValue(v, ensureAscii)}</${k}>`);
+    .map(([k, v]) => `<${k}>${declarationValue(v, ensureAscii)}</${k}>`);
 }
 
 /**

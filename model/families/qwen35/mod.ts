@@ -40,7 +40,7 @@ import { Qwen35TextRenderer } from "./render.ts";
 import { chatmlXmlOutput } from "./xml_output.ts";
 
 export { chatmlXmlOutput, xmlOutputFormat } from "./xml_output.ts";
-export { XML_CALL_INSTRUCTIONS } from "./render.ts";
+export { XML_CALL_INSTRUCTIONS, xmlToolCall } from "./render.ts";
 
 /** A template in the XML tool-call format (`<function=…>`, `<parameter=…>`). */
 export function hasXmlToolCalls(template: string): boolean {

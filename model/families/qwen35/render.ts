@@ -89,25 +89,36 @@ function assistantParts(
   return { reasoning: pythonStrip(reasoning), content };
 }
 
+/**
+ * The `<tool_call>…</tool_call>` block of one XML call (arguments that are no JSON object: no
+ * parameters): strings raw, other values JSON (`json`) or Python's `str()` with containers as JSON
+ * (`python`). Qwen3.5/3.6/3.8, Nemotron 3 and Prime-Qwen3 write calls this way.
+ */
+export function xmlToolCall(
+  call: { name: string; arguments: ToolCall["arguments"] },
+  values: "python" | "json",
+): string {
+  let text = `<tool_call>\n<function=${call.name}>\n`;
+  const args = tryParseOrderedJson(call.arguments);
+  if (args instanceof Map) {
+    for (const [key, value] of args) {
+      text += `<parameter=${key}>\n${argumentValue(value, values)}\n</parameter>\n`;
+    }
+  }
+  return text + "</function>\n</tool_call>";
+}
+
+function argumentValue(value: JsonValue, values: "python" | "json"): string {
+  if (typeof value === "string") return value;
+  return values === "json" ? pythonJsonDumps(value) : pythonScalarStr(value);
+}
+
 export class Qwen35TextRenderer implements TextRenderer {
   constructor(readonly options: Qwen35Options) {}
 
-  /** One argument value as the template writes it. */
-  argumentValue(value: JsonValue): string {
-    if (typeof value === "string") return value;
-    return this.options.argumentValues === "json" ? pythonJsonDumps(value) : pythonScalarStr(value);
-  }
-
-  /** The `<tool_call>…</tool_call>` block of one call (arguments that are no JSON object: none). */
+  /** The `<tool_call>…</tool_call>` block of one call. */
   toolCall(call: { name: string; arguments: ToolCall["arguments"] }): string {
-    let text = `<tool_call>\n<function=${call.name}>\n`;
-    const args = tryParseOrderedJson(call.arguments);
-    if (args instanceof Map) {
-      for (const [key, value] of args) {
-        text += `<parameter=${key}>\n${this.argumentValue(value)}\n</parameter>\n`;
-      }
-    }
-    return text + "</function>\n</tool_call>";
+    return xmlToolCall(call, this.options.argumentValues);
   }
 
   render(
