@@ -14,8 +14,13 @@ const model = await PolicyModel.load();
 const gw = createGateway({ model });
 const limits = DEFAULT_LIMITS;
 
-/** A concrete path for a route pattern (`:id` is `r1`, any other parameter `x`). */
-const concrete = (pattern: string) => pattern.replace(":id", "r1").replace(/:[A-Za-z_]+/g, "x");
+/**
+ * A concrete path for a route pattern (`:id` is `r1`, Gemini's `:call{.+:method}` a model and that
+ * method, any other parameter `x`).
+ */
+const concrete = (pattern: string) =>
+  pattern.replace(":id", "r1").replace(/:[A-Za-z_]+\{\.\+:(\w+)\}/, "gemini-2.5-flash:$1")
+    .replace(/\/:[A-Za-z_]+/g, "/x");
 
 const routes = gw.app.routes.filter((r) => r.method !== "ALL" || !r.path.endsWith("*"));
 
@@ -28,6 +33,9 @@ Deno.test("the agent routes a rollout's front routes: the table's rows, one per 
       "POST v1/chat/completions chat agent",
       "POST v1/responses responses agent",
       "GET v1/models chat agent",
+      "POST v1beta/models/:call{.+:generateContent} gemini agent",
+      "POST v1beta/models/:call{.+:streamGenerateContent} gemini agent",
+      "POST v1beta/models/:call{.+:countTokens} gemini agent",
       "POST v1/tools/:name host tool",
       "POST v1/exit host tool",
     ],
@@ -82,6 +90,28 @@ Deno.test("a rollout call: by path id or by token, the protocol's token, cap and
   )!;
   assert.deepEqual([bare.id, bare.token], [undefined, "rg_k"]);
   assert.equal((bare.errors.errorBody(503, "m") as { type: string }).type, "error");
+
+  // Gemini: the token in x-goog-api-key or ?key=, streaming named by the path.
+  const gemini = (path: string, headers = new Headers()) =>
+    rolloutCall(new URL(`http://gw${path}`), headers, limits)!;
+  const stream = gemini(
+    "/rollout/r1/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key=rg_q",
+  );
+  assert.deepEqual([stream.id, stream.token, stream.streams({})], ["r1", "rg_q", true]);
+  const once = gemini(
+    "/v1beta/models/gemini-2.5-flash:generateContent",
+    new Headers({ "x-goog-api-key": "rg_g" }),
+  );
+  assert.deepEqual([once.id, once.token, once.streams({ stream: true })], [
+    undefined,
+    "rg_g",
+    false,
+  ]);
+  assert.equal(gemini("/rollout/r1/v1beta/models/m:countTokens").maxBodyBytes, limits.maxBodyBytes);
+  assert.equal(
+    rolloutCall(new URL("http://gw/v1beta/models/m:listen"), new Headers(), limits),
+    undefined,
+  );
 
   const tool = rolloutCall(new URL("http://gw/rollout/r1/v1/tools/submit"), new Headers(), limits)!;
   assert.equal(tool.maxBodyBytes, limits.maxToolBodyBytes);

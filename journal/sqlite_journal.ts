@@ -27,7 +27,8 @@ import { joinArrays, splitArrays } from "./sample_row.ts";
 import { AckMark, type JournalExtent } from "./ack_mark.ts";
 import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
 import type { TokenRowField, TokenRows } from "../generation/mod.ts";
-import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
+import { TokenRowsTable } from "./token_rows_table.ts";
+import { SQLITE_SCHEMA } from "./sqlite_schema.ts";
 import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
 import { checkRow, rowSum } from "./row_checksum.ts";
 import { ImageDirectory } from "./image_directory.ts";
@@ -36,32 +37,6 @@ export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
   sync?: "normal" | "full";
 }
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS rollouts (
-    id TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    created_seq INTEGER NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    rollout TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    at INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    arrays BLOB,
-    shared TEXT
-  );
-  CREATE INDEX IF NOT EXISTS events_by_rollout ON events (rollout, seq);
-  CREATE TABLE IF NOT EXISTS shared (hash TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS samples (
-    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
-    rollout TEXT NOT NULL,
-    data TEXT NOT NULL,
-    arrays BLOB,
-    sum INTEGER
-  );
-${TOKEN_ROWS_SCHEMA}`;
 
 interface Row {
   cursor: number;
@@ -118,7 +93,7 @@ export class SqliteJournal implements Journal {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${options.sync === "full" ? "FULL" : "NORMAL"}`);
       db.exec("BEGIN IMMEDIATE");
-      db.exec(SCHEMA);
+      db.exec(SQLITE_SCHEMA);
       // Journals from before the per-row checksum: their samples have none (read as they are).
       const columns = db.prepare("PRAGMA table_info(samples)").all() as { name: string }[];
       if (!columns.some((c) => c.name === "sum")) {

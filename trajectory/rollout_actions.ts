@@ -33,7 +33,6 @@ import {
   type CompleteResult,
   type GateCompletion,
   type GateStats,
-  type GenerationBackend,
   InterceptionGate,
   type Lease,
   type PauseStatus,
@@ -41,7 +40,6 @@ import {
   type RequestQueue,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
-import type { PolicyModel } from "../model/mod.ts";
 import type { AgentExit, HostCall, Rollout } from "./rollout.ts";
 import { type CreateRollout, RolloutStore } from "./rollout_store.ts";
 import { MemorySampleLog, type Sample, type SampleLog, type SampleOptions } from "./samples/mod.ts";
@@ -54,39 +52,11 @@ import {
   rolloutCreated,
   rolloutFinished,
 } from "./journaling/mod.ts";
-import {
-  type BlackBoxAnswer,
-  storeImages,
-  TurnFlight,
-  TurnRunner,
-  type TurnRunnerOptions,
-} from "./turns/mod.ts";
+import { type BlackBoxAnswer, storeImages, TurnFlight, TurnRunner } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
-import type { ImageStore } from "./image_store.ts";
 import { restore, type RestoreReport } from "./restore.ts";
 
-export interface RolloutActionsOptions {
-  model: PolicyModel;
-  /** The default generation backend; default: the gate. */
-  backend?: GenerationBackend;
-  /** Named backends a rollout can choose (`CreateRollout.backend`). */
-  backends?: Readonly<Record<string, GenerationBackend>>;
-  /**
-   * Where trainers take requests from (default: an interception gate; replicas share one in
-   * their database); its requests are completed, failed and withdrawn here.
-   */
-  gate?: RequestQueue;
-  /** The durable store of every change; default: none (a throwaway gateway). */
-  journal?: Journal;
-  /** Where the images turns show are kept; default: the journal (without one: none). */
-  images?: ImageStore;
-  /** Where finished samples are logged; default: the journal, else the latest in memory. */
-  sampleLog?: SampleLog;
-  /** A rollout idle for this long leaves memory (`RolloutStore`). */
-  idleTimeoutMs?: number;
-  /** The turn runner's timeouts, limits, pause gate and observer. */
-  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
-}
+import type { RolloutActionsOptions } from "./rollout_actions_options.ts";
 
 export class RolloutActions {
   /** The rollouts in memory (read them with `get`, `list`; change them through the methods). */

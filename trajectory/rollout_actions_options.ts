@@ -1,0 +1,35 @@
+/**
+ * What the rollout façade (`RolloutActions`) is built from: the policy, its backends, the queue
+ * trainers take requests from, the journal, the image and sample stores, and the turns' settings.
+ *
+ * @module
+ */
+import type { GenerationBackend, RequestQueue } from "../generation/mod.ts";
+import type { PolicyModel } from "../model/mod.ts";
+import type { SampleLog } from "./samples/mod.ts";
+import type { Journal } from "./journaling/mod.ts";
+import type { TurnRunnerOptions } from "./turns/mod.ts";
+import type { ImageStore } from "./image_store.ts";
+
+export interface RolloutActionsOptions {
+  model: PolicyModel;
+  /** The default generation backend; default: the gate. */
+  backend?: GenerationBackend;
+  /** Named backends a rollout can choose (`CreateRollout.backend`). */
+  backends?: Readonly<Record<string, GenerationBackend>>;
+  /**
+   * Where trainers take requests from (default: an interception gate; replicas share one in
+   * their database); its requests are completed, failed and withdrawn here.
+   */
+  gate?: RequestQueue;
+  /** The durable store of every change; default: none (a throwaway gateway). */
+  journal?: Journal;
+  /** Where the images turns show are kept; default: the journal (without one: none). */
+  images?: ImageStore;
+  /** Where finished samples are logged; default: the journal, else the latest in memory. */
+  sampleLog?: SampleLog;
+  /** A rollout idle for this long leaves memory (`RolloutStore`). */
+  idleTimeoutMs?: number;
+  /** The turn runner's timeouts, limits, pause gate and observer. */
+  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
+}
