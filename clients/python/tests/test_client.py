@@ -358,7 +358,7 @@ class ErrorTest(GatewayTestCase):
         # The same completion again (as after a lost answer) is told so; another is refused.
         self.assertTrue((await self.client.complete(p.request_id, HELLO))["resent"])
         with self.assertRaises(RollgateError) as again:
-            await self.client.complete(p.request_id, HI)
+            await self.client.complete(p.request_id, SUNNY)
         self.assertEqual((again.exception.status, again.exception.type), (409, "conflict"))
         self.assertEqual((await agent).content, "Hello")
 
