@@ -23,6 +23,7 @@ import {
   abortError,
   type CompleteResult,
   type Completion,
+  completionKeptSets,
   completionRows,
   type GateCompletion,
   GateError,
@@ -250,8 +251,14 @@ export class ClusterGate implements RequestQueue {
     });
   }
 
-  ack(requestId: string, leaseMs?: number): Promise<Lease> {
+  ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
     if (leaseMs !== undefined) this.checkLease(leaseMs);
+    if (version !== undefined) {
+      throw new GateError(
+        "unsupported",
+        "replicas keep no weight version per ack: append the first ids with their weight_version",
+      );
+    }
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 
@@ -266,7 +273,11 @@ export class ClusterGate implements RequestQueue {
    * request's row.
    */
   complete(requestId: string, c: GateCompletion): Promise<CompleteResult> {
-    const { routed_experts: wire, ...completion } = c;
+    const { routed_experts: wire, sampling_mask: kept, ...rest } = c;
+    // Checked here like one gateway checks them (the request's top_k is the owner's: the rows
+    // are as wide as the largest set), then carried in the completion's event.
+    const completion: Omit<Completion, "routed_experts"> = rest;
+    if (kept) completion.sampling_mask = completionKeptSets(kept, c.output_ids, 0);
     return this.#guard(async () => {
       let rows;
       if (wire) {
@@ -294,6 +305,7 @@ export class ClusterGate implements RequestQueue {
       if (logprobs) own.logprobs = logprobs;
       if (weight_version !== undefined) own.weight_version = weight_version;
       if (logprobs_mode !== undefined) own.logprobs_mode = logprobs_mode;
+      if (completion.sampling_mask) own.sampling_mask = completion.sampling_mask;
       if (rows) own.routed_experts = rows;
       const resolved = withVersionRuns(own, done.appended, done.versions);
       this.#settle(w, () => w.resolve(resolved));

@@ -372,8 +372,10 @@ export function clusterFront(o: FrontOptions): Handler {
         });
       }
       if ((path === "/api/pause" || path === "/api/resume") && req.method === "POST") {
-        await o.setPaused(path === "/api/pause");
-        return await o.local(req, info);
+        // Answered here first: a refused call (a bad body) changes nothing for the others.
+        const res = await o.local(req, info);
+        if (res.ok) await o.setPaused(path === "/api/pause");
+        return res;
       }
       call = rolloutCall(url, req.headers, o.limits);
       if (call) return await byOwner(req, info, call);

@@ -9,7 +9,10 @@ import {
   type GateOptions,
   type GenerationBackend,
   InterceptionGate,
+  PauseGate,
   type RequestQueue,
+  type TeacherQueue,
+  type Teachers,
 } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import { tmpdir } from "node:os";
@@ -22,6 +25,7 @@ import {
   RolloutActions,
   type SampleLog,
   type SampleOptions,
+  type TeacherScoring,
   type TurnLimits,
 } from "../trajectory/mod.ts";
 import {
@@ -136,6 +140,12 @@ export interface GatewayOptions {
   readiness?: Readiness;
   /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
   runResults?: () => readonly RunResult[];
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** Where the scorings of the teachers that are the trainer wait (`/api/teacher/requests`). */
+  teacherQueue?: TeacherQueue;
+  /** Tries of a teacher scoring, their backoff, and how long finish waits for scorings. */
+  teacherScoring?: TeacherScoring;
 }
 
 export interface Gateway {
@@ -165,7 +175,9 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const requests = options.requests ?? new InterceptionGate(options.delivery);
+  const pause = new PauseGate();
+  const gate = new InterceptionGate({ ...options.delivery, versionInForce: () => pause.version });
+  const requests = options.requests ?? gate;
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate: requests };
   const defaultName = options.defaultBackend ?? "gate";
   const upstreamDefault = options.upstreams?.[defaultName] ? defaultName : undefined;
@@ -184,7 +196,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       new ImageDirectory(join(tmpdir(), `rollgate-images-${crypto.randomUUID()}`)),
     sampleLog: options.sampleLog,
     idleTimeoutMs: timeouts.rolloutIdleMs,
+    teachers: options.teachers,
+    teacherScoring: options.teacherScoring,
     turns: {
+      pause,
       turnTimeoutMs: timeouts.turnMs,
       abandonGraceMs: timeouts.abandonGraceMs,
       limits,
@@ -240,6 +255,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
       // A black-box default is recorded on each rollout so its requests are forwarded.
       defaultRolloutBackend: upstreamDefault,
+      replicated: options.requests !== undefined,
+      teacherQueue: options.teacherQueue,
     }),
   );
   app.route(

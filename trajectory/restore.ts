@@ -11,7 +11,7 @@
  */
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { Rollout } from "./rollout.ts";
-import type { RolloutStore } from "./rollout_store.ts";
+import { RolloutStore } from "./rollout_store.ts";
 import type { Journal, JournalEvent, JournalWriter, TurnPlanned } from "./journaling/mod.ts";
 import {
   fail,
@@ -19,6 +19,7 @@ import {
   openTurn,
   record,
   splitChain,
+  type TeacherScorer,
   type TurnFlight,
   type TurnRunner,
 } from "./turns/mod.ts";
@@ -35,6 +36,8 @@ export interface RestoreTarget {
   flight: TurnFlight;
   /** Generates the turns that were waiting for their answer again (`resume`). */
   runner: Pick<TurnRunner, "resume">;
+  /** Scores again the recorded turns that have no teacher scoring yet. */
+  scorer?: Pick<TeacherScorer, "resume">;
 }
 
 export interface RestoreReport {
@@ -98,6 +101,8 @@ export async function restore(
         apply(rollout, event, turns, target);
       }
       if (!rollout) continue;
+      const restored = rollout;
+      resume.push(() => target.scorer?.resume(restored));
       report.rollouts++;
       report.turns += turns.size;
       for (const { open, planned, toolCallIdPrefix } of turns.values()) {
@@ -205,6 +210,23 @@ function apply(
     case "turn_retried":
       replayed(event.data.index).open.turn.retries++;
       return;
+    case "teacher_scored":
+    case "teacher_failed": {
+      const { turn } = replayed(event.data.index).open;
+      (rollout.teacherScores ??= new Map()).set(
+        turn.id,
+        event.kind === "teacher_scored"
+          ? { logprobs: Float64Array.from(event.arrays?.logprobs ?? []) }
+          : { error: event.data.error },
+      );
+      return;
+    }
+    case "turn_reward":
+      (rollout.turnRewards ??= new Map()).set(
+        replayed(event.data.index).open.turn.id,
+        event.data.reward,
+      );
+      return;
     case "rollout_finished":
       rollout.finish(event.data.reward, event.data.referenceVersion ?? null);
       rollout.finishedAt = event.data.finishedAt;
@@ -221,4 +243,24 @@ function apply(
         `rollout ${rollout.id}: unknown event ${(event satisfies never as JournalEvent).kind}`,
       );
   }
+}
+
+/**
+ * Restores rollout `id` from `journal` beside the rollouts in `live` (a replica taking over one
+ * whose owner is gone). The replay gets a store and a writer of its own (`writer`), so switching
+ * recording off while it runs cannot hide other rollouts' writes.
+ */
+export async function adoptRollout(
+  journal: Journal,
+  id: string,
+  live: RolloutStore,
+  target: Omit<RestoreTarget, "store">,
+  now = Date.now(),
+): Promise<RestoreReport> {
+  const scratch = new RolloutStore({ idleTimeoutMs: live.idleTimeoutMs });
+  const report = await restore(journal, { ...target, store: scratch }, now);
+  const rollout = scratch.get(id);
+  if (rollout) live.add(rollout);
+  else if (report.expired > 0) live.markExpired(id, now);
+  return report;
 }

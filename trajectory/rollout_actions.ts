@@ -38,6 +38,7 @@ import {
   type PauseStatus,
   type PendingRequest,
   type RequestQueue,
+  Teachers,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { AgentExit, HostCall, Rollout } from "./rollout.ts";
@@ -51,11 +52,18 @@ import {
   JournalWriter,
   rolloutCreated,
   rolloutFinished,
+  turnReward,
 } from "./journaling/mod.ts";
-import { type BlackBoxAnswer, storeImages, TurnFlight, TurnRunner } from "./turns/mod.ts";
+import {
+  answeredWithImages,
+  type BlackBoxAnswer,
+  TeacherScorer,
+  TurnFlight,
+  TurnRunner,
+} from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
-import { restore, type RestoreReport } from "./restore.ts";
-
+import { adoptRollout, restore, type RestoreReport } from "./restore.ts";
+import { setTurnReward } from "./turn_rewards.ts";
 import type { RolloutActionsOptions } from "./rollout_actions_options.ts";
 
 export class RolloutActions {
@@ -64,6 +72,8 @@ export class RolloutActions {
   readonly #runner: TurnRunner;
   /** Where trainers take requests from (`next`, `ack`, `complete` …). */
   readonly #gate: RequestQueue;
+  readonly teachers: Teachers;
+  readonly scorer: TeacherScorer;
   readonly sampleLog: SampleLog;
   readonly #journal?: Journal;
   readonly #writer: JournalWriter;
@@ -79,10 +89,17 @@ export class RolloutActions {
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
     this.#gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
+    this.teachers = o.teachers ?? new Teachers();
+    this.scorer = new TeacherScorer({
+      ...o.teacherScoring,
+      teachers: this.teachers,
+      writer: this.#writer,
+    });
     this.#runner = new TurnRunner(o.model, o.backend ?? this.#gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
+      onRecorded: (rollout, turn) => this.scorer.recorded(rollout, turn),
     });
   }
 
@@ -113,18 +130,13 @@ export class RolloutActions {
   // The trainer's queue of requests.
 
   /** The oldest unclaimed request (of `rollout` if given), waiting up to `waitMs`. */
-  next(
-    waitMs: number,
-    rollout?: string,
-    signal?: AbortSignal,
-    leaseMs?: number,
-  ): Promise<PendingRequest | null> {
-    return this.#gate.next(waitMs, rollout, signal, leaseMs);
+  next(...args: Parameters<RequestQueue["next"]>): Promise<PendingRequest | null> {
+    return this.#gate.next(...args);
   }
 
   /** Acknowledges (or renews) a request: it is the trainer's for the lease. */
-  async ack(requestId: string, leaseMs?: number): Promise<Lease> {
-    return await this.#gate.ack(requestId, leaseMs);
+  async ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
+    return await this.#gate.ack(requestId, leaseMs, version);
   }
 
   /** Requests not yet resolved (of one rollout, or of all). */
@@ -152,9 +164,9 @@ export class RolloutActions {
     if (!this.#runner.pause.paused) this.#runner.pause.pause();
   }
 
-  /** Lets held generations go (idempotent). */
-  resume(): void {
-    if (this.#runner.pause.paused) this.#runner.pause.resume();
+  /** Lets held generations go (idempotent); `version`: the weights now in force, if named. */
+  resume(version?: string | number): void {
+    if (this.#runner.pause.paused || version !== undefined) this.#runner.pause.resume(version);
   }
 
   /** Calls `wake` whenever samples were logged. */
@@ -170,10 +182,11 @@ export class RolloutActions {
 
   // Rollouts.
 
-  /** A new rollout, durable when this resolves. */
+  /** A new rollout, durable when this resolves; its teacher named, else the default one. */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
-    const rollout = this.#store.create(spec);
-    this.#writer.record(rolloutCreated(rollout, spec));
+    const chosen = { ...spec, teacher: this.teachers.choose(spec.teacher) ?? undefined };
+    const rollout = this.#store.create(chosen);
+    this.#writer.record(rolloutCreated(rollout, chosen));
     await this.#writer.durable();
     return rollout;
   }
@@ -190,6 +203,8 @@ export class RolloutActions {
     defaults?: Partial<SampleOptions>,
     version: number | null = null,
   ): Promise<Sample[]> {
+    // Its recorded turns' teacher scorings first (bounded: what is still scoring is named).
+    await this.scorer.settled(rollout);
     rollout.finish(reward, version);
     const samples = rollout.samples(defaults);
     const event = rolloutFinished(rollout);
@@ -209,15 +224,14 @@ export class RolloutActions {
   /** Drops a rollout, from the journal too (samples already logged stay). */
   async delete(rollout: Rollout): Promise<void> {
     this.#gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    this.scorer.forget(rollout);
     if (this.#store.delete(rollout.id)) this.#writer.forget(rollout.id);
     await this.#writer.durable();
   }
 
   /**
-   * Expires rollouts idle for longer than the idle timeout whose turns all settled (at most once
-   * per tenth of it: the gateway calls this on the way of other requests); their gate requests
-   * are withdrawn. The only change not awaited: the request it rides on is not about these
-   * rollouts, and a restore expires them by the same idle rule if the mark is lost.
+   * Expires idle rollouts whose turns all settled, their gate requests withdrawn; not awaited (a
+   * restore expires them by the same idle rule if the mark is lost).
    */
   sweep(now = Date.now()): Rollout[] {
     const expired = this.#store.sweep((r) => this.#flight.pending(r.id) > 0, now);
@@ -226,6 +240,22 @@ export class RolloutActions {
       this.#writer.expire(r.id);
     }
     return expired;
+  }
+
+  /**
+   * Gives one recorded turn (by id, or index) its reward, durable when this resolves; the same
+   * again changes nothing (`recorded: false`), another or an unrecorded turn is a `TurnRewardError`.
+   */
+  async rewardTurn(
+    rollout: Rollout,
+    ref: string,
+    reward: number,
+  ): Promise<{ turn: Turn; recorded: boolean }> {
+    const result = setTurnReward(rollout, ref, reward);
+    if (result.recorded) this.#writer.record(turnReward(result.turn, reward));
+    // A repeat waits too: the first post may still be on its way to the disk.
+    await this.#writer.durable();
+    return result;
   }
 
   /** Records a host-side tool call the agent made (the tool already ran). */
@@ -260,14 +290,11 @@ export class RolloutActions {
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
     const images = req.images;
-    return this.#runner.startBlackBox(rollout, req, async () => {
-      const [answer, unstored] = await Promise.all([
-        ask(),
-        storeImages(this.#writer.images, images),
-      ]);
-      if (unstored) throw unstored;
-      return answer;
-    });
+    return this.#runner.startBlackBox(
+      rollout,
+      req,
+      () => answeredWithImages(this.#writer.images, images, ask),
+    );
   }
 
   /** The policy's prompt length for a request, recording nothing. */
@@ -282,18 +309,14 @@ export class RolloutActions {
 
   // A trainer's answers to the gate's requests.
 
-  /**
-   * Appends streamed ids to a request (kept when it completes: nothing is recorded yet), sampled
-   * under weight `version` when the trainer says.
-   */
+  /** Appends streamed ids to a request (recorded when it completes), sampled under `version`. */
   async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
     await this.#gate.append(requestId, ids, version);
   }
 
   /**
-   * Completes a request with a trainer's answer (its routing rows as the wire sends them: checked
-   * by the gate); resolves once its turn is recorded and durable. `resent`: the same output was
-   * accepted before (a completion sent again after its answer was lost), nothing changed.
+   * Completes a request (checked by the gate); resolves once its turn is recorded and durable.
+   * `resent`: the same output was accepted before (sent again after a lost answer), no change.
    */
   async complete(requestId: string, completion: GateCompletion): Promise<CompleteResult> {
     const turn = this.#runner.turnOfRequest(requestId);
@@ -319,33 +342,19 @@ export class RolloutActions {
   /** Rebuilds the journaled rollouts and re-queues their requests; `null` without a journal. */
   async restore(now = Date.now()): Promise<RestoreReport | null> {
     if (!this.#journal) return null;
-    return await restore(this.#journal, {
-      store: this.#store,
-      writer: this.#writer,
-      flight: this.#flight,
-      runner: this.#runner,
-    }, now);
+    return await restore(this.#journal, { ...this.#replay(this.#writer), store: this.#store }, now);
   }
 
-  /**
-   * Restores rollout `id` from `journal` beside the rollouts in memory (a replica taking over
-   * one whose owner is gone). The replay gets a store and a writer of its own, so switching
-   * recording off while it runs cannot hide other rollouts' writes.
-   */
+  /** What a restore replays into besides its store: `writer`, this gateway's flight and runner. */
+  #replay(writer: JournalWriter) {
+    return { writer, flight: this.#flight, runner: this.#runner, scorer: this.scorer };
+  }
+
+  /** Restores rollout `id` from `journal` beside those in memory (see `adoptRollout`). */
   async adopt(journal: Journal, id: string, now = Date.now()): Promise<RestoreReport> {
-    const scratch = new RolloutStore({ idleTimeoutMs: this.#store.idleTimeoutMs });
     const writer = new JournalWriter(journal);
     this.#adopted.add(writer);
-    const report = await restore(journal, {
-      store: scratch,
-      writer,
-      flight: this.#flight,
-      runner: this.#runner,
-    }, now);
-    const rollout = scratch.get(id);
-    if (rollout) this.#store.add(rollout);
-    else if (report.expired > 0) this.#store.markExpired(id, now);
-    return report;
+    return await adoptRollout(journal, id, this.#store, this.#replay(writer), now);
   }
 
   /** Resolves once every change so far is durable (throws the journal's failure if any). */
@@ -371,9 +380,10 @@ export class RolloutActions {
     return this.#flight.pending(rolloutId);
   }
 
-  /** Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. */
+  /** Takes no new turns (`shutting_down`, `reason`; those in flight go on), stops teacher scoring. */
   close(reason: string): void {
     this.#flight.close(reason);
+    this.scorer.stop();
   }
 
   /** Resolves once no turn is in flight. */

@@ -1,14 +1,15 @@
 /**
  * What the rollout façade (`RolloutActions`) is built from: the policy, its backends, the queue
- * trainers take requests from, the journal, the image and sample stores, and the turns' settings.
+ * trainers take requests from, the journal, the image and sample stores, the turns' settings and
+ * the teachers rollouts may name.
  *
  * @module
  */
-import type { GenerationBackend, RequestQueue } from "../generation/mod.ts";
+import type { GenerationBackend, RequestQueue, Teachers } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import type { SampleLog } from "./samples/mod.ts";
 import type { Journal } from "./journaling/mod.ts";
-import type { TurnRunnerOptions } from "./turns/mod.ts";
+import type { TeacherScoring, TurnRunnerOptions } from "./turns/mod.ts";
 import type { ImageStore } from "./image_store.ts";
 
 export interface RolloutActionsOptions {
@@ -31,5 +32,9 @@ export interface RolloutActionsOptions {
   /** A rollout idle for this long leaves memory (`RolloutStore`). */
   idleTimeoutMs?: number;
   /** The turn runner's timeouts, limits, pause gate and observer. */
-  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
+  turns?: Omit<TurnRunnerOptions, "writer" | "flight" | "onRecorded">;
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** How teacher scorings are tried again and how long finishing waits for them. */
+  teacherScoring?: TeacherScoring;
 }

@@ -22,8 +22,10 @@ export interface RequestCompleted {
     finish_reason: Completion["finish_reason"];
     weight_version?: Completion["weight_version"];
     logprobs_mode?: Completion["logprobs_mode"];
+    /** The width of each kept set (`sampling_mask`'s rows), when sent. */
+    sampling_mask_width?: number;
   };
-  /** `output_ids` and, when sent, `logprobs`, packed (`array_codec.ts`). */
+  /** `output_ids` and, when sent, `logprobs` and `sampling_mask`, packed (`array_codec.ts`). */
   arrays: Uint8Array;
 }
 
@@ -43,6 +45,15 @@ export function requestCompleted(
   const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
   if (c.logprobs) arrays.logprobs = c.logprobs;
   const data: RequestCompleted["data"] = { request_id: requestId, finish_reason: c.finish_reason };
+  const kept = c.sampling_mask;
+  if (kept) {
+    arrays.sampling_mask = new Int32Array(
+      kept.bytes.buffer,
+      kept.bytes.byteOffset,
+      kept.bytes.byteLength / 4,
+    );
+    data.sampling_mask_width = kept.shape[2];
+  }
   if (c.weight_version !== undefined) data.weight_version = c.weight_version;
   if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
   return { kind: "request_completed", data, arrays: packArrays(arrays) };
@@ -79,5 +90,13 @@ export function completionOf(e: RequestCompleted): Completion {
   if (arrays.logprobs) completion.logprobs = arrays.logprobs;
   if (e.data.weight_version !== undefined) completion.weight_version = e.data.weight_version;
   if (e.data.logprobs_mode !== undefined) completion.logprobs_mode = e.data.logprobs_mode;
+  if (arrays.sampling_mask && e.data.sampling_mask_width) {
+    const values = Int32Array.from(arrays.sampling_mask);
+    completion.sampling_mask = {
+      dtype: "int32",
+      shape: [values.length / e.data.sampling_mask_width, 1, e.data.sampling_mask_width],
+      bytes: new Uint8Array(values.buffer),
+    };
+  }
   return completion;
 }
