@@ -25,4 +25,4 @@ export { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_
 export { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 export { TeacherScorer, type TeacherScoring } from "./teacher_scorer.ts";
 export { splitChain } from "./assign_chain.ts";
-export { answeredWithImages, storeImages } from "./turn_images.ts";
+export { answeredWithImages } from "./turn_images.ts";
