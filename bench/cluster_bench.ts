@@ -180,15 +180,21 @@ async function withPostgres<T>(fn: (pg: PostgresServer) => Promise<T>): Promise<
 }
 
 async function journalCost(rows = false) {
-  const report = async (name: string, gw: GatewayProcess, pgCpu: () => number) => {
-    const [c0, p0] = [cpuSeconds(gw.pid), pgCpu()];
+  const report = async (
+    name: string,
+    gw: GatewayProcess,
+    pgCpu: () => number,
+    transactions = () => Promise.resolve(0),
+  ) => {
+    const [c0, p0, t0] = [cpuSeconds(gw.pid), pgCpu(), await transactions()];
     const run = await load(gw.url, "J", undefined, rows);
-    const [c1, p1] = [cpuSeconds(gw.pid), pgCpu()];
+    const [c1, p1, t1] = [cpuSeconds(gw.pid), pgCpu(), await transactions()];
     console.log(
       `${name}: ${run.turns} turns in ${run.seconds.toFixed(1)} s (${
         (run.turns / run.seconds).toFixed(0)
       } turns/s); gateway CPU ${(1000 * (c1 - c0) / run.turns).toFixed(2)} ms/turn` +
         (p1 > p0 ? `, PostgreSQL CPU ${(1000 * (p1 - p0) / run.turns).toFixed(2)} ms/turn` : "") +
+        (t1 > t0 ? `, ${((t1 - t0) / run.turns).toFixed(1)} transactions/turn` : "") +
         `; agent latency p50 ${ms(pct(run.latencies, 0.5))}, p99 ${ms(pct(run.latencies, 0.99))}`,
     );
   };
@@ -196,8 +202,17 @@ async function journalCost(rows = false) {
   await report("one gateway, SQLite journal", single, () => 0).finally(() => single.stop());
   await withPostgres(async (pg) => {
     const [replica] = await startReplicas(1, pg.url);
-    await report("one replica, PostgreSQL journal", replica, postgresCpu)
+    // Round trips that commit, counted by the server (its statistics lag: read after a pause).
+    const stats = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const transactions = async () => {
+      await sleep(1_000);
+      const [row] = await stats<{ n: string }[]>`
+        SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'postgres'`;
+      return Number(row.n);
+    };
+    await report("one replica, PostgreSQL journal", replica, postgresCpu, transactions)
       .finally(() => replica.stop());
+    await stats.end();
     if (!rows) return;
     const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
     const [kept] = await sql<{ bytes: string; positions: string; turns: string }[]>`

@@ -102,7 +102,7 @@ export async function startHttpGateway(
       history.push(message);
       const promptTokens = body.usage.prompt_tokens + body.usage.completion_tokens + newToolTokens;
       if (goal.reached(promptTokens)) {
-        const rollout = gw.store.get(id)!;
+        const rollout = gw.rollouts.get(id)!;
         const canonical = toCanonicalRequest(JSON.parse(chatBody(history, false)));
         const anchor = rollout.tree.mount(canonical.messages, TurnTree.rootKey(canonical))
           .node;

@@ -90,7 +90,7 @@ try {
         (Deno.memoryUsage().heapUsed / 1e6).toFixed(0)
       } MB)`,
     );
-    for (const r of gw.store.list()) gw.gate.cancelRollout(r.id, "bench over");
+    gw.rollouts.abandon("bench over");
     journal.close();
   }
 

@@ -21,12 +21,15 @@ const RUNS = Number(values.runs ?? 5);
 
 const model = await PolicyModel.load({ contextLength: 1 << 20 });
 const gw = createGateway({ model });
-const rollout = gw.store.create({ id: "big", metadata: { task: "cache-fix", harness: "bench" } });
+const rollout = await gw.rollouts.create({
+  id: "big",
+  metadata: { task: "cache-fix", harness: "bench" },
+});
 const t0 = performance.now();
 const big = await buildBigRollout(model, rollout);
 rollout.finish(1);
 for (let i = 0; i < 999; i++) {
-  gw.store.create({ id: `small-${i}`, metadata: { task: `task-${i % 20}`, sample: i } });
+  await gw.rollouts.create({ id: `small-${i}`, metadata: { task: `task-${i % 20}`, sample: i } });
 }
 const samples = rollout.samples();
 const deepest = samples.find((s) => s.turns.at(-1) === big.deepest.at(-1)!.id)!;

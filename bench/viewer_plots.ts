@@ -37,7 +37,7 @@ const played = await playGroups(gw, backend, {
   stepMs: 2_000,
   failEvery: 7,
 });
-const turns = gw.store.list().reduce((n, r) => n + r.turns.length, 0);
+const turns = gw.rollouts.list().reduce((n, r) => n + r.turns.length, 0);
 console.log(
   `built ${played.length} rollouts (${turns} turns) in ${
     ((performance.now() - t0) / 1000).toFixed(0)

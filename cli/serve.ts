@@ -36,9 +36,12 @@ import { SERVE_BACKENDS, SERVE_FLAGS } from "./serve_flags.ts";
 import { teachersFromFlags } from "./teacher_flags.ts";
 import { serveLimits } from "./serve_limits.ts";
 import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
-import { Cluster } from "../cluster/mod.ts";
+import { Cluster, STREAM_HEAD_HOLD_MS } from "../cluster/mod.ts";
 import { USAGE } from "./usage.ts";
 import { UsageError } from "./usage_error.ts";
+
+/** How long a stale replica answers what it has in flight before it exits. */
+const STALE_DRAIN_MS = 5_000;
 
 /** Where the journal goes when `--data-dir` is not given: under the working directory. */
 export const DEFAULT_DATA_DIR = "rollgate-data";
@@ -71,6 +74,8 @@ async function openCluster(
     leaseS?: number;
     adminToken?: string;
     delivery?: { ackTimeoutMs?: number; defaultLeaseMs?: number; maxLeaseMs?: number };
+    /** The replica holds a stale copy of what it served: answer what is in flight, exit 75. */
+    stop(): void;
   },
 ): Promise<Cluster> {
   try {
@@ -80,8 +85,7 @@ async function openCluster(
       leaseMs: o.leaseS === undefined ? undefined : o.leaseS * 1000,
       adminToken: o.adminToken,
       delivery: o.delivery,
-      // A replica that stalled past its leases holds stale state: exit for a clean start.
-      stop: () => Deno.exit(75),
+      stop: o.stop,
     });
   } catch (e) {
     throw new UsageError(
@@ -238,6 +242,7 @@ export async function serve(args: string[]): Promise<void> {
       ),
       adminToken,
       delivery: bounds.delivery,
+      stop: () => void stale(),
     })
     : undefined;
   let front: ((req: Request, info?: unknown) => Promise<Response>) | undefined;
@@ -263,6 +268,18 @@ export async function serve(args: string[]): Promise<void> {
     (c) =>
       c.json({ error: { type: "unavailable", message: `rollgate is starting: ${starting}` } }, 503),
   );
+  // A replica that stalled past its leases holds stale state: it takes nothing new, answers what
+  // is in flight (calls it passes on for other replicas' rollouts; its own turns fail, their
+  // writes refused) for a few seconds, and exits for a clean start.
+  let stopping = false;
+  const stale = async () => {
+    if (stopping) return;
+    stopping = true;
+    draining = true;
+    metrics.setDraining(true);
+    await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, STALE_DRAIN_MS))]);
+    Deno.exit(75);
+  };
   const server = await serveHttp(
     (req, info) => front ? front(req, info) : (gw?.app ?? startingApp).fetch(req, info),
     { hostname, port, timeouts: bounds.http, connections: bounds.connections },
@@ -312,16 +329,19 @@ export async function serve(args: string[]): Promise<void> {
       : undefined,
     metrics,
     readiness,
+    ...(cluster ? { streamHeadHoldMs: STREAM_HEAD_HOLD_MS } : {}),
   });
   starting = "restoring the journal";
   const restored = await created.restore().catch(async (e) => {
     await server.shutdown();
     journal?.close();
     throw new UsageError(
-      `the journal ${journal?.path} cannot be restored: ${
+      `the journal ${(cluster?.journal ?? journal)?.path} cannot be restored: ${
         (e as Error).message
       }. rollgate does not start on part of it. ` +
-        `Keep a copy of its directory; then start empty with another --data-dir (samples the trainer already read are not affected)`,
+        (cluster
+          ? `Keep a copy of the database (pg_dump); then start the replicas on an empty one (samples the trainer already read are not affected)`
+          : `Keep a copy of its directory; then start empty with another --data-dir (samples the trainer already read are not affected)`),
     );
   });
   if (restored) {
@@ -333,7 +353,7 @@ export async function serve(args: string[]): Promise<void> {
       } ms`,
     );
   }
-  if (cluster) front = await cluster.attach(created, bounds.limits.maxTrainerBodyBytes ?? 16 << 20);
+  if (cluster) front = await cluster.attach(created);
   gw = created;
   console.log(
     `rollgate ready (model ${model.files.dir}, family ${model.family}, tokenizer ` +

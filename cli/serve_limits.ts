@@ -13,6 +13,7 @@ import type {
 } from "../gateway/mod.ts";
 import type { GateOptions } from "../generation/mod.ts";
 import { integerFlag, POSITIVE, secondsFlag } from "./flags.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** `parseArgs` options of these flags (all strings). */
 export const LIMIT_FLAGS = Object.fromEntries(
@@ -36,6 +37,7 @@ export const LIMIT_FLAGS = Object.fromEntries(
     "body-deadline",
     "max-connections",
     "max-connections-per-address",
+    "trusted-proxies",
   ].map((name) => [name, { type: "string" as const }]),
 );
 
@@ -45,6 +47,19 @@ export interface ServeLimits {
   delivery: GateOptions;
   http: Partial<HttpTimeouts>;
   connections: Partial<ConnectionLimits>;
+}
+
+/** `10.0.0.2,10.0.1.0/24`: addresses and IPv4 ranges; undefined when not given. */
+function addresses(list: string | undefined): string[] | undefined {
+  if (list === undefined) return undefined;
+  const out = list.split(",").map((a) => a.trim()).filter(Boolean);
+  const bad = out.find((a) => !/^[0-9a-fA-F:.]+(\/\d{1,2})?$/.test(a));
+  if (bad !== undefined) {
+    throw new UsageError(
+      `--trusted-proxies takes addresses and IPv4 ranges (10.0.0.2,10.0.1.0/24), got ${bad}`,
+    );
+  }
+  return out;
 }
 
 /** Reads the flags (and `ROLLGATE_MAX_BODY_BYTES`); absent ones stay undefined. */
@@ -87,6 +102,7 @@ export function serveLimits(
     connections: drop({
       maxConnections: int("max-connections"),
       maxConnectionsPerAddress: int("max-connections-per-address"),
+      trustedProxies: addresses(text("trusted-proxies") ?? env("ROLLGATE_TRUSTED_PROXIES")),
     }),
   };
 }

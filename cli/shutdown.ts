@@ -36,10 +36,10 @@ export async function drainGateway(
   gw.rollouts.close(
     "rollgate is shutting down and takes no new turns; retry against its successor",
   );
-  const inFlight = gw.rollouts.inFlight;
+  const inFlight = gw.rollouts.pendingTurns();
   log(`rollgate: draining ${turns(inFlight)} in flight (grace ${graceS} s); no new turns`);
   await Promise.race([gw.rollouts.whenIdle(), sleep(graceS * 1000)]);
-  const left = gw.rollouts.inFlight;
+  const left = gw.rollouts.pendingTurns();
   if (left > 0) {
     gw.rollouts.abandon(`rollgate shut down before this turn was answered (grace ${graceS} s)`);
   }

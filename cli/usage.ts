@@ -65,6 +65,8 @@ export const USAGE = `usage: main.ts serve [options]
   --ack-timeout S (10)   --lease S (60)   --max-lease S (3600)
   --header-timeout S (30)   --body-timeout S (30)   --body-deadline S (120)   --idle-timeout S (120)
   --max-connections N (8192)   --max-connections-per-address N (2048)
+  --trusted-proxies LIST   your balancer's addresses (10.0.0.2,10.0.1.0/24; env
+                        ROLLGATE_TRUSTED_PROXIES): clients behind it are capped by X-Forwarded-For
 
   --backend NAME        ${SERVE_BACKENDS.join(" | ")}: who generates for rollouts
                         that name no backend (anthropic/openai: black-box, message-level record)

@@ -13,17 +13,39 @@
  * @module
  */
 import postgres, { type Sql } from "postgres";
-import { guardClosedSocketWrites, migrate, PgJournal, tokenHash } from "../journal/mod.ts";
-import type { Gateway } from "../gateway/mod.ts";
+import {
+  guardClosedSocketWrites,
+  migrate,
+  type Owner,
+  OwnershipRows,
+  PAUSE_CHANNEL,
+  PgJournal,
+  QUEUE_CHANNEL,
+  replicaChannel,
+  ReplicaRows,
+  SAMPLES_CHANNEL,
+  tokenHash,
+} from "../journal/mod.ts";
+import { DEFAULT_KEEPALIVE_MS, type Gateway, idsFromBase64 } from "../gateway/mod.ts";
 import { DEFAULT_ACK_TIMEOUT_MS, DEFAULT_LEASE_MS, MAX_LEASE_MS } from "../generation/mod.ts";
-import { idsFromBase64 } from "../gateway/mod.ts";
 import { ClusterGate } from "./cluster_gate.ts";
 import { clusterFront } from "./front.ts";
 import { Heartbeat } from "./heartbeat.ts";
-import { type Owner, Ownership } from "./ownership.ts";
+import { replicaGone } from "./owner_probe.ts";
 import { takeOver } from "./takeover.ts";
 
 export const DEFAULT_OWNER_LEASE_MS = 10_000;
+/** How often a replica says it is up (a dead one is found within two beats). */
+export const DEFAULT_BEAT_MS = 1_000;
+/** The longest a takeover (claim and restore) is given before a held call is refused. */
+const TAKEOVER_MS = 10_000;
+/**
+ * A replica's streamed answers wait for their first event up to this long before their head is
+ * written: a replica that dies before an answer started leaves a failed request, which the
+ * agent's SDK retries on another replica, not a broken stream, which it does not. (Under the
+ * idle timeouts of common proxies, 60 s.)
+ */
+export const STREAM_HEAD_HOLD_MS = 30_000;
 
 export interface ClusterOptions {
   databaseUrl: string;
@@ -31,6 +53,8 @@ export interface ClusterOptions {
   advertiseUrl: string;
   /** A rollout's owner lease (renewed every third of it). */
   leaseMs?: number;
+  /** How often this replica says it is up (default 1 s, at most a third of the lease). */
+  beatMs?: number;
   adminToken?: string;
   /** Acknowledgement timeout and leases of requests handed to trainers. */
   delivery?: { ackTimeoutMs?: number; defaultLeaseMs?: number; maxLeaseMs?: number };
@@ -46,26 +70,27 @@ export class Cluster {
   readonly replica = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
   readonly journal: PgJournal;
   readonly requests: ClusterGate;
-  readonly ownership: Ownership;
+  readonly ownership: OwnershipRows;
+  readonly replicas: ReplicaRows;
   #heartbeat?: Heartbeat;
   #listening: { unlisten(): Promise<void> }[] = [];
   #stopped = false;
 
   private constructor(readonly sql: Sql, readonly o: ClusterOptions) {
     this.journal = new PgJournal(sql, { replica: this.replica });
-    this.ownership = new Ownership(
+    this.ownership = new OwnershipRows(
       sql,
       this.replica,
       o.advertiseUrl,
       o.leaseMs ?? DEFAULT_OWNER_LEASE_MS,
     );
+    this.replicas = new ReplicaRows(sql, this.replica, o.advertiseUrl);
     this.requests = new ClusterGate({
       sql,
       replica: this.replica,
       ackTimeoutMs: o.delivery?.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS,
       defaultLeaseMs: o.delivery?.defaultLeaseMs ?? DEFAULT_LEASE_MS,
       maxLeaseMs: o.delivery?.maxLeaseMs ?? MAX_LEASE_MS,
-      flushed: () => this.journal.flushed(),
       fetchRequest: (url, rid) => this.#fetchRequest(url, rid),
     });
   }
@@ -94,31 +119,66 @@ export class Cluster {
   }
 
   /** The front of `gw` (serve this), with the heartbeat and the notifications running. */
-  async attach(gw: Gateway, maxBodyBytes: number): Promise<Handler> {
+  async attach(gw: Gateway): Promise<Handler> {
     const takeovers = new Map<string, Promise<boolean>>();
-    const take = (seen: Owner) => {
-      if (!this.#heartbeat?.mayClaim) return Promise.resolve(false);
+    const leaseMs = this.ownership.leaseMs;
+    const beatMs = Math.min(this.o.beatMs ?? DEFAULT_BEAT_MS, leaseMs / 3);
+    const take = (seen: Owner, gone: boolean) => {
+      const heartbeat = this.#heartbeat;
+      // Without evidence that the owner is gone, not for a lease after the database was away.
+      if (
+        !heartbeat || this.#stopped ||
+        (gone ? heartbeat.reachable !== true : !heartbeat.mayClaim)
+      ) {
+        return Promise.resolve(false);
+      }
       let t = takeovers.get(seen.id);
       if (!t) {
         t = takeOver(
           { journal: this.journal, ownership: this.ownership, rollouts: gw.rollouts },
           seen,
-        )
-          .finally(() => takeovers.delete(seen.id));
+          gone ? heartbeat.silentMs : undefined,
+        ).finally(() => takeovers.delete(seen.id));
         takeovers.set(seen.id, t);
       }
       return t;
     };
+    // A probe per replica at a time, its answer kept a moment: many held calls ask at once.
+    const probes = new Map<string, { at: number; gone: Promise<boolean> }>();
+    const found = new Set<string>();
+    const gone = (r: { id: string; url: string }) => {
+      const known = probes.get(r.id);
+      if (known && performance.now() - known.at < 500) return known.gone;
+      const probe = {
+        at: performance.now(),
+        gone: replicaGone(r.url, r.id).then((isGone) => {
+          // What it handed to trainers and nobody acknowledged is offered again, once.
+          if (isGone && !found.has(r.id)) {
+            found.add(r.id);
+            this.requests.redeliverFrom(r.id).catch(() => found.delete(r.id));
+          }
+          return isGone;
+        }),
+      };
+      probes.set(r.id, probe);
+      return probe.gone;
+    };
+    // Who beats, read at most once a second for all the calls waiting on an owner.
+    let beats: { at: number; ids: Promise<Set<string>> } | undefined;
+    const beating = () => {
+      if (!beats || performance.now() - beats.at > 1_000) {
+        const ids = this.replicas.beating(2 * beatMs).catch(() => new Set<string>([]));
+        beats = { at: performance.now(), ids };
+      }
+      return beats.ids;
+    };
     const holds = (id: string) =>
-      gw.store.get(id) !== undefined && this.journal.epochOf(id) !== undefined;
+      gw.rollouts.get(id) !== undefined && this.journal.epochOf(id) !== undefined;
     // A turn waits for its request while the runner knows it (from its start, or its relaunch by
     // a takeover, until it settles); a rollout not held, or being taken over, may still have one.
     this.requests.awaited = (rid, rollout) =>
-      !holds(rollout) || takeovers.has(rollout) || gw.runner.turnOfRequest(rid) !== undefined;
-    const applyPause = (paused: boolean) => {
-      if (paused && !gw.runner.pause.paused) gw.runner.pause.pause();
-      if (!paused && gw.runner.pause.paused) gw.runner.pause.resume();
-    };
+      !holds(rollout) || takeovers.has(rollout) || gw.rollouts.awaits(rid);
+    const applyPause = (paused: boolean) => paused ? gw.rollouts.pause() : gw.rollouts.resume();
     // The heartbeat has a connection of its own: it must not wait behind the replica's work
     // (after the database was away, queued writes go first; a late beat loses the leases).
     const beat = postgres(this.o.databaseUrl, {
@@ -129,14 +189,16 @@ export class Cluster {
     });
     this.#onStop.push(() => void beat.end({ timeout: 1 }).catch(() => {}));
     this.#heartbeat = new Heartbeat({
-      sql: beat,
+      replicas: new ReplicaRows(beat, this.replica, this.o.advertiseUrl),
       journal: this.journal,
-      ownership: new Ownership(beat, this.replica, this.o.advertiseUrl, this.ownership.leaseMs),
+      ownership: new OwnershipRows(beat, this.replica, this.o.advertiseUrl, leaseMs),
+      beatMs,
       paused: applyPause,
-      adopt: async (orphan) => {
+      adopt: async (orphan, isGone) => {
         const owner = await this.ownership.lookup({ id: orphan.id });
-        if (owner && !owner.live) await take(owner);
+        if (owner && (isGone || !owner.live)) await take(owner, isGone);
       },
+      gone,
       onFenced: (lost) =>
         this.#stop(
           `rollout(s) ${
@@ -152,22 +214,27 @@ export class Cluster {
     const listen = async (channel: string, on: (payload: string) => void) => {
       this.#listening.push(await this.sql.listen(channel, on));
     };
-    await listen(`rollgate_${this.replica}`, (p) => {
+    await listen(replicaChannel(this.replica), (p) => {
       if (p.startsWith("resolved:")) this.requests.resolved(p.slice(9)).catch(() => {});
     });
-    await listen("rollgate_queue", () => this.requests.wake());
-    await listen("rollgate_samples", () => gw.rollouts.samplesLogged());
-    await listen("rollgate_pause", (p) => applyPause(p === "paused"));
+    await listen(QUEUE_CHANNEL, () => this.requests.wake());
+    await listen(SAMPLES_CHANNEL, () => gw.rollouts.samplesLogged());
+    await listen(PAUSE_CHANNEL, (p) => applyPause(p === "paused"));
     await this.#heartbeat.start();
     return clusterFront({
       replica: this.replica,
       adminToken: this.o.adminToken,
-      maxBodyBytes,
+      limits: gw.limits,
+      keepAliveMs: DEFAULT_KEEPALIVE_MS,
+      streamHeadHoldMs: STREAM_HEAD_HOLD_MS,
+      holdMs: leaseMs + TAKEOVER_MS,
       local: async (req, info) => await gw.app.fetch(req, info as object),
       holds,
       lookup: (by) => this.ownership.lookup(by),
+      beating: async (id) => (await beating()).has(id),
       takeOver: take,
       takingOver: (id) => takeovers.get(id),
+      gone,
       reserve: async (id) => {
         const epoch = await this.ownership.reserve(id);
         if (epoch !== undefined) this.journal.own(id, epoch);
@@ -177,16 +244,8 @@ export class Cluster {
         this.journal.disown(id);
         await this.ownership.unreserve(id);
       },
-      setPaused: async (paused) => {
-        await this.sql`UPDATE gateway_state SET paused = ${paused}`;
-        await this.sql`SELECT pg_notify('rollgate_pause', ${paused ? "paused" : "running"})`;
-      },
-      peers: async () => {
-        const rows = await this.sql<{ url: string }[]>`
-          SELECT url FROM replicas WHERE id <> ${this.replica}
-            AND heartbeat_at > now() - make_interval(secs => ${this.ownership.leaseMs / 1000})`;
-        return rows.map((r) => r.url);
-      },
+      setPaused: (paused) => this.replicas.setPaused(paused),
+      peers: () => this.replicas.peers(leaseMs),
       request: (rid) => this.requests.local(rid),
       unheld: (rid) => this.requests.reap(rid).catch(() => {}),
       tokenHash,
@@ -198,6 +257,8 @@ export class Cluster {
   #stop(reason: string): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    // It takes nothing over from here on (what it holds is stale; it is about to exit).
+    this.#heartbeat?.stop();
     console.error(`rollgate: replica ${this.replica} stops: ${reason}`);
     this.o.stop(reason);
   }
@@ -233,9 +294,8 @@ export class Cluster {
     for (const f of this.#onStop) f();
     for (const l of this.#listening) await l.unlisten().catch(() => {});
     await this.journal.flushed();
-    await this.sql`DELETE FROM replicas WHERE id = ${this.replica}`.catch(() => {});
-    await this.sql`UPDATE rollouts SET lease_until = NULL WHERE owner = ${this.replica}`
-      .catch(() => {});
+    await this.replicas.leave().catch(() => {});
+    await this.ownership.release().catch(() => {});
     await this.sql.end({ timeout: 2 }).catch(() => {});
   }
 }

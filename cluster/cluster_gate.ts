@@ -21,6 +21,7 @@
 import type { Sql } from "postgres";
 import {
   abortError,
+  type CompleteResult,
   type Completion,
   completionKeptSets,
   completionRows,
@@ -34,9 +35,15 @@ import {
   type RequestQueue,
   withVersionRuns,
 } from "../generation/mod.ts";
-import { isConnectionError, unpackArrays } from "../journal/mod.ts";
+import {
+  completionOf,
+  idsOf,
+  isConnectionError,
+  type Outcome,
+  RequestRows,
+} from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
-import { idsOf, RequestTable } from "./request_table.ts";
+import { LongPolls } from "./long_polls.ts";
 
 interface Waiting {
   request: PendingRequest;
@@ -56,8 +63,6 @@ export interface ClusterGateOptions {
   ackTimeoutMs: number;
   defaultLeaseMs: number;
   maxLeaseMs: number;
-  /** Waits for the journal's queued writes (a request is offered once its turn is durable). */
-  flushed(): Promise<void>;
   /**
    * A request another replica holds (its prompt), asked of that replica; null when it does not
    * hold it (any more), undefined when it did not answer.
@@ -68,13 +73,21 @@ export interface ClusterGateOptions {
 export class ClusterGate implements RequestQueue {
   readonly name = "gate";
   readonly #waiting = new Map<string, Waiting>();
-  readonly #wakeups = new Set<() => void>();
   readonly #poll: ReturnType<typeof setInterval>;
-  readonly #table: RequestTable;
+  readonly #table: RequestRows;
+  readonly #polls: LongPolls;
 
   constructor(readonly o: ClusterGateOptions) {
-    this.#table = new RequestTable(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
-    this.#poll = setInterval(() => this.#pollWaiting().catch(() => {}), 1000);
+    this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
+    this.#polls = new LongPolls({
+      claim: (rollout, leaseMs, limit) => this.#table.claim(rollout, leaseMs, limit),
+      request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
+      release: (rid) => this.#table.release(rid),
+    });
+    this.#poll = setInterval(() => {
+      this.#pollWaiting().catch(() => {});
+      this.#polls.look();
+    }, 1000);
   }
 
   close(): void {
@@ -119,14 +132,20 @@ export class ClusterGate implements RequestQueue {
     });
   }
 
+  /** Queues the request (its turn is durable: the runner generates only once it is). */
   async #enqueue(w: Waiting): Promise<void> {
-    await this.o.flushed();
     const r = w.request;
+    // A trainer's long poll waiting here takes it as it is queued.
+    const poll = this.#polls.take(r.rollout_id);
     const inserted = await this.#table.insert({
       ...r,
       maxTokens: r.sampling.max_tokens,
       rows: { promptLength: r.prompt_ids.length, from: r.routed_experts_from, like: w.rowsLike },
+    }, poll && { leaseMs: poll.leaseMs }).catch((e) => {
+      poll?.give(null);
+      throw e;
     });
+    poll?.give(inserted ? r : null);
     // A restored turn's request may have been resolved before the crash.
     if (!inserted) await this.resolved(r.request_id);
   }
@@ -178,39 +197,14 @@ export class ClusterGate implements RequestQueue {
       w.seen += ids.length;
       w.onTokens(ids);
     }
-    if (row.state === "completed" && row.data) {
-      const data = JSON.parse(row.data);
-      const arrays = row.arrays ? unpackArrays(row.arrays) : {};
-      const completion: Completion = {
-        output_ids: arrays.output_ids ?? [],
-        finish_reason: data.finish_reason,
-      };
-      if (arrays.logprobs) completion.logprobs = arrays.logprobs;
-      if (data.weight_version !== undefined) completion.weight_version = data.weight_version;
-      if (data.logprobs_mode !== undefined) completion.logprobs_mode = data.logprobs_mode;
-      if (arrays.sampling_mask) {
-        const values = Int32Array.from(arrays.sampling_mask);
-        const width = data.sampling_mask_width as number;
-        completion.sampling_mask = {
-          dtype: "int32",
-          shape: [values.length / width, 1, width],
-          bytes: new Uint8Array(values.buffer),
-        };
-      }
-      if (row.routed_dtype && row.routed_shape && row.routed_experts) {
-        completion.routed_experts = {
-          dtype: row.routed_dtype,
-          shape: row.routed_shape,
-          bytes: row.routed_experts,
-        };
-      }
-      const resolved = withVersionRuns(completion, row.appended.byteLength / 4, row.versions);
-      this.#settle(w, () => w.resolve(resolved));
-    } else if (row.state === "failed" && row.data) {
-      const data = JSON.parse(row.data);
+    const event = row.event;
+    if (row.state === "completed" && event?.kind === "request_completed") {
+      this.#settle(w, () => w.resolve(ownCompletion(completionOf(event), row)));
+    } else if (row.state === "failed" && event?.kind === "request_failed") {
+      const { error, status } = event.data;
       this.#settle(
         w,
-        () => w.reject(new GenerationError("trainer_failed", data.error, data.status ?? undefined)),
+        () => w.reject(new GenerationError("trainer_failed", error, status ?? undefined)),
       );
     } else if (row.state === "withdrawn") {
       this.#settle(
@@ -226,56 +220,9 @@ export class ClusterGate implements RequestQueue {
     for (const id of await this.#table.changed(ids)) await this.resolved(id);
   }
 
-  /** A new request was queued: one long poll here looks (each replica is told). */
+  /** A new request was queued (each replica is told): this replica's long polls look. */
   wake(): void {
-    const first = this.#wakeups.values().next();
-    if (!first.done) {
-      this.#wakeups.delete(first.value);
-      first.value();
-    }
-  }
-
-  /**
-   * Claims the oldest request (optionally of one rollout) whose owner is alive, waiting up to
-   * `waitMs`.
-   */
-  async #next(
-    waitMs: number,
-    rollout: string | undefined,
-    signal: AbortSignal | undefined,
-    leaseMs: number,
-  ): Promise<PendingRequest | null> {
-    this.checkLease(leaseMs);
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      let wake!: () => void;
-      const woke = new Promise<void>((r) => wake = r);
-      this.#wakeups.add(wake);
-      try {
-        const claimed = await this.#table.claim(rollout, leaseMs);
-        if (claimed) {
-          const request = await this.#request(claimed.request_id, claimed.owner, claimed.owner_url);
-          if (request) return request;
-          // Its owner does not hold it yet (a takeover is restoring it) or did not answer: it
-          // is offered again a second later.
-          await this.#table.release(claimed.request_id);
-        }
-        const left = deadline - Date.now();
-        if (left <= 0 || signal?.aborted) return null;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        let onAbort: (() => void) | undefined;
-        await Promise.race([
-          woke,
-          new Promise<void>((r) => signal?.addEventListener("abort", onAbort = () => r())),
-          // Poll fallback: a notification lost on a reconnect, a deadline that passed.
-          new Promise<void>((r) => timer = setTimeout(r, Math.min(left, claimed ? 200 : 1000))),
-        ]);
-        clearTimeout(timer);
-        if (onAbort) signal?.removeEventListener("abort", onAbort);
-      } finally {
-        this.#wakeups.delete(wake);
-      }
-    }
+    this.#polls.look();
   }
 
   async #request(
@@ -298,7 +245,10 @@ export class ClusterGate implements RequestQueue {
     signal?: AbortSignal,
     leaseMs: number = this.o.defaultLeaseMs,
   ): Promise<PendingRequest | null> {
-    return this.#guard(() => this.#next(waitMs, rollout, signal, leaseMs));
+    return this.#guard(() => {
+      this.checkLease(leaseMs);
+      return this.#polls.wait(waitMs, rollout, signal, leaseMs);
+    });
   }
 
   ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
@@ -317,25 +267,49 @@ export class ClusterGate implements RequestQueue {
   }
 
   /**
-   * The trainer's completion, accepted at most once whichever replica it reaches. Its
-   * `routed_experts` are checked here first, as one gateway checks them (a bad body is a 400
-   * that changes nothing), then carried to the owner by the request's row.
+   * The trainer's completion, accepted at most once whichever replica it reaches (the same
+   * output sent again is `resent`). Its `routed_experts` are checked here first, as one gateway
+   * checks them (a bad body is a 400 that changes nothing), then carried to the owner by the
+   * request's row.
    */
-  complete(requestId: string, c: GateCompletion): Promise<void> {
+  complete(requestId: string, c: GateCompletion): Promise<CompleteResult> {
     const { routed_experts: wire, sampling_mask: kept, ...rest } = c;
     // Checked here like one gateway checks them (the request's top_k is the owner's: the rows
     // are as wide as the largest set), then carried in the completion's event.
     const completion: Omit<Completion, "routed_experts"> = rest;
     if (kept) completion.sampling_mask = completionKeptSets(kept, c.output_ids, 0);
     return this.#guard(async () => {
-      const rows = wire
-        ? completionRows(
-          await this.#table.rowsExpected(requestId, c.output_ids),
-          wire,
-          c.output_ids.length,
-        )
-        : undefined;
-      await this.#table.complete(requestId, completion, rows);
+      let rows;
+      if (wire) {
+        const expected = await this.#table.rowsExpected(requestId, c.output_ids).catch(
+          async (e) => {
+            if (await this.#table.completedWith(requestId, c.output_ids)) return undefined;
+            throw e;
+          },
+        );
+        if (!expected) return "resent";
+        rows = completionRows(expected, wire, c.output_ids.length);
+      }
+      // This replica's own turn waits for it: settled here, no notification and no read back.
+      const w = this.#waiting.get(requestId);
+      const here = w !== undefined && !w.settled;
+      const done = await this.#table.complete(requestId, completion, rows, here);
+      if (done === "resent") return "resent";
+      if (!here) return "completed";
+      if (done.appended > w.seen) {
+        await this.resolved(requestId); // ids appended elsewhere it has not seen: read them
+        return "completed";
+      }
+      const { output_ids, logprobs, finish_reason, weight_version, logprobs_mode } = completion;
+      const own: Completion = { output_ids, finish_reason };
+      if (logprobs) own.logprobs = logprobs;
+      if (weight_version !== undefined) own.weight_version = weight_version;
+      if (logprobs_mode !== undefined) own.logprobs_mode = logprobs_mode;
+      if (completion.sampling_mask) own.sampling_mask = completion.sampling_mask;
+      if (rows) own.routed_experts = rows;
+      const resolved = withVersionRuns(own, done.appended, done.versions);
+      this.#settle(w, () => w.resolve(resolved));
+      return "completed";
     });
   }
 
@@ -366,6 +340,11 @@ export class ClusterGate implements RequestQueue {
     }
   }
 
+  /** Requests a gone replica handed out unacknowledged are offered again at once. */
+  redeliverFrom(replica: string): Promise<number> {
+    return this.#table.redeliverFrom(replica);
+  }
+
   /** Done by the journal, in the transaction that finishes, deletes or expires the rollout. */
   cancelRollout(): void {}
 
@@ -380,6 +359,18 @@ export class ClusterGate implements RequestQueue {
     }
     return leaseMs;
   }
+}
+
+/** A completion as the owner's turn takes it: with its routing rows and appended chunks' versions. */
+function ownCompletion(completion: Completion, row: Outcome): Completion {
+  if (row.routed_dtype && row.routed_shape && row.routed_experts) {
+    completion.routed_experts = {
+      dtype: row.routed_dtype,
+      shape: row.routed_shape,
+      bytes: row.routed_experts,
+    };
+  }
+  return withVersionRuns(completion, row.appended.byteLength / 4, row.versions);
 }
 
 function unreachable(e: unknown): GenerationError {

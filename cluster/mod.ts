@@ -5,13 +5,18 @@
  * caches) is held by the one replica that owns it, and any replica answers any call: it serves,
  * forwards to the owner, or takes the rollout over when the owner's lease lapsed.
  *
+ * It coordinates only: every statement on the database is in `journal/postgres/` beside the
+ * schema (ownership, requests, replicas).
+ *
  * - `cluster.ts`: a replica: the database, the journal and queue there, the front, the heartbeat.
- * - `front.ts`: routing a call to the replica that holds its rollout.
- * - `ownership.ts`: owners, epochs and leases (claims are conditional updates).
+ * - `front.ts`: routing a call to the replica that holds its rollout, checked before its body is
+ *   read, held (not refused) while its rollout moves; `held_stream.ts`: a streamed call held or
+ *   passed on, kept alive and routed again when its owner dies before the answer.
+ * - `owner_probe.ts`: evidence that a replica is gone, so its rollouts move before its lease ends.
  * - `takeover.ts`: claiming a rollout and restoring it from its events.
  * - `cluster_gate.ts`: the pending requests in the database, as the trainer API's queue and the
- *   owner's generation backend; `request_table.ts`: their statements (completion: one statement).
- * - `heartbeat.ts`: leases renewed, the pause followed, dead replicas' rollouts adopted.
+ *   owner's generation backend.
+ * - `heartbeat.ts`: beats, leases renewed, the pause followed, dead replicas' rollouts adopted.
  *
  * @example
  * ```ts
@@ -30,4 +35,4 @@
  *
  * @module
  */
-export { Cluster } from "./cluster.ts";
+export { Cluster, STREAM_HEAD_HOLD_MS } from "./cluster.ts";

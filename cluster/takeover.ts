@@ -15,8 +15,7 @@ import type {
   RolloutActions,
   Sample,
 } from "../trajectory/mod.ts";
-import type { PgJournal } from "../journal/mod.ts";
-import type { Owner, Ownership } from "./ownership.ts";
+import type { Owner, OwnershipRows, PgJournal } from "../journal/mod.ts";
 
 /** The journal as a restore of one rollout sees it. */
 class OneRollout implements Journal {
@@ -74,23 +73,32 @@ class OneRollout implements Journal {
 
 export interface TakeoverParts {
   journal: PgJournal;
-  ownership: Ownership;
+  ownership: OwnershipRows;
   /** The gateway's façade: the rollout is restored into it (`RolloutActions.adopt`). */
   rollouts: RolloutActions;
 }
 
 /**
  * Claims `seen` (as last read) and restores it here; false when another replica moved first
- * or its owner renewed meanwhile.
+ * or its owner renewed meanwhile. With `goneSilentMs` its owner was found gone: it is claimed
+ * once the owner's heartbeat is that silent, lease or not.
  */
-export async function takeOver(p: TakeoverParts, seen: Owner): Promise<boolean> {
-  const epoch = await p.ownership.claim(seen.id, seen.epoch);
+export async function takeOver(
+  p: TakeoverParts,
+  seen: Owner,
+  goneSilentMs?: number,
+): Promise<boolean> {
+  const epoch = goneSilentMs === undefined
+    ? await p.ownership.claim(seen.id, seen.epoch)
+    : await p.ownership.claimGone(seen.id, seen.epoch, goneSilentMs);
   if (epoch === undefined) return false;
   p.journal.own(seen.id, epoch);
   try {
     const report = await p.rollouts.adopt(new OneRollout(p.journal, seen.id), seen.id);
     console.log(
-      `rollgate: took over rollout ${seen.id} (epoch ${epoch}) from replica ${seen.owner}: ${report.turns} turn(s), ${report.requeued} request(s) waiting, in ${
+      `rollgate: took over rollout ${seen.id} (epoch ${epoch}) from replica ${seen.owner}${
+        goneSilentMs === undefined ? " (its lease lapsed)" : " (found gone)"
+      }: ${report.turns} turn(s), ${report.requeued} request(s) waiting, in ${
         report.ms.toFixed(0)
       } ms`,
     );

@@ -23,12 +23,10 @@ import {
   type Journal,
   type RestoreReport,
   RolloutActions,
-  type RolloutStore,
   type SampleLog,
   type SampleOptions,
   type TeacherScoring,
   type TurnLimits,
-  type TurnRunner,
 } from "../trajectory/mod.ts";
 import {
   agentRoutes,
@@ -121,6 +119,11 @@ export interface GatewayOptions {
   /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
   sampleLog?: SampleLog;
   keepAliveMs?: number;
+  /**
+   * A streamed answer's head waits for its first event up to this long (default 0: at once);
+   * replicas hold it (see `agentRoutes`).
+   */
+  streamHeadHoldMs?: number;
   publicUrl?: string;
   /** Model id reported by `/v1/models`. */
   modelName?: string;
@@ -155,12 +158,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   app: Hono;
-  /** Every change to a rollout goes through it. */
+  /** Every change to a rollout, and every read of them and of the trainer's queue, goes through it. */
   rollouts: RolloutActions;
-  /** The rollouts in memory (`rollouts.store`), for reading. */
-  store: RolloutStore;
-  gate: InterceptionGate;
-  runner: TurnRunner;
   model: PolicyModel;
   limits: GatewayLimits;
   metrics: GatewayMetrics;
@@ -217,10 +216,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       observer: metrics,
     },
   });
-  const { store, runner } = rollouts;
   const knownPrefixes = new KnownPrefixes(limits.knownPrefixBytes);
   metrics.watch({
-    pendingRequests: () => requests.pendingCount(),
+    pendingRequests: () => rollouts.pendingRequests(),
     rollouts: () => rollouts.list(),
     damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
     knownPrefixes: () => ({ ...knownPrefixes.stats, bytes: knownPrefixes.bytes }),
@@ -269,7 +267,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       backends: [...Object.keys(backends), ...Object.keys(options.upstreams ?? {})],
       // A black-box default is recorded on each rollout so its requests are forwarded.
       defaultRolloutBackend: upstreamDefault,
-      pause: runner.pause,
       replicated: options.requests !== undefined,
       teacherQueue: options.teacherQueue,
     }),
@@ -294,6 +291,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       modelName: options.modelName ?? "rollgate-policy",
       upstreams: options.upstreams,
       knownPrefixes,
+      streamHeadHoldMs: options.streamHeadHoldMs,
     }),
   );
   app.notFound((c) =>
@@ -307,9 +305,6 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     app,
     rollouts,
-    store,
-    gate,
-    runner,
     model: options.model,
     limits,
     metrics,

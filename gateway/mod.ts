@@ -34,12 +34,18 @@ export {
 } from "./app.ts";
 export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./trainer/mod.ts";
 export {
+  agentAccess,
   type ConnectionLimits,
+  DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_BODY_BYTES,
   type HttpTimeouts,
+  presentedToken,
+  readBodyBytes,
   readJsonBody,
   serveHttp,
 } from "./http/mod.ts";
+export { type RolloutCall, rolloutCall } from "./rollout_calls.ts";
+export type { ErrorShape } from "./agent/mod.ts";
 export { httpStatus } from "./http_errors.ts";
 export type { ProtocolAdapter, SseEvent } from "./protocol.ts";
 export {

@@ -21,7 +21,13 @@ import {
 } from "./backend.ts";
 import { GateError } from "./gate_error.ts";
 export type { GateCompletion, PendingRequest } from "./gate_completion.ts";
-import { type GateCompletion, type PendingRequest, trainerCompletion } from "./gate_completion.ts";
+import {
+  type CompleteResult,
+  type GateCompletion,
+  outputPrint,
+  type PendingRequest,
+  trainerCompletion,
+} from "./gate_completion.ts";
 import {
   type DeliveryState,
   type Entry,
@@ -155,9 +161,12 @@ export class InterceptionGate implements GenerationBackend {
 
   /**
    * Resolves a request with the trainer's output. Everything is checked before anything changes:
-   * a refused completion leaves the request pending as it was.
+   * a refused completion leaves the request pending as it was. The same output sent again after
+   * the request was completed with it (its first answer was lost) is `resent`, not refused.
    */
-  complete(requestId: string, completion: GateCompletion): void {
+  complete(requestId: string, completion: GateCompletion): CompleteResult {
+    const print = outputPrint(completion.output_ids);
+    if (this.#queue.resolvedWith(requestId, print)) return "resent";
     const entry = this.#queue.pending(requestId);
     checkLength(entry, completion.output_ids.length);
     const streamed = entry.appended;
@@ -175,7 +184,8 @@ export class InterceptionGate implements GenerationBackend {
       entry.routedLike,
       entry.ackVersion,
     );
-    this.#queue.resolve(requestId, resolved);
+    this.#queue.resolve(requestId, resolved, print);
+    return "completed";
   }
 
   /** The trainer gives up on a request; `status` is what it asks the agent to get. */

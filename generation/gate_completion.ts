@@ -1,7 +1,8 @@
 /**
  * What a trainer is handed (a pending request) and how its completion is checked and turned into
  * the gate's {@link Completion}: routing rows decoded against the request's shape, the weight
- * versions of streamed chunks merged with the completion's own.
+ * versions of streamed chunks merged with the completion's own; and a completion's fingerprint, so
+ * that the same one sent again after its answer was lost is known (`resent`).
  *
  * @module
  */
@@ -145,4 +146,14 @@ export function completionRows(
       } (routed_experts_from ${from}, ${promptLength} prompt ids, ${outputLength} output ids)`,
     );
   }
+}
+
+/** What `complete` did: accepted the completion, or found it accepted before (sent again). */
+export type CompleteResult = "completed" | "resent";
+
+/** A fingerprint of a completion's output ids (FNV-1a and the length), to know it when it is resent. */
+export function outputPrint(ids: readonly number[]): number {
+  let h = 0x811c9dc5;
+  for (const id of ids) h = Math.imul(h ^ id, 0x01000193) >>> 0;
+  return ids.length * 0x1_0000_0000 + h;
 }

@@ -37,10 +37,12 @@ Deno.test("gate: oldest request first, rollout filter, long poll delivery", asyn
   const waiting = gate.next(5_000);
   ask(gate, "c");
   assert.equal((await waiting)?.request_id, "c");
-  gate.complete("a", done);
+  assert.equal(gate.complete("a", done), "completed");
   assert.deepEqual(await a, done);
+  // The same completion again (its answer was lost): told so, nothing changes; another: refused.
+  assert.equal(gate.complete("a", done), "resent");
   assert.throws(
-    () => gate.complete("a", done),
+    () => gate.complete("a", { ...done, output_ids: [8, 0] }),
     (e) => e instanceof GateError && e.kind === "already_resolved",
   );
   assert.throws(
@@ -110,7 +112,10 @@ Deno.test("gate: the first completion wins, whichever holder sends it", async ()
   assert.equal(second?.request_id, "a");
   gate.complete("a", done); // holder 1 finishes late: still accepted
   assert.deepEqual(await answer, done);
-  assert.throws(() => gate.complete("a", done), refused("already_resolved"));
+  assert.throws(
+    () => gate.complete("a", { ...done, output_ids: [5, 0] }),
+    refused("already_resolved"),
+  );
   assert.throws(() => gate.ack("a"), refused("already_resolved"));
 });
 

@@ -76,7 +76,7 @@ interface Waiter<R> {
 }
 
 /** How an item that is no longer pending ended. */
-type Outcome = { kind: "resolved" } | { kind: "withdrawn"; reason: string };
+type Outcome = { kind: "resolved"; output?: number } | { kind: "withdrawn"; reason: string };
 
 /** What an `ack` (or renewal) granted. */
 export interface Lease {
@@ -257,10 +257,19 @@ export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
     return { lease: { request_id: requestId, lease_ms: ms, expires_at: Date.now() + ms }, entry };
   }
 
-  /** Resolves a pending item with `value` (the first resolution wins). */
-  resolve(requestId: string, value: V): void {
+  /**
+   * Resolves a pending item with `value` (the first resolution wins); `output` fingerprints what
+   * it was resolved with (a resolution sent again is told apart from another, `resolvedWith`).
+   */
+  resolve(requestId: string, value: V, output?: number): void {
     this.pending(requestId);
-    this.end(requestId, { kind: "resolved" }).resolve(value);
+    this.end(requestId, { kind: "resolved", output }).resolve(value);
+  }
+
+  /** Whether the item was resolved with the fingerprint `output` (remembered like every end). */
+  resolvedWith(requestId: string, output: number): boolean {
+    const done = this.#finished.get(requestId);
+    return done?.kind === "resolved" && done.output === output;
   }
 
   /** Fails a pending item as resolved: a trainer gave up on it. */

@@ -6,7 +6,8 @@
  * decides which HTTP status each kind becomes.
  *
  * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
- * - `gate.ts`: the interception gate and its `PendingRequest`s.
+ * - `gate.ts`: the interception gate; `gate_completion.ts`: its `PendingRequest`s and how a
+ *   completion is checked; `gate_reports.ts`: leases and counts.
  * - `request_queue.ts`: what the trainer API drives (the gate, or a replicated queue).
  * - `lease_queue.ts`: delivery with ack, lease and redelivery, behind the gate and the teacher queue.
  * - `pause_gate.ts`: pause and drain for weight syncs (and the weight version in force).
@@ -72,22 +73,22 @@ export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
   type GateOptions,
-  type GateStats,
   InterceptionGate,
-  type Lease,
   MAX_LEASE_MS,
-  type PendingRequest,
 } from "./gate.ts";
+export type { GateStats, Lease } from "./gate_reports.ts";
 export type { RequestQueue } from "./request_queue.ts";
 export {
+  type CompleteResult,
   completionKeptSets,
   completionRows,
   type GateCompletion,
+  type PendingRequest,
   type RowsExpected,
   withVersionRuns,
 } from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
-export { PauseGate } from "./pause_gate.ts";
+export { PauseGate, type PauseStatus } from "./pause_gate.ts";
 export type { Teacher } from "./teacher.ts";
 export { VllmTeacher } from "./vllm_teacher.ts";
 export { type PendingScore, TeacherQueue } from "./teacher_queue.ts";

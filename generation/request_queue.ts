@@ -7,7 +7,8 @@
  * @module
  */
 import type { GenerationBackend } from "./backend.ts";
-import type { GateStats, Lease, PendingRequest } from "./gate.ts";
+import type { GateStats, Lease } from "./gate_reports.ts";
+import type { CompleteResult, PendingRequest } from "./gate_completion.ts";
 import type { GateCompletion } from "./gate_completion.ts";
 
 export interface RequestQueue extends GenerationBackend {
@@ -27,7 +28,8 @@ export interface RequestQueue extends GenerationBackend {
   pendingRequest?(requestId: string): PendingRequest | Promise<PendingRequest>;
   /** Streamed ids, sampled under weight `version` when the trainer says. */
   append(requestId: string, ids: number[], version?: string | number): void | Promise<void>;
-  complete(requestId: string, completion: GateCompletion): void | Promise<void>;
+  /** Accepts a completion once; the same output sent again after it was accepted is `resent`. */
+  complete(requestId: string, completion: GateCompletion): CompleteResult | Promise<CompleteResult>;
   fail(requestId: string, message: string, status?: number): void | Promise<void>;
   /** Withdraws a rollout's pending requests (deleted, finished, expired). */
   cancelRollout(rolloutId: string, reason: string): void;

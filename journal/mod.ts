@@ -11,7 +11,8 @@
  *   changes (a deleted or cut write-ahead log, a truncated file) is refused, not restored short.
  * - `journal_errors.ts`: a locked, damaged or unwritable journal, each saying what to do.
  * - `postgres/`: the same contract on PostgreSQL, shared by the replicas of one gateway, with
- *   ownership fencing (`cluster/` uses it).
+ *   ownership fencing, and every other statement on that database (requests, ownership,
+ *   replicas): `cluster/` uses them.
  *
  * @example
  * ```ts
@@ -35,11 +36,21 @@
 export { SqliteJournal } from "./sqlite_journal.ts";
 export { ImageDirectory } from "./image_directory.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
-export { packArrays, unpackArrays } from "./array_codec.ts";
 export {
+  completionOf,
   guardClosedSocketWrites,
+  idsOf,
   isConnectionError,
   migrate,
+  type Outcome,
+  type Owner,
+  OwnershipRows,
+  PAUSE_CHANNEL,
   PgJournal,
+  QUEUE_CHANNEL,
+  replicaChannel,
+  ReplicaRows,
+  RequestRows,
+  SAMPLES_CHANNEL,
   tokenHash,
 } from "./postgres/mod.ts";

@@ -27,8 +27,10 @@ import { joinArrays, splitArrays } from "./sample_row.ts";
 import { AckMark, type JournalExtent } from "./ack_mark.ts";
 import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal_errors.ts";
 import type { TokenRowField, TokenRows } from "../generation/mod.ts";
-import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
+import { TokenRowsTable } from "./token_rows_table.ts";
+import { SQLITE_SCHEMA } from "./sqlite_schema.ts";
 import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
+import { checkRow, rowSum } from "./row_checksum.ts";
 import { ImageDirectory } from "./image_directory.ts";
 
 export interface SqliteJournalOptions {
@@ -36,36 +38,12 @@ export interface SqliteJournalOptions {
   sync?: "normal" | "full";
 }
 
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS rollouts (
-    id TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    created_seq INTEGER NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    rollout TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    at INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    arrays BLOB,
-    shared TEXT
-  );
-  CREATE INDEX IF NOT EXISTS events_by_rollout ON events (rollout, seq);
-  CREATE TABLE IF NOT EXISTS shared (hash TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS samples (
-    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
-    rollout TEXT NOT NULL,
-    data TEXT NOT NULL,
-    arrays BLOB
-  );
-${TOKEN_ROWS_SCHEMA}`;
-
 interface Row {
   cursor: number;
   rollout: string;
   data: string;
   arrays: Uint8Array | null;
+  sum: number | null;
 }
 
 interface EventRow {
@@ -115,7 +93,12 @@ export class SqliteJournal implements Journal {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${options.sync === "full" ? "FULL" : "NORMAL"}`);
       db.exec("BEGIN IMMEDIATE");
-      db.exec(SCHEMA);
+      db.exec(SQLITE_SCHEMA);
+      // Journals from before the per-row checksum: their samples have none (read as they are).
+      const columns = db.prepare("PRAGMA table_info(samples)").all() as { name: string }[];
+      if (!columns.some((c) => c.name === "sum")) {
+        db.exec("ALTER TABLE samples ADD COLUMN sum INTEGER");
+      }
       db.exec("COMMIT");
     } catch (e) {
       db.close();
@@ -152,7 +135,7 @@ export class SqliteJournal implements Journal {
     );
     this.#insertShared = db.prepare("INSERT OR IGNORE INTO shared (hash, value) VALUES (?, ?)");
     this.#insertSample = db.prepare(
-      "INSERT INTO samples (rollout, data, arrays) VALUES (?, ?, ?)",
+      "INSERT INTO samples (rollout, data, arrays, sum) VALUES (?, ?, ?, ?)",
     );
     this.#rows = new TokenRowsTable(db);
   }
@@ -248,13 +231,14 @@ export class SqliteJournal implements Journal {
    */
   after(cursor: number, limit: number): Promise<LoggedSample[]> {
     const page = this.#db.prepare(
-      "SELECT cursor, rollout, data, arrays FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
+      "SELECT cursor, rollout, data, arrays, sum FROM samples WHERE cursor > ? ORDER BY cursor LIMIT ?",
     );
     const out: LoggedSample[] = [];
     for (let from = cursor;;) {
       const rows = page.all(from, limit) as unknown as Row[];
       for (const r of rows) {
         try {
+          checkRow(r.data, r.arrays, r.sum);
           out.push({
             cursor: r.cursor,
             sample: withSampleRows(
@@ -316,7 +300,8 @@ export class SqliteJournal implements Journal {
   #insertSamples(samples: readonly Sample[]): number[] {
     return samples.map((s) => {
       const { data, arrays } = splitArrays(sampleRowsJson(s));
-      const row = this.#insertSample.run(String(s.rollout_id), JSON.stringify(data), arrays);
+      const json = JSON.stringify(data);
+      const row = this.#insertSample.run(String(s.rollout_id), json, arrays, rowSum(json, arrays));
       this.#extent.samples = Number(row.lastInsertRowid);
       return this.#extent.samples;
     });

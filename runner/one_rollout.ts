@@ -158,7 +158,7 @@ export async function runRollout(
   let policy: ScriptedPolicyRun | undefined;
   if (ctx.backend === "gate" && ctx.policy !== "gate") {
     policy = startScriptedPolicy({
-      gate: ctx.gw.gate,
+      gate: ctx.gw.rollouts,
       model: ctx.gw.model,
       rolloutId,
       script: scriptFor(ctx.policy, h, task, ctx.gw.model),
@@ -201,7 +201,7 @@ export async function runRollout(
     await policy?.stop();
   }
 
-  const turns = ctx.gw.store.get(rolloutId)?.turns.length ?? 0;
+  const turns = ctx.gw.rollouts.get(rolloutId)?.turns.length ?? 0;
   if (ctx.signal?.aborted || failure !== undefined) {
     await api(ctx, "DELETE", `/api/rollouts/${rolloutId}`).catch(() => {});
     if (ctx.signal?.aborted) return undefined;

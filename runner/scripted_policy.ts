@@ -24,7 +24,7 @@
  */
 import type { AssistantMessage } from "../canonical/mod.ts";
 import { type Harness, shellWord } from "../harness/mod.ts";
-import type { InterceptionGate } from "../generation/mod.ts";
+import type { RolloutActions } from "../trajectory/mod.ts";
 import { type PolicyModel, pythonJson, qwen3SampledText } from "../model/mod.ts";
 import type { SweTask } from "../sandbox/mod.ts";
 import { applyPatchCommand, wrongPatch } from "./patch_commands.ts";
@@ -168,9 +168,9 @@ export interface ScriptedPolicyRun {
   stop(): Promise<void>;
 }
 
-/** Starts answering `rolloutId`'s requests on `gate` with `script`. */
+/** Starts answering `rolloutId`'s requests on `gate` (the gateway's façade) with `script`. */
 export function startScriptedPolicy(o: {
-  gate: InterceptionGate;
+  gate: Pick<RolloutActions, "next" | "ack" | "complete" | "fail">;
   model: PolicyModel;
   rolloutId: string;
   script: Script;
@@ -183,9 +183,9 @@ export function startScriptedPolicy(o: {
       const req = await o.gate.next(1_000, o.rolloutId, abort.signal);
       if (!req) continue;
       try {
-        o.gate.ack(req.request_id);
+        await o.gate.ack(req.request_id);
         const ids = await o.script(Array.from(req.prompt_ids));
-        o.gate.complete(req.request_id, {
+        await o.gate.complete(req.request_id, {
           output_ids: ids,
           logprobs: ids.map((_, i) => scriptedLogprob(i)),
           finish_reason: "stop",
@@ -193,9 +193,8 @@ export function startScriptedPolicy(o: {
         answered++;
       } catch (err) {
         error ??= (err as Error).message;
-        try {
-          o.gate.fail(req.request_id, `scripted policy failed: ${(err as Error).message}`);
-        } catch { /* already resolved (rollout finished) */ }
+        await o.gate.fail(req.request_id, `scripted policy failed: ${(err as Error).message}`)
+          .catch(() => {/* already resolved (rollout finished) */});
       }
     }
   })();

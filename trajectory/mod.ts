@@ -19,7 +19,7 @@
  *   stream: false,
  * }, "call_");
  * // A trainer takes the request and answers with the ids its engine sampled.
- * const pending = await rollouts.gate.next(1_000);
+ * const pending = await rollouts.next(1_000);
  * const sampled = await model.tokenizer.encode("<think>\n\n</think>\n\nHello!<|im_end|>");
  * await rollouts.complete(pending!.request_id, { output_ids: sampled, finish_reason: "stop" });
  * assert.equal((await turn.result).message.content, "Hello!");

@@ -11,7 +11,7 @@
  */
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { Rollout } from "./rollout.ts";
-import type { RolloutStore } from "./rollout_store.ts";
+import { RolloutStore } from "./rollout_store.ts";
 import type { Journal, JournalEvent, JournalWriter, TurnPlanned } from "./journaling/mod.ts";
 import {
   fail,
@@ -243,4 +243,24 @@ function apply(
         `rollout ${rollout.id}: unknown event ${(event satisfies never as JournalEvent).kind}`,
       );
   }
+}
+
+/**
+ * Restores rollout `id` from `journal` beside the rollouts in `live` (a replica taking over one
+ * whose owner is gone). The replay gets a store and a writer of its own (`writer`), so switching
+ * recording off while it runs cannot hide other rollouts' writes.
+ */
+export async function adoptRollout(
+  journal: Journal,
+  id: string,
+  live: RolloutStore,
+  target: Omit<RestoreTarget, "store">,
+  now = Date.now(),
+): Promise<RestoreReport> {
+  const scratch = new RolloutStore({ idleTimeoutMs: live.idleTimeoutMs });
+  const report = await restore(journal, { ...target, store: scratch }, now);
+  const rollout = scratch.get(id);
+  if (rollout) live.add(rollout);
+  else if (report.expired > 0) live.markExpired(id, now);
+  return report;
 }

@@ -1,10 +1,10 @@
 /**
  * Every change a caller can make to a rollout, in one place: create, finish, delete, expire the
  * idle ones, a trainer's complete / fail / append of a request, a host-side tool call, the agent's
- * exit, and a turn (start, black-box, count tokens). Each applies the change (to the store, the
- * runner, the gate), records it in the journal and resolves once it is durable, so whoever answers
- * a client after awaiting it has nothing to lose in a crash. The gateway and the CLI call this
- * and nothing below it; the journal writer and the journal events stay inside `trajectory/`.
+ * exit, and a turn (start, black-box, count tokens). Each applies the change, journals it and
+ * resolves once it is durable, so whoever answers a client after awaiting it has nothing to lose in
+ * a crash. Reading goes through it too: it is the only door to the store, the turn runner and the
+ * gate, which it keeps to itself; the journal writer and its events stay inside `trajectory/`.
  *
  * The durable store behind it is a {@link Journal} (the SQLite one of `journal/`, or any other
  * implementation, such as a store shared by several replicas); without one nothing is kept.
@@ -28,8 +28,13 @@
  * @module
  */
 import {
+  type CompleteResult,
   type GateCompletion,
+  type GateStats,
   InterceptionGate,
+  type Lease,
+  type PauseStatus,
+  type PendingRequest,
   type RequestQueue,
   Teachers,
 } from "../generation/mod.ts";
@@ -48,24 +53,25 @@ import {
   turnReward,
 } from "./journaling/mod.ts";
 import {
+  answeredWithImages,
   type BlackBoxAnswer,
-  storeImages,
   TeacherScorer,
   TurnFlight,
   TurnRunner,
 } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
-import { restore, type RestoreReport } from "./restore.ts";
+import { adoptRollout, restore, type RestoreReport } from "./restore.ts";
+import { setTurnReward, type TurnRewarded } from "./turn_rewards.ts";
 import type { RolloutActionsOptions } from "./rollout_actions_options.ts";
-import { setTurnReward } from "./turn_rewards.ts";
 
 export type { RolloutActionsOptions } from "./rollout_actions_options.ts";
 
 export class RolloutActions {
-  /** The rollouts in memory (read them here; change them through the methods below). */
-  readonly store: RolloutStore;
-  readonly runner: TurnRunner;
-  readonly gate: RequestQueue;
+  /** The rollouts in memory (read them with `get`, `list`; change them through the methods). */
+  readonly #store: RolloutStore;
+  readonly #runner: TurnRunner;
+  /** Where trainers take requests from (`next`, `ack`, `complete` …). */
+  readonly #gate: RequestQueue;
   readonly teachers: Teachers;
   readonly scorer: TeacherScorer;
   readonly sampleLog: SampleLog;
@@ -80,9 +86,9 @@ export class RolloutActions {
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
     this.#writer = new JournalWriter(o.journal, o.images ?? o.journal);
-    this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
+    this.#store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
-    this.gate = o.gate ?? new InterceptionGate();
+    this.#gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
     this.teachers = o.teachers ?? new Teachers();
     this.scorer = new TeacherScorer({
@@ -90,7 +96,7 @@ export class RolloutActions {
       teachers: this.teachers,
       writer: this.#writer,
     });
-    this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
+    this.#runner = new TurnRunner(o.model, o.backend ?? this.#gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
@@ -101,16 +107,16 @@ export class RolloutActions {
   // Reading.
 
   get(id: string): Rollout | undefined {
-    return this.store.get(id);
+    return this.#store.get(id);
   }
 
   /** The rollout `id`, or an `UnknownRolloutError` saying whether it expired. */
   require(id: string): Rollout {
-    return this.store.require(id);
+    return this.#store.require(id);
   }
 
   byToken(token: string): Rollout | undefined {
-    return this.store.byToken(token);
+    return this.#store.byToken(token);
   }
 
   /** The bytes of an image a turn showed, by its hash; null when the store has none. */
@@ -119,7 +125,54 @@ export class RolloutActions {
   }
 
   list(): Rollout[] {
-    return this.store.list();
+    return this.#store.list();
+  }
+
+  // The trainer's queue of requests.
+
+  /** The oldest unclaimed request (of `rollout` if given), waiting up to `waitMs`. */
+  next(...args: Parameters<RequestQueue["next"]>): Promise<PendingRequest | null> {
+    return this.#gate.next(...args);
+  }
+
+  /** Acknowledges (or renews) a request: it is the trainer's for the lease. */
+  async ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
+    return await this.#gate.ack(requestId, leaseMs, version);
+  }
+
+  /** A request's whole prompt for a trainer without the delta's base (null: none kept here). */
+  async pendingRequest(requestId: string): Promise<PendingRequest | null> {
+    return this.#gate.pendingRequest ? await this.#gate.pendingRequest(requestId) : null;
+  }
+
+  /** Requests not yet resolved (of one rollout, or of all). */
+  async pendingRequests(rollout?: string): Promise<number> {
+    return await this.#gate.pendingCount(rollout);
+  }
+  /** Where the trainer's requests stand (`/api/status`). */
+  async requestStats(): Promise<GateStats> {
+    return await this.#gate.stats();
+  }
+
+  /** Whether a turn waits for `requestId` (from its start, or its relaunch, until it settles). */
+  awaits(requestId: string): boolean {
+    return this.#runner.turnOfRequest(requestId) !== undefined;
+  }
+
+  // The pause (weight syncs): new generations are held while it is on.
+
+  pauseStatus(): PauseStatus {
+    return this.#runner.pause.status();
+  }
+
+  /** Holds new generations back (idempotent). */
+  pause(): void {
+    if (!this.#runner.pause.paused) this.#runner.pause.pause();
+  }
+
+  /** Lets held generations go (idempotent); `version`: the weights now in force, if named. */
+  resume(version?: string | number): void {
+    if (this.#runner.pause.paused || version !== undefined) this.#runner.pause.resume(version);
   }
 
   /** Calls `wake` whenever samples were logged. */
@@ -140,13 +193,10 @@ export class RolloutActions {
 
   // Rollouts.
 
-  /**
-   * A new rollout, durable when this resolves. Its teacher is the one it names, else the
-   * gateway's default (an unknown name is an `UnknownTeacherError`, and nothing is created).
-   */
+  /** A new rollout, durable when this resolves; its teacher named, else the default one. */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
     const chosen = { ...spec, teacher: this.teachers.choose(spec.teacher) ?? undefined };
-    const rollout = this.store.create(chosen);
+    const rollout = this.#store.create(chosen);
     this.#writer.record(rolloutCreated(rollout, chosen));
     await this.#writer.durable();
     return rollout;
@@ -177,47 +227,43 @@ export class RolloutActions {
       await this.sampleLog.append(samples);
     }
     this.samplesLogged();
-    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
+    this.#ended(rollout, "was finished");
     this.#flight.observer?.rolloutFinished?.(rollout);
-    this.#onEnded.forEach((ended) => ended(rollout));
     return samples;
   }
 
   /** Drops a rollout, from the journal too (samples already logged stay). */
   async delete(rollout: Rollout): Promise<void> {
-    this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    this.#ended(rollout, "was deleted");
     this.scorer.forget(rollout);
-    if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
-    this.#onEnded.forEach((ended) => ended(rollout));
+    if (this.#store.delete(rollout.id)) this.#writer.forget(rollout.id);
     await this.#writer.durable();
   }
 
   /**
-   * Expires rollouts idle for longer than the idle timeout whose turns all settled (at most once
-   * per tenth of it: the gateway calls this on the way of other requests); their gate requests
-   * are withdrawn. The only change not awaited: the request it rides on is not about these
-   * rollouts, and a restore expires them by the same idle rule if the mark is lost.
+   * Expires idle rollouts whose turns all settled, their gate requests withdrawn; not awaited (a
+   * restore expires them by the same idle rule if the mark is lost).
    */
   sweep(now = Date.now()): Rollout[] {
-    const expired = this.store.sweep((r) => this.#flight.pending(r.id) > 0, now);
+    const expired = this.#store.sweep((r) => this.#flight.pending(r.id) > 0, now);
     for (const r of expired) {
-      this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
+      this.#ended(r, "expired");
       this.#writer.expire(r.id);
-      this.#onEnded.forEach((ended) => ended(r));
     }
     return expired;
   }
 
+  /** A rollout ended: its gate requests are withdrawn, and `onEnded` listeners told. */
+  #ended(rollout: Rollout, how: string): void {
+    this.#gate.cancelRollout(rollout.id, `rollout ${rollout.id} ${how}`);
+    this.#onEnded.forEach((ended) => ended(rollout));
+  }
+
   /**
-   * Gives one recorded turn (by id, or index) its reward, before or after finish; durable when
-   * this resolves. Posting the same reward again changes nothing (`recorded: false`); another
-   * reward for the same turn is a `TurnRewardError`, as is a turn that is not recorded.
+   * Gives one recorded turn (by id, or index) its reward, durable when this resolves; the same
+   * again changes nothing (`recorded: false`), another or an unrecorded turn is a `TurnRewardError`.
    */
-  async rewardTurn(
-    rollout: Rollout,
-    ref: string,
-    reward: number,
-  ): Promise<{ turn: Turn; recorded: boolean }> {
+  async rewardTurn(rollout: Rollout, ref: string, reward: number): Promise<TurnRewarded> {
     const result = setTurnReward(rollout, ref, reward);
     if (result.recorded) this.#writer.record(turnReward(result.turn, reward));
     // A repeat waits too: the first post may still be on its way to the disk.
@@ -244,63 +290,51 @@ export class RolloutActions {
 
   /** Starts (or, for a client's retry, finds) a turn; see `TurnRunner.start`. */
   startTurn(...args: Parameters<TurnRunner["start"]>): Promise<Turn> {
-    return this.runner.start(...args);
+    return this.#runner.start(...args);
   }
 
   /**
    * A turn a hosted API answers; see `TurnRunner.startBlackBox`. Its images are stored while the
    * API answers, and the answer is recorded once they are (else the turn fails).
    */
-  startBlackBox(
-    rollout: Rollout,
-    req: CanonicalRequest,
-    ask: () => Promise<BlackBoxAnswer>,
-  ): Turn {
+  startBlackBox(rollout: Rollout, req: CanonicalRequest, ask: () => Promise<BlackBoxAnswer>): Turn {
     const images = req.images;
-    return this.runner.startBlackBox(rollout, req, async () => {
-      const [answer, unstored] = await Promise.all([
-        ask(),
-        storeImages(this.#writer.images, images),
-      ]);
-      if (unstored) throw unstored;
-      return answer;
-    });
+    const answered = () => answeredWithImages(this.#writer.images, images, ask);
+    return this.#runner.startBlackBox(rollout, req, answered);
   }
 
   /** The policy's prompt length for a request, recording nothing. */
   countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
-    return this.runner.countTokens(rollout, req);
+    return this.#runner.countTokens(rollout, req);
   }
 
   /** Counts a client waiting on `turn` (its disconnect may withdraw the generation). */
   watch(turn: Turn, clientSignal: AbortSignal | undefined): void {
-    this.runner.watch(turn, clientSignal);
+    this.#runner.watch(turn, clientSignal);
   }
 
   // A trainer's answers to the gate's requests.
 
-  /**
-   * Appends streamed ids to a request (kept when it completes: nothing is recorded yet), sampled
-   * under weight `version` when the trainer says.
-   */
+  /** Appends streamed ids to a request (recorded when it completes), sampled under `version`. */
   async append(requestId: string, ids: number[], version?: string | number): Promise<void> {
-    await this.gate.append(requestId, ids, version);
+    await this.#gate.append(requestId, ids, version);
   }
 
   /**
-   * Completes a request with a trainer's answer (its routing rows as the wire sends them: checked
-   * by the gate); resolves once its turn is recorded and durable.
+   * Completes a request (checked by the gate); resolves once its turn is recorded and durable.
+   * `resent`: the same output was accepted before (sent again after a lost answer), no change.
    */
-  async complete(requestId: string, completion: GateCompletion): Promise<void> {
-    const turn = this.runner.turnOfRequest(requestId);
-    await this.gate.complete(requestId, completion);
-    await this.#settled(turn);
+  async complete(requestId: string, completion: GateCompletion): Promise<CompleteResult> {
+    const turn = this.#runner.turnOfRequest(requestId);
+    const result = await this.#gate.complete(requestId, completion);
+    await this.#settled(result === "completed" ? turn : undefined);
+    return result;
   }
 
   /** Fails a request; resolves once its turn's failure is durable. */
   async fail(requestId: string, error: string, status?: number): Promise<void> {
-    const turn = this.runner.turnOfRequest(requestId);
-    await this.gate.fail(requestId, error, status);
+    const turn = this.#runner.turnOfRequest(requestId);
+    await this.#gate.fail(requestId, error, status);
     await this.#settled(turn);
   }
 
@@ -314,28 +348,19 @@ export class RolloutActions {
   /** Rebuilds the journaled rollouts and re-queues their requests; `null` without a journal. */
   async restore(now = Date.now()): Promise<RestoreReport | null> {
     if (!this.#journal) return null;
-    return await restore(this.#journal, this.#replay(this.store, this.#writer), now);
+    return await restore(this.#journal, { ...this.#replay(this.#writer), store: this.#store }, now);
   }
 
-  /** What a restore replays into: `store` and `writer`, with this gateway's flight and runner. */
-  #replay(store: RolloutStore, writer: JournalWriter) {
-    return { store, writer, flight: this.#flight, runner: this.runner, scorer: this.scorer };
+  /** What a restore replays into besides its store: `writer`, this gateway's flight and runner. */
+  #replay(writer: JournalWriter) {
+    return { writer, flight: this.#flight, runner: this.#runner, scorer: this.scorer };
   }
 
-  /**
-   * Restores rollout `id` from `journal` beside the rollouts in memory (a replica taking over
-   * one whose owner is gone). The replay gets a store and a writer of its own, so switching
-   * recording off while it runs cannot hide other rollouts' writes.
-   */
+  /** Restores rollout `id` from `journal` beside those in memory (see `adoptRollout`). */
   async adopt(journal: Journal, id: string, now = Date.now()): Promise<RestoreReport> {
-    const scratch = new RolloutStore({ idleTimeoutMs: this.store.idleTimeoutMs });
     const writer = new JournalWriter(journal);
     this.#adopted.add(writer);
-    const report = await restore(journal, this.#replay(scratch, writer), now);
-    const rollout = scratch.get(id);
-    if (rollout) this.store.add(rollout);
-    else if (report.expired > 0) this.store.markExpired(id, now);
-    return report;
+    return await adoptRollout(journal, id, this.#store, this.#replay(writer), now);
   }
 
   /** Resolves once every change so far is durable (throws the journal's failure if any). */
@@ -351,12 +376,7 @@ export class RolloutActions {
     return null;
   }
 
-  /** Turns in flight (registered, not yet recorded or failed). */
-  get inFlight(): number {
-    return this.#flight.pending();
-  }
-
-  /** Turns waiting for their answer (of one rollout, or of all). */
+  /** Turns in flight, registered and not yet recorded or failed (of one rollout, or of all). */
   pendingTurns(rolloutId?: string): number {
     return this.#flight.pending(rolloutId);
   }
@@ -374,6 +394,6 @@ export class RolloutActions {
 
   /** Fails every turn still in flight with `reason` (a drain whose grace ran out). */
   abandon(reason: string): void {
-    this.runner.abandon(reason);
+    this.#runner.abandon(reason);
   }
 }

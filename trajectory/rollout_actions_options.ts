@@ -1,13 +1,14 @@
 /**
- * What a gateway's `RolloutActions` is made of: the model, the backends and the gate, the
- * journal, the image store and the sample log, and the turn runner's and teachers' settings.
+ * What the rollout façade (`RolloutActions`) is built from: the policy, its backends, the queue
+ * trainers take requests from, the journal, the image and sample stores, the turns' settings and
+ * the teachers rollouts may name.
  *
  * @module
  */
 import type { GenerationBackend, RequestQueue, Teachers } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
-import type { Journal } from "./journaling/mod.ts";
 import type { SampleLog } from "./samples/mod.ts";
+import type { Journal } from "./journaling/mod.ts";
 import type { TeacherScoring, TurnRunnerOptions } from "./turns/mod.ts";
 import type { ImageStore } from "./image_store.ts";
 

@@ -59,6 +59,12 @@ export function checkTurnReward(
   );
 }
 
+/** The turn rewarded, and whether this call recorded it (false: it had that reward already). */
+export interface TurnRewarded {
+  turn: Turn;
+  recorded: boolean;
+}
+
 /**
  * Gives turn `ref` of `rollout` its `reward` (the map is made at the first post); `recorded` is
  * false when the turn had that reward already. Throws as {@link checkTurnReward} does.
@@ -67,7 +73,7 @@ export function setTurnReward(
   rollout: { turns: readonly Turn[]; turnRewards: Map<string, number> | null },
   ref: string,
   reward: number,
-): { turn: Turn; recorded: boolean } {
+): TurnRewarded {
   const turn = findTurn(rollout.turns, ref);
   const recorded = checkTurnReward(rollout.turnRewards, turn, reward);
   if (recorded) (rollout.turnRewards ??= new Map()).set(turn.id, reward);

@@ -1,13 +1,12 @@
 /**
- * The agent-facing endpoints, mounted both under `/rollout/:id` and bare (`/v1/...`,
- * `/v1beta/...`, rollout from the token). Each protocol module converts; this file only does HTTP.
+ * The agent-facing endpoints of the table in `agent_endpoints.ts` (turns, `count_tokens`,
+ * models), mounted both under `/rollout/:id` and bare (`/v1/...`, `/v1beta/...`, rollout from the
+ * token). Each protocol module converts; this file only does HTTP.
  *
  * @module
  */
 import { type Context, Hono } from "hono";
-import { anthropicAdapter, toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
-import { openaiChatAdapter } from "./openai_chat/mod.ts";
-import { responsesAdapter } from "./responses/mod.ts";
+import { toCanonicalCountTokensRequest } from "./anthropic/mod.ts";
 import {
   geminiAdapter,
   geminiCall,
@@ -22,6 +21,7 @@ import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
 import { KnownPrefixes } from "./known_prefix.ts";
+import { AGENT_ENDPOINTS, type AgentEndpoint } from "./agent_endpoints.ts";
 
 export interface AgentRouteOptions {
   /** Turns start here. */
@@ -35,6 +35,12 @@ export interface AgentRouteOptions {
   upstreams?: Readonly<Record<string, Upstream>>;
   /** Bodies kept to read each rollout's next request from where it departs; default: a new set. */
   knownPrefixes?: KnownPrefixes;
+  /**
+   * A streamed answer's head waits for the whole answer up to this long (default 0: at once). A
+   * replica holds it so that its death before the answer is out is a failed request the agent's
+   * SDK retries on another replica, not a broken stream it does not.
+   */
+  streamHeadHoldMs?: number;
 }
 
 /** Status and message for any error thrown while serving an agent. */
@@ -54,8 +60,13 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
   const prefixes = o.knownPrefixes ?? new KnownPrefixes();
   o.rollouts.onEnded((rollout) => prefixes.forget(rollout));
-  const rolloutOf = (c: Context) =>
-    resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw, o);
+  const rolloutOf = (c: Context, e: AgentEndpoint) =>
+    resolveAgentRollout(
+      o.rollouts,
+      c.req.param("id"),
+      e.token(c.req.raw.headers, new URL(c.req.url)),
+      o,
+    );
 
   /**
    * Reads, converts and starts a turn (or answers a black-box one). Its own function so that the
@@ -72,7 +83,8 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       return await serveBlackBox(c, adapter, o.rollouts, rollout, upstream, body, o.keepAliveMs);
     }
-    const bytes = await readBodyBytes(c.req.raw, o.maxBodyBytes);
+    const bytes = await readBodyBytes(c.req.raw, o.maxBodyBytes) ??
+      new Uint8Array(); // no body: the empty body's 400
     // Parsed from where it departs from the rollout's last request (or whole).
     const { body, request, known, keep } = prefixes.read(
       rollout,
@@ -88,14 +100,15 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     return { turn, answer };
   };
 
-  const turn = (adapter: ProtocolAdapter) => async (c: Context) => {
+  const turn = (e: AgentEndpoint, adapter: ProtocolAdapter) => async (c: Context) => {
     try {
-      const rollout = rolloutOf(c);
+      const rollout = rolloutOf(c, e);
       const started = await startTurn(c, adapter, rollout);
       if (started instanceof Response) return started;
       const { turn: t, answer } = started;
       o.rollouts.watch(t, c.req.raw.signal);
       if (!answer.stream) return c.json(adapter.toResponseBody(await t.result, answer) as object);
+      await answered(t, o.streamHeadHoldMs ?? 0);
       return sseResponse({
         keepAliveMs: o.keepAliveMs,
         keepAlive: adapter.keepAlive,
@@ -110,38 +123,28 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     }
   };
 
-  const countTokens = async (c: Context) => {
+  const countTokens = (e: AgentEndpoint) => async (c: Context) => {
     try {
-      const rollout = rolloutOf(c);
+      const rollout = rolloutOf(c, e);
       const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
+      // Anthropic's `count_tokens` answers `{input_tokens}`, Gemini's `countTokens` `{totalTokens}`.
+      const gemini = e.adapter === geminiAdapter;
       const req = {
-        ...toCanonicalCountTokensRequest(body),
+        ...(gemini
+          ? geminiCountTokensRequest(geminiCall(new URL(c.req.url), body))
+          : toCanonicalCountTokensRequest(body)),
         session: clientSession(c.req.raw.headers, body),
       };
-      return c.json({ input_tokens: await o.rollouts.countTokens(rollout, req) });
-    } catch (e) {
-      return errorResponse(c, anthropicAdapter, e);
+      const n = await o.rollouts.countTokens(rollout, req);
+      return c.json(gemini ? { totalTokens: n } : { input_tokens: n });
+    } catch (err) {
+      return errorResponse(c, e.adapter!, err);
     }
   };
 
-  /** Gemini's `countTokens`: the prompt's length in policy tokens, `{totalTokens}`. */
-  const geminiCountTokens = async (c: Context) => {
+  const models = (e: AgentEndpoint) => (c: Context) => {
     try {
-      const rollout = rolloutOf(c);
-      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
-      const req = {
-        ...geminiCountTokensRequest(geminiCall(new URL(c.req.url), body)),
-        session: clientSession(c.req.raw.headers, body),
-      };
-      return c.json({ totalTokens: await o.rollouts.countTokens(rollout, req) });
-    } catch (e) {
-      return errorResponse(c, geminiAdapter, e);
-    }
-  };
-
-  const models = (c: Context) => {
-    try {
-      rolloutOf(c);
+      rolloutOf(c, e);
       const created = Math.floor(Date.now() / 1000);
       return c.json({
         object: "list",
@@ -158,8 +161,8 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
         first_id: o.modelName,
         last_id: o.modelName,
       });
-    } catch (e) {
-      return errorResponse(c, openaiChatAdapter, e);
+    } catch (err) {
+      return errorResponse(c, e.adapter!, err);
     }
   };
 
@@ -173,22 +176,35 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     );
   };
 
-  for (const prefix of ["/rollout/:id", ""]) {
-    const routes: [string, "POST" | "GET", ProtocolAdapter, (c: Context) => unknown][] = [
-      ["v1/messages", "POST", anthropicAdapter, turn(anthropicAdapter)],
-      ["v1/messages/count_tokens", "POST", anthropicAdapter, countTokens],
-      ["v1/chat/completions", "POST", openaiChatAdapter, turn(openaiChatAdapter)],
-      ["v1/responses", "POST", responsesAdapter, turn(responsesAdapter)],
-      ["v1/models", "GET", openaiChatAdapter, models],
-      // Gemini names the model and the method in the path: `models/<model>:<method>`.
-      ["v1beta/models/:call{.+:generateContent}", "POST", geminiAdapter, turn(geminiAdapter)],
-      ["v1beta/models/:call{.+:streamGenerateContent}", "POST", geminiAdapter, turn(geminiAdapter)],
-      ["v1beta/models/:call{.+:countTokens}", "POST", geminiAdapter, geminiCountTokens],
-    ];
-    for (const [path, method, adapter, handler] of routes) {
-      app.on(method, `${prefix}/${path}`, handler as (c: Context) => Response);
-      app.all(`${prefix}/${path}`, wrongMethod(adapter, method));
+  const handlers = {
+    turn: (e: AgentEndpoint) => turn(e, e.adapter!),
+    count_tokens: countTokens,
+    models,
+  };
+  for (const prefix of ["/rollout/:id/", "/"]) {
+    for (const e of AGENT_ENDPOINTS) {
+      if (!(e.serves in handlers) || !e.adapter) continue;
+      const handler = handlers[e.serves as keyof typeof handlers](e);
+      app.on(e.method, prefix + e.path, handler as (c: Context) => Response);
+      app.all(prefix + e.path, wrongMethod(e.adapter, e.method));
     }
   }
   return app;
+}
+
+/**
+ * Waits up to `holdMs` (0: not at all) for the turn's answer, so that its stream's head is written
+ * with the whole answer: a replica that dies before then leaves a failed request, which SDKs
+ * retry, not a stream cut after its first events, which they do not. A turn that fails meanwhile
+ * throws (answered with its status, which SDKs retry too).
+ */
+async function answered(turn: Turn, holdMs: number): Promise<void> {
+  if (holdMs <= 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((r) => timer = setTimeout(r, holdMs));
+  try {
+    await Promise.race([turn.result, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -16,6 +16,7 @@ import type { Rollout, RolloutActions } from "../../trajectory/mod.ts";
 import { readJsonBody, resolveAgentRollout } from "../http/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
 import { httpStatus } from "../http_errors.ts";
+import { AGENT_ENDPOINTS, type AgentEndpoint, HOST_TOOL_ERRORS } from "./agent_endpoints.ts";
 
 /** A host tool: gets the rollout and the JSON arguments, returns a JSON result. */
 export type HostTool = (rollout: Rollout, args: unknown) => unknown | Promise<unknown>;
@@ -44,27 +45,29 @@ function jsonBytes(value: unknown): number {
 function jsonError(c: Context, e: unknown): Response {
   const status = httpStatus(e) ?? 500;
   const message = e instanceof Error ? e.message : String(e);
-  return c.json(
-    { error: { type: status === 404 ? "not_found" : "tool_error", message } },
-    status as 400,
-  );
+  return c.json(HOST_TOOL_ERRORS.errorBody(status, message) as object, status as 400);
 }
+
+const endpoint = (serves: AgentEndpoint["serves"]) =>
+  AGENT_ENDPOINTS.find((e) => e.serves === serves)!;
 
 export function hostToolRoutes(o: HostToolOptions): Hono {
   const app = new Hono();
-  const rolloutOf = (c: Context) => {
-    const r = resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw, o);
+  const rolloutOf = (c: Context, e: AgentEndpoint) => {
+    const token = e.token(c.req.raw.headers, new URL(c.req.url));
+    const r = resolveAgentRollout(o.rollouts, c.req.param("id"), token, o);
     if (r.status !== "active") throw new GatewayError(409, `rollout ${r.id} is finished`);
     return r;
   };
   const args = async (c: Context) =>
     c.req.header("content-length") === "0" ? {} : await readJsonBody(c.req.raw, o.maxBodyBytes);
 
-  for (const prefix of ["/rollout/:id/v1", "/v1"]) {
-    app.post(`${prefix}/tools/:name`, async (c) => {
+  const [toolCall, exit] = [endpoint("tool"), endpoint("exit")];
+  for (const prefix of ["/rollout/:id/", "/"]) {
+    app.on(toolCall.method, prefix + toolCall.path, async (c) => {
       try {
-        const rollout = rolloutOf(c);
-        const name = c.req.param("name");
+        const rollout = rolloutOf(c, toolCall);
+        const name = c.req.param("name")!;
         const tool = o.tools[name];
         if (!tool) {
           throw new GatewayError(
@@ -96,9 +99,9 @@ export function hostToolRoutes(o: HostToolOptions): Hono {
         return jsonError(c, e);
       }
     });
-    app.post(`${prefix}/exit`, async (c) => {
+    app.on(exit.method, prefix + exit.path, async (c) => {
       try {
-        const rollout = rolloutOf(c);
+        const rollout = rolloutOf(c, exit);
         const body = (await args(c) ?? {}) as { exit_code?: unknown; reason?: unknown };
         await o.rollouts.agentExit(rollout, {
           exit_code: typeof body.exit_code === "number" ? body.exit_code : null,

@@ -39,6 +39,7 @@ export {
 } from "./black_box/mod.ts";
 export { agentRoutes } from "./agent_routes.ts";
 export { DEFAULT_KNOWN_PREFIX_BYTES, KnownPrefixes } from "./known_prefix.ts";
+export { AGENT_ENDPOINTS, agentEndpoint, type ErrorShape } from "./agent_endpoints.ts";
 export {
   BUILTIN_HOST_TOOLS,
   DEFAULT_MAX_TOOL_BODY_BYTES,

@@ -28,19 +28,21 @@ export interface AgentAuthOptions {
 }
 
 /**
- * The rollout an agent request belongs to: by path id when present, else by token.
+ * The rollout an agent request belongs to: by path id when present, else by `token` (as the
+ * route's protocol carries it, `agent_endpoints.ts`).
  *
- * With a path id, a token that belongs to a different rollout is refused (403). Without an
- * admin token configured, a missing or foreign non-rollout token is tolerated (agents need some
- * key to start at all); with one configured, the rollout's own token is required.
+ * With a path id, a token that belongs to a different rollout is refused (403), whether a
+ * rollout of that id exists or not, and with an admin token configured a request without its
+ * rollout's token is refused (401) before the id is looked up: neither answer tells ids apart.
+ * Without an admin token configured, a missing or foreign non-rollout token is tolerated (agents
+ * need some key to start at all).
  */
 export function resolveAgentRollout(
   store: Pick<RolloutActions, "byToken" | "require">,
   pathId: string | undefined,
-  request: Pick<Request, "headers" | "url">,
+  token: string | null,
   options: AgentAuthOptions,
 ): Rollout {
-  const token = presentedToken(request.headers, new URL(request.url));
   const byToken = token ? store.byToken(token) : undefined;
   if (pathId === undefined) {
     if (!byToken) {
@@ -52,13 +54,30 @@ export function resolveAgentRollout(
     byToken.touch();
     return byToken;
   }
+  const refused = agentAccess(pathId, token, byToken?.id, options.adminToken);
+  if (refused) throw refused;
   const rollout = store.require(pathId);
-  if (byToken && byToken !== rollout) {
-    throw new GatewayError(403, `this token belongs to another rollout than ${pathId}`);
-  }
-  if (options.adminToken && !byToken && !sameToken(token, options.adminToken)) {
-    throw new GatewayError(401, `rollout ${pathId} requires its token`);
-  }
   rollout.touch();
   return rollout;
+}
+
+/**
+ * Why an agent's call on rollout `pathId` is refused, knowing which rollout its `token` opens
+ * (`opens`, undefined when none); undefined when it may go on (the rollout is then looked up).
+ * One gateway and a replica's front decide with this, before any body is read.
+ */
+export function agentAccess(
+  pathId: string,
+  token: string | null,
+  opens: string | undefined,
+  adminToken?: string,
+): GatewayError | undefined {
+  if (opens !== undefined) {
+    if (opens === pathId) return undefined;
+    return new GatewayError(403, `this token belongs to another rollout than ${pathId}`);
+  }
+  if (adminToken && !sameToken(token, adminToken)) {
+    return new GatewayError(401, `rollout ${pathId} requires its token`);
+  }
+  return undefined;
 }

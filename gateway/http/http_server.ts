@@ -4,7 +4,7 @@
  * timeout nor take longer than the body deadline (`body_stream.ts`), a kept-alive connection
  * without a request is closed after the idle timeout, and the open connections are capped in
  * all and per remote address. (A slow, silent or numerous client would otherwise hold sockets
- * and memory forever.) A head node cannot parse gets a JSON 400 or 431. `Deno.serve` has no such
+ * and memory forever.) The caps know a balancer: see `connection_caps.ts`. A head node cannot parse gets a JSON 400 or 431. `Deno.serve` has no such
  * timeouts (denoland/deno#3515), so this serves through `node:http`, whose sockets give the
  * connection events the timeouts need, and hands each request to a fetch handler (the Hono app)
  * as a standard `Request` whose signal aborts when the client goes away.
@@ -23,6 +23,15 @@
 import http from "node:http";
 import type { Socket } from "node:net";
 import { type BodyTimeouts, type RequestBody, requestBody, servedWith } from "./body_stream.ts";
+import {
+  type Admission,
+  ConnectionCaps,
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  isProbe,
+} from "./connection_caps.ts";
+
+export type { ConnectionLimits };
 
 export interface HttpTimeouts extends BodyTimeouts {
   /** From a connection's start to its first complete request head. */
@@ -36,18 +45,6 @@ export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = {
   bodyIdleMs: 30_000,
   bodyMs: 120_000,
   idleMs: 120_000,
-};
-
-/** How many connections may be open at once; past either cap a new one gets a 503 and closes. */
-export interface ConnectionLimits {
-  maxConnections: number;
-  /** From one remote address (agents behind one bridge or proxy share it: keep it generous). */
-  maxConnectionsPerAddress: number;
-}
-
-export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
-  maxConnections: 8192,
-  maxConnectionsPerAddress: 2048,
 };
 
 export interface HttpServerOptions {
@@ -64,6 +61,9 @@ export interface HttpServer {
   shutdown(): Promise<void>;
 }
 
+/** Responses whose first byte may be minutes away: their head is written at once. */
+const STREAMED = /^application\/x-ndjson/;
+
 /** What the handler learns about the connection besides the request (as `Deno.serve` gives). */
 export interface ServeInfo {
   remoteAddr: Deno.NetAddr;
@@ -74,6 +74,8 @@ type FetchHandler = (request: Request, info: ServeInfo) => Response | Promise<Re
 interface Connection {
   /** Requests whose response has not ended. */
   active: number;
+  /** Served, or past a cap and answering health checks only. */
+  admission: Admission;
   /** Closes the connection unless a request head arrives first. */
   timer?: ReturnType<typeof setTimeout>;
 }
@@ -97,9 +99,8 @@ export async function serveHttp(
   options: HttpServerOptions,
 ): Promise<HttpServer> {
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
-  const caps = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
+  const caps = new ConnectionCaps({ ...DEFAULT_CONNECTION_LIMITS, ...options.connections });
   const connections = new Map<Socket, Connection>();
-  const perAddress = new Map<string, number>();
   const expectRequest = (socket: Socket, ms: number) => {
     const conn = connections.get(socket);
     if (!conn) return;
@@ -107,48 +108,65 @@ export async function serveHttp(
     conn.timer = setTimeout(() => socket.destroy(), ms);
   };
 
+  const overloaded = (res: http.ServerResponse, why: string) => {
+    res.shouldKeepAlive = false;
+    const body = JSON.stringify({
+      type: "error",
+      error: {
+        type: "overloaded_error",
+        message: `too many open connections: ${why}; retry later`,
+      },
+    });
+    res.writeHead(503, {
+      "content-type": "application/json",
+      "content-length": new TextEncoder().encode(body).byteLength,
+      connection: "close",
+    }).end(body);
+  };
   const server = http.createServer((req, res) => {
     const conn = connections.get(req.socket);
     if (!conn) return; // a refused connection: its 503 is written, the socket closing
     clearTimeout(conn.timer);
     conn.active++;
+    const address = req.socket.remoteAddress ?? "";
+    const client = caps.clientOf(address, req.headers["x-forwarded-for"] as string | undefined);
+    // Behind a trusted proxy each client is counted by its requests (its connections are the proxy's).
+    const counted = caps.trusted(address) ? caps.enter(client) : undefined;
     res.on("close", () => {
       conn.active--;
+      if (counted && "release" in counted) counted.release();
       if (conn.active === 0) expectRequest(req.socket, timeouts.idleMs);
     });
-    void respond(handler, req, res, options.hostname, timeouts);
+    const probe = isProbe(req.url ?? "");
+    if (conn.admission.kind === "probe" && !probe) return overloaded(res, conn.admission.why);
+    if (counted && "refused" in counted && !probe) return overloaded(res, counted.refused);
+    void respond(handler, req, res, options.hostname, timeouts, client);
   });
   // The timers below replace node's own (which Deno does not all implement).
   server.keepAliveTimeout = 0;
   server.requestTimeout = 0;
   server.on("connection", (socket: Socket) => {
     const address = socket.remoteAddress ?? "";
-    const fromAddress = perAddress.get(address) ?? 0;
-    if (connections.size >= caps.maxConnections || fromAddress >= caps.maxConnectionsPerAddress) {
-      const which = connections.size >= caps.maxConnections
-        ? `the gateway's ${caps.maxConnections} connections`
-        : `${caps.maxConnectionsPerAddress} connections from ${address}`;
+    const admission = caps.admit(address);
+    if (admission.kind === "refused") {
       socket.end(
         rawAnswer(
           503,
           "Service Unavailable",
           "overloaded_error",
-          `too many open connections: ${which} are open; retry later`,
+          `too many open connections: ${admission.why}; retry later`,
         ),
       );
       setTimeout(() => socket.destroy(), 1_000);
       return;
     }
     socket.setNoDelay(true);
-    connections.set(socket, { active: 0 });
-    perAddress.set(address, fromAddress + 1);
+    connections.set(socket, { active: 0, admission });
     expectRequest(socket, timeouts.headerMs);
     socket.on("close", () => {
       clearTimeout(connections.get(socket)?.timer);
       connections.delete(socket);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
+      caps.leave(address, admission);
     });
   });
   // A head node cannot parse (too large, malformed): an answer the client can read, not silence.
@@ -201,6 +219,7 @@ async function respond(
   res: http.ServerResponse,
   hostname: string,
   timeouts: BodyTimeouts,
+  client: string,
 ): Promise<void> {
   const gone = new AbortController();
   res.on("close", () => {
@@ -210,10 +229,11 @@ async function respond(
   const body = method === "GET" || method === "HEAD" ? null : requestBody(req, res, timeouts);
   let response: Response;
   try {
+    // Behind a trusted proxy: the client it names.
     const remoteAddr: Deno.NetAddr = {
       transport: "tcp",
-      hostname: req.socket.remoteAddress ?? "",
-      port: req.socket.remotePort ?? 0,
+      hostname: client,
+      port: client === req.socket.remoteAddress ? req.socket.remotePort ?? 0 : 0,
     };
     response = await handler(toRequest(req, hostname, body, gone.signal), {
       remoteAddr,
@@ -254,6 +274,8 @@ async function respond(
     return;
   }
   res.writeHead(response.status, headers);
+  // A stream's head goes out now (node holds it for the first write, which may be minutes away).
+  if (STREAMED.test(response.headers.get("content-type") ?? "")) res.flushHeaders();
   const reader = response.body.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   res.on("close", stop);

@@ -24,7 +24,7 @@
  */
 export { DEFAULT_MAX_BODY_BYTES, parseJsonBody, readBodyBytes, readJsonBody } from "./read_body.ts";
 export { DEFAULT_KEEPALIVE_MS, sseResponse } from "./sse_response.ts";
-export { presentedToken, resolveAgentRollout } from "./auth.ts";
+export { agentAccess, presentedToken, resolveAgentRollout } from "./auth.ts";
 export { describeIssues, explainIssues } from "./zod_issues.ts";
 export { uiAuth } from "./ui_auth.ts";
 export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";

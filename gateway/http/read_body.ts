@@ -27,24 +27,33 @@ export async function readJsonBody(
   maxBytes: number,
   options: { empty?: unknown } = {},
 ): Promise<unknown> {
-  if (Number(request.headers.get("content-length") ?? NaN) > maxBytes) throw tooLarge(maxBytes);
-  const text = request.body ? new TextDecoder().decode(await readBodyBytes(request, maxBytes)) : "";
+  const bytes = await readBodyBytes(request, maxBytes);
+  const text = bytes ? new TextDecoder().decode(bytes) : "";
   if (text.trim() === "" && "empty" in options) return options.empty;
   return parseJsonBody(text);
 }
 
-/** A request's body as bytes, under the size cap (a 413 past it). */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+/**
+ * A request's body as bytes, under the same cap (a 413 from the declared length before anything
+ * is read, or once the bytes pass it); null when it has none. A body that breaks on its way is a
+ * 400.
+ */
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
-  // The gateway's own server reads it into one buffer, without the stream.
+  if (!request.body) return null;
+  // The gateway's own server reads it into one buffer, without the stream; elsewhere a declared
+  // length is what the server reads, no more: one native read.
   const whole = directBody(request);
-  if (whole) return await whole(maxBytes);
-  // A declared length is what the server reads, no more: one native read.
-  return Number.isFinite(declared)
-    ? await request.bytes()
-    : await readCapped(request.body, maxBytes);
+  const read = whole
+    ? whole(maxBytes)
+    : Number.isFinite(declared)
+    ? request.bytes()
+    : readCapped(request.body, maxBytes);
+  return await (read as Promise<Uint8Array<ArrayBuffer>>).catch(cutOff);
 }
 
 /**
@@ -87,9 +96,12 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
+/** A body read until it ends or passes `maxBytes`. */
+async function readCapped(
+  body: ReadableStream<Uint8Array<ArrayBuffer>>,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   const reader = body.getReader();
   for (;;) {
@@ -102,6 +114,7 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
     }
     chunks.push(value);
   }
+  if (chunks.length === 1) return chunks[0];
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -111,6 +124,12 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
   return bytes;
 }
 
-function tooLarge(maxBytes: number): GatewayError {
+/** A body that broke on its way (the client reset the connection): a 400, not an internal error. */
+function cutOff(e: unknown): never {
+  if (e instanceof GatewayError) throw e;
+  throw new GatewayError(400, `the request body could not be read: ${(e as Error).message}`);
+}
+
+export function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError(413, `request body exceeds the gateway's limit of ${maxBytes} bytes`);
 }

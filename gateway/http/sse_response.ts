@@ -35,8 +35,20 @@ export function sseResponse(options: SseOptions): Response {
   let closed = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      // What is written in one turn of the event loop goes out as one piece: an answer produced
+      // at once leaves with its head in one write, not event by event.
+      let pending = "";
+      let flushing: ReturnType<typeof setTimeout> | undefined;
+      const flush = () => {
+        clearTimeout(flushing);
+        flushing = undefined;
+        if (!closed && pending) controller.enqueue(encoder.encode(pending));
+        pending = "";
+      };
       const write = (text: string) => {
-        if (!closed && text !== "") controller.enqueue(encoder.encode(text));
+        if (text === "") return;
+        pending += text;
+        flushing ??= setTimeout(flush, 0);
       };
       const keepAlive = options.keepAlive ? encodeSse(options.keepAlive) : ": keep-alive\n\n";
       if (!options.keepAlive) write(": rollgate\n\n");
@@ -51,6 +63,7 @@ export function sseResponse(options: SseOptions): Response {
         .catch((e) => batch(options.onError(e)))
         .finally(() => {
           clearInterval(timer);
+          flush();
           if (!closed) {
             closed = true;
             controller.close();

@@ -8,12 +8,15 @@ import { httpStatus } from "../http_errors.ts";
 
 const API_ERROR_TYPES: Readonly<Record<number, string>> = {
   401: "unauthorized",
+  403: "forbidden",
   404: "not_found",
   409: "conflict",
   // The request was withdrawn (its agent is gone, its turn timed out): discard the generation.
   410: "gone",
   413: "request_too_large",
   429: "rate_limited",
+  // Retry: the database is away, or the rollout is moving between replicas.
+  503: "unavailable",
 };
 
 export interface ApiError {
@@ -27,6 +30,11 @@ export function apiErrorOf(status: number, message: string): ApiError {
     type: API_ERROR_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request"),
     message,
   };
+}
+
+/** The trainer API's whole error body for `status` (also the front's, for calls it answers). */
+export function trainerErrorBody(status: number, message: string): { error: ApiError } {
+  return { error: apiErrorOf(status, message) };
 }
 
 /** The status and `error` of anything thrown serving the API (500 for the unexpected, logged). */

@@ -23,11 +23,12 @@
  * // No agent has asked for a turn yet: the long poll (no wait) answers 204.
  * assert.equal((await api.request("/requests/next")).status, 204);
  * assert.equal((await api.request("/rollouts/nope")).status, 404);
- * // Without a pause gate, the pause/drain routes are not there.
- * assert.equal((await api.request("/pause", { method: "POST" })).status, 404);
+ * // Pause for a weight sync: new generations are held until `/resume`.
+ * assert.equal((await (await api.request("/pause", { method: "POST" })).json()).paused, true);
  * ```
  *
  * @module
  */
 export { trainerRoutes } from "./trainer_routes.ts";
+export { trainerErrorBody } from "./api_error.ts";
 export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./id_transport.ts";

@@ -7,21 +7,20 @@
  * @module
  */
 import { Hono } from "hono";
-import type { PauseGate } from "../../generation/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
 import type { TrainerContext } from "./trainer_context.ts";
 import { ResumeSchema } from "./trainer_schema.ts";
 
-export function pauseRoutes({ options: o, body }: TrainerContext, pause: PauseGate): Hono {
+export function pauseRoutes({ options: o, body }: TrainerContext): Hono {
   const app = new Hono();
-  const gate = o.rollouts.gate;
+  const { rollouts } = o;
   const status = async () => ({
-    ...pause.status(),
-    pending_requests: await gate.pendingCount(),
-    requests: await gate.stats(),
+    ...rollouts.pauseStatus(),
+    pending_requests: await rollouts.pendingRequests(),
+    requests: await rollouts.requestStats(),
   });
   app.post("/pause", async (c) => {
-    pause.pause();
+    rollouts.pause();
     return c.json(await status());
   });
   app.post("/resume", async (c) => {
@@ -32,7 +31,7 @@ export function pauseRoutes({ options: o, body }: TrainerContext, pause: PauseGa
         "replicas keep no weight version in force: name it on append, complete or finish",
       );
     }
-    pause.resume(weight_version);
+    rollouts.resume(weight_version);
     return c.json(await status());
   });
   app.get("/status", async (c) => c.json(await status()));

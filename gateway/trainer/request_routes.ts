@@ -67,7 +67,7 @@ function promptForm(c: Context): { trainer?: string; delta: boolean } {
 
 export function requestRoutes({ options: o, body, checked }: TrainerContext): Hono {
   const app = new Hono();
-  const { rollouts, rollouts: { gate } } = o;
+  const { rollouts } = o;
   const bases = new PromptBases();
 
   /** A handed-out request's body, and who took it (a later delta may extend it). */
@@ -98,14 +98,14 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
     const leaseParam = c.req.query("lease");
     const lease = leaseParam === undefined ? undefined : Number(leaseParam) * 1000;
     const signal = c.req.raw.signal;
-    const first = await gate.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, signal, lease);
+    const first = await rollouts.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, signal, lease);
     if (!first) return c.body(null, 204);
     const json = { "content-type": "application/json" };
     if (max === undefined) return c.body(handOut(first, encoding, form), 200, json);
     // A batch: the first after the wait, then whatever else is queued now, up to `max`.
     const bodies = [handOut(first, encoding, form)];
     while (bodies.length < max) {
-      const more = await gate.next(0, filter, signal, lease);
+      const more = await rollouts.next(0, filter, signal, lease);
       if (!more) break;
       bodies.push(handOut(more, encoding, form));
     }
@@ -114,10 +114,10 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
   // A request's whole prompt, for a trainer that got a delta on ids it does not have.
   app.get("/requests/:rid/prompt", async (c) => {
     const rid = c.req.param("rid");
-    if (!gate.pendingRequest) {
+    const request = await rollouts.pendingRequest(rid);
+    if (!request) {
       throw new GatewayError(404, "this gateway hands out no deltas and keeps no prompts");
     }
-    const request = await gate.pendingRequest(rid);
     return c.body(pendingBody(request, idEncoding(c)), 200, { "content-type": "application/json" });
   });
 
@@ -126,7 +126,11 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
     lease: number | undefined,
     version?: string | number,
   ) => {
-    const granted = await gate.ack(rid, lease === undefined ? undefined : lease * 1000, version);
+    const granted = await rollouts.ack(
+      rid,
+      lease === undefined ? undefined : lease * 1000,
+      version,
+    );
     return {
       request_id: granted.request_id,
       lease_s: granted.lease_ms / 1000,
@@ -197,8 +201,9 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
       );
     }
     // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
-    await rollouts.complete(rid, completion);
-    return { request_id: rid, completed: true };
+    // The same completion sent again (its answer was lost) is told so, and changes nothing.
+    const result = await rollouts.complete(rid, completion);
+    return { request_id: rid, completed: true, ...(result === "resent" ? { resent: true } : {}) };
   };
   app.post("/requests/:rid/complete", async (c) => {
     return c.json(

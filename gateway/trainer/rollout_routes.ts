@@ -71,7 +71,12 @@ export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Ho
     // Checked before anything changes: a bad `ids` must not finish the rollout.
     const encoding = idEncoding(c);
     const { reward, weight_version } = await body(c, FinishSchema, "finish request");
-    if (r.status === "finished") throw new GatewayError(409, `rollout ${r.id} is already finished`);
+    if (r.status === "finished") {
+      // Only a finish that was kept is "already finished": one whose write failed is the
+      // journal's failure (503), and the finish sent again lands where the rollout is kept.
+      await rollouts.durable();
+      throw new GatewayError(409, `rollout ${r.id} is already finished`);
+    }
     const samples = await rollouts.finish(
       r,
       reward ?? null,

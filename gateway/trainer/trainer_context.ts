@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { PauseGate, TeacherQueue } from "../../generation/mod.ts";
+import type { TeacherQueue } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout, RolloutActions, SampleOptions } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
@@ -27,8 +27,6 @@ export interface TrainerRouteOptions {
   defaultRolloutBackend?: string;
   /** Backend names a rollout may choose; unset: any name is accepted. */
   backends?: readonly string[];
-  /** Pause/drain for weight syncs (`/pause`, `/resume`, `/status`); unset: those routes 404. */
-  pause?: PauseGate;
   /** Gateway-wide sample options (label policy, reward mode, SFT); rollouts may override. */
   sampleOptions?: Partial<SampleOptions>;
   /** Default of `split_special_tokens` for new rollouts. */

@@ -1,7 +1,7 @@
 /**
  * The trainer API under `/api`, composed of Hono sub-apps: rollouts (`rollout_routes.ts`),
- * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`), when a pause
- * gate is given pause/drain (`pause_routes.ts`), and when the trainer is a teacher its scoring
+ * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`), pause/drain
+ * (`pause_routes.ts`), and when the trainer is a teacher its scoring
  * requests (`teacher_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
  * one mapping of errors to the API's error body. Shapes are documented in docs/api.md ("Trainer
  * side").
@@ -11,7 +11,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { presentedToken } from "../http/mod.ts";
-import { apiErrorOf, apiFailure } from "./api_error.ts";
+import { apiFailure, trainerErrorBody } from "./api_error.ts";
 import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
 import { imageRoutes } from "./image_routes.ts";
 import { pauseRoutes } from "./pause_routes.ts";
@@ -21,7 +21,7 @@ import { rolloutRoutes } from "./rollout_routes.ts";
 import { trainerContext, type TrainerRouteOptions } from "./trainer_context.ts";
 
 function apiError(c: Context, status: number, message: string): Response {
-  return c.json({ error: apiErrorOf(status, message) }, status as ContentfulStatusCode);
+  return c.json(trainerErrorBody(status, message), status as ContentfulStatusCode);
 }
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
@@ -41,7 +41,7 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   const context = trainerContext(o);
   app.route("/", rolloutRoutes(context));
-  if (o.pause) app.route("/", pauseRoutes(context, o.pause));
+  app.route("/", pauseRoutes(context));
   app.route("/", requestRoutes(context));
   if (o.teacherQueue) app.route("/", teacherRoutes(context, o.teacherQueue));
   app.route("/", imageRoutes(o.rollouts));

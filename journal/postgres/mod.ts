@@ -1,8 +1,13 @@
 /**
- * The journal on PostgreSQL: the `Journal` contract of `trajectory/` in a database every replica
- * of a gateway shares, each write fenced by the rollout's ownership epoch (`pg_journal.ts`); the
- * schema and its migrations (`schema.ts`); the sample log's rows (`sample_rows.ts`); requests a
- * finishing rollout withdraws (`pending_rows.ts`); errors worth a retry (`connection_errors.ts`).
+ * Every statement on the database the replicas of a gateway share, beside its schema
+ * (`schema.ts`, created and migrated on start): the `Journal` contract of `trajectory/`, each
+ * write fenced by the rollout's ownership epoch (`pg_journal.ts`, `event_rows.ts`); the sample
+ * log's rows (`sample_rows.ts`); turns' token rows (`token_rows.ts`); the pending requests
+ * trainers answer (`request_rows.ts`, their states in `request_states.ts`, the events a trainer's
+ * answer writes in `request_events.ts`); who owns a rollout (`ownership_rows.ts`); the replicas
+ * and their shared pause (`replica_rows.ts`); the notification channels (`channels.ts`); errors
+ * worth a retry (`connection_errors.ts`). `cluster/` coordinates replicas with these and writes
+ * no SQL of its own.
  *
  * @example
  * ```ts
@@ -30,3 +35,9 @@ export { tokenHash } from "./event_rows.ts";
 export { isConnectionError } from "./connection_errors.ts";
 export { migrate } from "./schema.ts";
 export { guardClosedSocketWrites } from "./closed_socket_write.ts";
+export { type Outcome, RequestRows } from "./request_rows.ts";
+export { idsOf } from "./id_bytes.ts";
+export { completionOf } from "./request_events.ts";
+export { type Owner, OwnershipRows } from "./ownership_rows.ts";
+export { ReplicaRows } from "./replica_rows.ts";
+export { PAUSE_CHANNEL, QUEUE_CHANNEL, replicaChannel, SAMPLES_CHANNEL } from "./channels.ts";

@@ -25,20 +25,16 @@ import type { TokenRowField, TokenRows } from "../../generation/mod.ts";
 import { unpackArrays } from "../array_codec.ts";
 import { type Queued, RolloutFencedError, writeEvents } from "./event_rows.ts";
 import { appendSamples, newestCursor, oldestCursor, samplesAfter } from "./sample_rows.ts";
-import { withdrawPending } from "./pending_rows.ts";
+import { withdrawPending } from "./request_rows.ts";
+import { REQUEST_EVENT_KINDS } from "./request_events.ts";
+import { SAMPLES_CHANNEL } from "./channels.ts";
 import { forgetTokenRows, putTokenRows, readTokenRows } from "./token_rows.ts";
 import { TokenRowCache } from "./token_row_cache.ts";
+import { retried } from "./retried_write.ts";
+import { checkRow, rowSum } from "../row_checksum.ts";
 import { putImageRow, readImageRow } from "./image_rows.ts";
-import { isConnectionError } from "./connection_errors.ts";
 
-export interface PgJournalOptions {
-  /** This replica's id (written with every event; ownership is checked against it). */
-  replica: string;
-  /** How long a write is retried while the database is unreachable (default 15 s). */
-  retryMs?: number;
-  /** Token rows held in memory beyond those samples being written out need (default 64 MiB). */
-  rowCacheBytes?: number;
-}
+import type { PgJournalOptions } from "./pg_journal_options.ts";
 
 const DEFAULT_ROW_CACHE_BYTES = 64 << 20;
 
@@ -52,6 +48,7 @@ const BATCH = 200;
 export class PgJournal implements Journal {
   readonly replica: string;
   readonly #retryMs: number;
+  readonly #attemptMs: number;
   /** Epochs of the rollouts this replica owns. */
   readonly #owned = new Map<string, number>();
   readonly #queue: Queued[] = [];
@@ -65,6 +62,7 @@ export class PgJournal implements Journal {
   constructor(readonly sql: Sql, options: PgJournalOptions) {
     this.replica = options.replica;
     this.#retryMs = options.retryMs ?? 15_000;
+    this.#attemptMs = options.attemptMs ?? 10_000;
     this.#rowCache = new TokenRowCache(options.rowCacheBytes ?? DEFAULT_ROW_CACHE_BYTES);
   }
 
@@ -104,7 +102,7 @@ export class PgJournal implements Journal {
         ),
       );
     }
-    return new Promise((resolve, reject) => {
+    const written = new Promise<void>((resolve, reject) => {
       this.#queue.push({
         event,
         epoch,
@@ -113,19 +111,30 @@ export class PgJournal implements Journal {
       });
       this.#flushing ??= this.#flush();
     });
+    this.#last = written.catch(() => {});
+    return written;
   }
 
-  /** Resolves once every event recorded so far is written (or failed). */
+  /**
+   * Resolves once every event recorded so far is written (or failed): batches are written in
+   * order, so once the last one recorded is. Events recorded later do not extend the wait (under
+   * steady load the queue is never empty).
+   */
   async flushed(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
+    await this.#last;
   }
+
+  #last: Promise<void> = Promise.resolve();
 
   async #flush(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, BATCH);
         try {
-          await this.#retrying(() => writeEvents(this.sql, this.replica, batch, this.#sharedKnown));
+          await this.#retrying(
+            () => writeEvents(this.sql, this.replica, batch, this.#sharedKnown),
+            this.#attemptMs,
+          );
           for (const q of batch) q.done.resolve();
         } catch (e) {
           for (const q of batch) q.done.reject(e);
@@ -136,17 +145,9 @@ export class PgJournal implements Journal {
     }
   }
 
-  /** Runs `write` again while the connection is what failed, up to the retry time. */
-  async #retrying<T>(write: (retry: boolean) => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.#retryMs;
-    for (let retry = false;; retry = true) {
-      try {
-        return await write(retry);
-      } catch (e) {
-        if (!isConnectionError(e) || Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+  /** `write`, sent again while the connection is what failed (see `retried_write.ts`). */
+  #retrying<T>(write: () => Promise<T>, attemptMs = Infinity): Promise<T> {
+    return retried(write, this.#retryMs, attemptMs);
   }
 
   async finish(event: JournalEvent, samples: readonly Sample[]): Promise<number[]> {
@@ -174,13 +175,14 @@ export class PgJournal implements Journal {
             `rollout ${event.rollout} is no longer owned by replica ${this.replica}`,
           );
         }
+        const data = JSON.stringify(event.data);
         await tx`
-          INSERT INTO events (rollout, kind, at, data, epoch, replica, uid)
-          VALUES (${event.rollout}, ${event.kind}, ${Date.now()}, ${JSON.stringify(event.data)},
-            ${epoch}, ${this.replica}, ${uid})`;
+          INSERT INTO events (rollout, kind, at, data, epoch, replica, uid, sum)
+          VALUES (${event.rollout}, ${event.kind}, ${Date.now()}, ${data}, ${epoch},
+            ${this.replica}, ${uid}, ${rowSum(data, null)})`;
         await withdrawPending(tx, event.rollout, `rollout ${event.rollout} was finished`);
         const cursors = await appendSamples(tx, samples, uid);
-        await tx`SELECT pg_notify('rollgate_samples', '')`;
+        await tx`SELECT pg_notify(${SAMPLES_CHANNEL}, '')`;
         return cursors;
       })
     );
@@ -233,15 +235,23 @@ export class PgJournal implements Journal {
   }
 
   /**
-   * A rollout's events in order, without the `request_*` events of the trainer side (a
-   * completion reaches a restored turn through its pending request).
+   * A rollout's events in order, without the request events of the trainer side
+   * (`request_events.ts`: a completion reaches a restored turn through its pending request).
    */
   async *events(rollout: string): AsyncIterable<JournalEvent> {
     const rows = await this.sql<
-      { kind: string; data: string; arrays: Uint8Array | null; shared: string | null }[]
+      {
+        seq: string;
+        kind: string;
+        data: string;
+        arrays: Uint8Array | null;
+        shared: string | null;
+        sum: string | null;
+      }[]
     >`
-      SELECT kind, data, arrays, shared FROM events
-      WHERE rollout = ${rollout} AND kind NOT LIKE 'request\\_%' ORDER BY seq`;
+      SELECT seq, kind, data, arrays, shared, sum FROM events
+      WHERE rollout = ${rollout} AND kind <> ALL(${REQUEST_EVENT_KINDS as unknown as string[]})
+      ORDER BY seq`;
     const hashes = new Set<string>();
     for (const r of rows) {
       if (r.shared) {
@@ -255,6 +265,13 @@ export class PgJournal implements Journal {
       for (const f of found) values.set(f.hash, JSON.parse(f.value));
     }
     for (const row of rows) {
+      try {
+        checkRow(row.data, row.arrays, row.sum === null ? null : Number(row.sum));
+      } catch (e) {
+        throw new Error(
+          `journal: event ${row.seq} of rollout ${rollout} is damaged (${(e as Error).message})`,
+        );
+      }
       // Kept as it was given: the kind says what `data` holds.
       const event = { rollout, kind: row.kind, data: JSON.parse(row.data) } as JournalEvent;
       if (row.arrays) event.arrays = unpackArrays(row.arrays);
@@ -279,15 +296,23 @@ export class PgJournal implements Journal {
           SELECT cursor FROM samples WHERE uid = ${uid} ORDER BY cursor`;
         if (done.length > 0) return done.map((r) => Number(r.cursor));
         const cursors = await appendSamples(tx, samples, uid);
-        await tx`SELECT pg_notify('rollgate_samples', '')`;
+        await tx`SELECT pg_notify(${SAMPLES_CHANNEL}, '')`;
         return cursors;
       })
     );
   }
 
+  /** A sample row that fails its checksum is skipped, logged and counted once (`damagedSamples`). */
   after(cursor: number, limit: number): Promise<LoggedSample[]> {
-    return samplesAfter(this.sql, cursor, limit);
+    return samplesAfter(this.sql, cursor, limit, this.#damaged, this.path);
   }
+
+  /** Sample rows found damaged and skipped so far (`/metrics`). */
+  get damagedSamples(): number {
+    return this.#damaged.size;
+  }
+
+  readonly #damaged = new Set<number>();
 
   oldest(): Promise<number> {
     return oldestCursor(this.sql);

@@ -324,6 +324,47 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "pg journal: a flipped byte in a stored sample or event that still decodes fails its checksum: the sample is skipped and counted, the event refuses the restore",
+  ignore,
+  fn: () =>
+    withServer(async (pg) => {
+      const j = await replica(pg.url, "r1", ["a"]);
+      await j.record(event({ rollout: "a", kind: "rollout_created", data: { token: "rg_a" } }));
+      await j.record(event({ rollout: "a", kind: "turn_registered", data: { index: 0 } }));
+      await j.append([sample("a", 1), sample("a", 2), sample("a", 3)]);
+      // Still JSON, still a sample, still an event: a reward of 7 where 2 was written.
+      await j.sql`UPDATE samples SET data = replace(data, '"reward":2', '"reward":7')
+        WHERE cursor = 2`;
+      await j.sql`UPDATE samples SET arrays = set_byte(arrays, length(arrays) - 1,
+        get_byte(arrays, length(arrays) - 1) # 1) WHERE cursor = 3`;
+      const said: string[] = [];
+      const error = console.error;
+      console.error = (m: string) => said.push(m);
+      try {
+        assert.deepEqual((await j.after(0, 10)).map((l) => l.cursor), [1]);
+        assert.deepEqual((await j.after(0, 10)).map((l) => l.cursor), [1]);
+      } finally {
+        console.error = error;
+      }
+      assert.equal(j.damagedSamples, 2);
+      assert.equal(said.length, 2, "each damaged row is reported once");
+      assert.match(
+        said[0],
+        /sample 2 \(rollout a\) is damaged and skipped \(the row fails its checksum/,
+      );
+
+      await j.sql`UPDATE events SET data = replace(data, '"index":0', '"index":5')
+        WHERE kind = 'turn_registered'`;
+      await assert.rejects(
+        events(j, "a"),
+        /event \d+ of rollout a is damaged \(the row fails its checksum/,
+      );
+      await j.sql.end();
+    }),
+});
+
+Deno.test({
   name: "pg journal: images by hash, written once whichever replica sees them, read by any",
   ignore,
   fn: () =>

@@ -11,6 +11,7 @@ import type { TokenRowField } from "../../generation/mod.ts";
 import type { LoggedSample, Sample, TokenRowStore } from "../../trajectory/mod.ts";
 import { joinArrays, splitArrays } from "../sample_row.ts";
 import { rowsTurns, sampleRowsJson, withSampleRows } from "../sample_rows_codec.ts";
+import { checkRow, rowSum } from "../row_checksum.ts";
 import { readTokenRows } from "./token_rows.ts";
 
 /** Any number: the lock that makes sample cursors commit in the order they were taken. */
@@ -33,28 +34,58 @@ export async function appendSamples(
   const cursors: number[] = [];
   for (const s of samples) {
     const { data, arrays } = splitArrays(sampleRowsJson(s));
+    const json = JSON.stringify(data);
     const [row] = await tx`
-      INSERT INTO samples (rollout, data, arrays, uid)
-      VALUES (${String(s.rollout_id)}, ${JSON.stringify(data)},
-        ${arrays ? Buffer.from(arrays) : null}, ${uid})
+      INSERT INTO samples (rollout, data, arrays, uid, sum)
+      VALUES (${String(s.rollout_id)}, ${json}, ${arrays ? Buffer.from(arrays) : null}, ${uid},
+        ${rowSum(json, arrays)})
       RETURNING cursor`;
     cursors.push(Number(row.cursor));
   }
   return cursors;
 }
 
+/**
+ * Up to `limit` samples after `cursor`. A row that fails its checksum (or does not decode) is
+ * skipped, logged once and added to `damaged`; a page of nothing but such rows is passed over.
+ */
 export async function samplesAfter(
   sql: Sql,
   cursor: number,
   limit: number,
+  damaged: Set<number>,
+  where: string,
 ): Promise<LoggedSample[]> {
-  const rows = await sql<{ cursor: string; data: string; arrays: Uint8Array | null }[]>`
-    SELECT cursor, data, arrays FROM samples WHERE cursor > ${cursor}
-    ORDER BY cursor LIMIT ${limit}`;
-  const page = rows.map((r) => ({
-    cursor: Number(r.cursor),
-    fields: joinArrays(JSON.parse(r.data), r.arrays),
-  }));
+  type Row = {
+    cursor: string;
+    rollout: string;
+    data: string;
+    arrays: Uint8Array | null;
+    sum: string | null;
+  };
+  const page: { cursor: number; fields: Record<string, unknown> }[] = [];
+  for (let from = cursor; page.length === 0;) {
+    const rows = await sql<Row[]>`
+      SELECT cursor, rollout, data, arrays, sum FROM samples WHERE cursor > ${from}
+      ORDER BY cursor LIMIT ${limit}`;
+    for (const r of rows) {
+      try {
+        checkRow(r.data, r.arrays, r.sum === null ? null : Number(r.sum));
+        page.push({ cursor: Number(r.cursor), fields: joinArrays(JSON.parse(r.data), r.arrays) });
+      } catch (e) {
+        const at = Number(r.cursor);
+        if (damaged.has(at)) continue;
+        damaged.add(at);
+        console.error(
+          `rollgate: journal ${where}: sample ${at} (rollout ${r.rollout}) is damaged and skipped (${
+            (e as Error).message
+          }); ${damaged.size} damaged sample(s) so far`,
+        );
+      }
+    }
+    if (rows.length < limit) break;
+    from = Number(rows.at(-1)!.cursor);
+  }
   const store = await pageRows(sql, page.map((p) => p.fields));
   return page.map((p) => ({
     cursor: p.cursor,

@@ -23,6 +23,10 @@
  * - `images` (version 3): the images turns show, by content hash (sha256), the bytes as they came
  *   (written once, whichever replica first sees one; read by any).
  *
+ * Since version 4 every event and sample row carries `sum`, the CRC-32 of its data and arrays
+ * (`../row_checksum.ts`), checked when it is read, and a delivered request names the replica
+ * that handed it to a trainer (`delivered_by`).
+ *
  * @module
  */
 import type { Sql } from "postgres";
@@ -114,6 +118,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE images (hash text PRIMARY KEY, bytes bytea NOT NULL);
   ALTER TABLE images ALTER COLUMN bytes SET STORAGE EXTERNAL;
+  `,
+  // 4: a checksum per event and sample row (`row_checksum.ts`; older rows have none), and which
+  // replica handed a request to a trainer (offered again at once when that replica is gone).
+  `
+  ALTER TABLE events ADD COLUMN sum bigint;
+  ALTER TABLE samples ADD COLUMN sum bigint;
+  ALTER TABLE pending ADD COLUMN delivered_by text;
   `,
 ];
 

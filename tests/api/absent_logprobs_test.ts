@@ -154,7 +154,7 @@ async function firstLogged(url: string) {
 /** The viewer's token data shows no logprob for turn 2, with and without the rollout's turns. */
 async function checkViewer(gw: TestGateway, id: string) {
   const text = new TokenText((ids) => gw.gw.model.decode(ids));
-  const rollout = gw.gw.store.get(id)!;
+  const rollout = gw.gw.rollouts.get(id)!;
   const [sample] = rollout.samples();
   const outputs2 = rollout.turns[1].outputIds.length;
   for (const source of [rollout, null]) {

@@ -294,7 +294,7 @@ async function withControl(
         assert.deepEqual(s.turns, want, `${label}: turns of ${s.id}`);
       }
       const pending = [...expected.values()].reduce((n, t) => n + (t.pending ?? 0), 0);
-      assert.equal(gw.gw.gate.pendingCount(), pending, `${label}: pending requests`);
+      assert.equal(await gw.gw.rollouts.pendingRequests(), pending, `${label}: pending requests`);
     };
     const victim = async (spec: Record<string, unknown> = {}) => {
       const r = await gw.rollout(spec);
@@ -369,12 +369,21 @@ Deno.test("agent endpoints: unknown rollout 404, foreign token 403, no rollout a
     for (const ep of ENDPOINTS) {
       const label = (what: string) => `${ep.name}: ${what}`;
       assertError(
-        await send(gw, ep, "no-such-rollout", r.token, ep.good),
+        await send(gw, ep, "no-such-rollout", null, ep.good),
         404,
         ep.shape,
         /unknown rollout no-such-rollout/,
       );
       await check(label("unknown rollout"));
+      // A rollout's token on a missing rollout's path: the same 403 as on another rollout's, so
+      // an agent cannot tell which ids exist.
+      assertError(
+        await send(gw, ep, "no-such-rollout", r.token, ep.good),
+        403,
+        ep.shape,
+        /this token belongs to another rollout than no-such-rollout/,
+      );
+      await check(label("own token on a missing rollout"));
       // The control rollout's token must not open the victim (nor record in either).
       assertError(
         await send(gw, ep, r.id, control.token, ep.good),
@@ -594,7 +603,7 @@ Deno.test("completions: invalid bodies are refused and the request stays answera
       await check(`complete ${JSON.stringify(body)}`);
     }
     // The request is still pending (refused bodies changed nothing) and is still claimed.
-    assert.equal(gw.gw.gate.pendingCount(r.id), 1);
+    assert.equal(await gw.gw.rollouts.pendingRequests(r.id), 1);
     const ok = await gw.api("POST", `/requests/${rid}/complete`, good);
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.json, { request_id: rid, completed: true });

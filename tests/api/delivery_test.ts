@@ -98,7 +98,7 @@ Deno.test("trainer never answers: the turn times out with a retryable 503, the r
     assert.equal(events.at(-1)!.event, "error");
     assert.equal(events.at(-1)!.json.error.type, "overloaded_error");
 
-    assert.equal(gw.gw.gate.pendingCount(), 0, "both requests left the gate");
+    assert.equal(await gw.gw.rollouts.pendingRequests(), 0, "both requests left the gate");
     const late = await gw.api("POST", `/requests/${first.request_id}/complete`, {
       output_ids: HELLO,
       finish_reason: "stop",
@@ -164,7 +164,7 @@ Deno.test("agent gone: the request is withdrawn after the grace; a retry within 
     await gw.api("POST", `/requests/${req2.request_id}/ack`);
     gone.abort();
     await second.body?.cancel().catch(() => {});
-    await until(() => gw.gw.gate.pendingCount() === 0, "the request withdrawn");
+    await until(async () => await gw.gw.rollouts.pendingRequests() === 0, "the request withdrawn");
     const late = await gw.api("POST", `/requests/${req2.request_id}/complete`, {
       output_ids: HELLO,
       finish_reason: "stop",
@@ -190,11 +190,19 @@ Deno.test("abandoned requests are withdrawn, not left queued (1,000 agents that 
         }).then(() => {}, () => {}),
       );
     }
-    await until(() => gw.gw.gate.pendingCount() === 1000, "1,000 requests queued", 120_000);
+    await until(
+      async () => await gw.gw.rollouts.pendingRequests() === 1000,
+      "1,000 requests queued",
+      120_000,
+    );
     agents.abort(); // every agent hangs up
     await Promise.all(hangUps);
-    await until(() => gw.gw.gate.pendingCount() === 0, "every request withdrawn", 30_000);
+    await until(
+      async () => await gw.gw.rollouts.pendingRequests() === 0,
+      "every request withdrawn",
+      30_000,
+    );
     assert.equal((await gw.api("GET", "/requests/next?wait=0")).status, 204);
-    assert.equal(gw.gw.runner.pendingTurns(), 0);
+    assert.equal(gw.gw.rollouts.pendingTurns(), 0);
   });
 });

@@ -230,13 +230,19 @@ Deno.test("hostile connections: past the per-address cap a new connection gets a
     try {
       const extra = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
       await extra.write(
-        new TextEncoder().encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        new TextEncoder().encode("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
       );
       const refused = await readAll(extra, 5_000);
       assert.match(refused.text, /^HTTP\/1.1 503/);
       const body = JSON.parse(refused.text.slice(refused.text.indexOf("\r\n\r\n") + 4));
       assert.equal(body.type, "error");
       assert.match(body.error.message, /20 connections from 127\.0\.0\.1/);
+      // A health check past the cap is still answered (a balancer must not find it refused).
+      const probe = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+      await probe.write(
+        new TextEncoder().encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+      );
+      assert.match((await readAll(probe, 5_000)).text, /^HTTP\/1.1 200/);
     } finally {
       for (const c of held) c.close();
     }

@@ -92,7 +92,7 @@ async function checkForms(gw: TestGateway, run: Run, secondKept: boolean): Promi
   };
   assert.deepEqual(decoded, s.sampling_mask);
 
-  const arrays = flatArrays(gw.gw.store.get(run.id)!.samples()[0]);
+  const arrays = flatArrays(gw.gw.rollouts.get(run.id)!.samples()[0]);
   assert.deepEqual(arrays.sampling_mask, s.sampling_mask);
   for (const form of ["tree", "calls"]) {
     const json = (await gw.api("GET", `/rollouts/${run.id}/samples?form=${form}`)).json;
@@ -106,7 +106,7 @@ Deno.test("kept sets from a trainer's complete: stored as rows, exported aligned
   await withGateway({}, async (gw) => {
     for (const secondKept of [true, false]) {
       const run = await twoTurns(gw, secondKept);
-      const rollout = gw.gw.store.get(run.id)!;
+      const rollout = gw.gw.rollouts.get(run.id)!;
       const [t1] = rollout.turns;
       assert.deepEqual(t1.facts!.rows!.sampling_mask, {
         from: t1.ids.outputStart,

@@ -404,7 +404,7 @@ class Side {
     return { status: res.status, json };
   }
   get r(): Rollout {
-    return this.gw.store.get(this.rollout.id)!;
+    return this.gw.rollouts.get(this.rollout.id)!;
   }
 }
 

@@ -23,7 +23,7 @@ Deno.test("admission: pending turns per rollout and in all are bounded with a 42
       agentCall(gw, a, "messages", anthropic("one")),
       agentCall(gw, a, "messages", anthropic("two")),
     ];
-    await until(() => gw.gw.runner.pendingTurns(a.id) === 2, "two turns of a pending");
+    await until(() => gw.gw.rollouts.pendingTurns(a.id) === 2, "two turns of a pending");
     const third = await agentCall(gw, a, "messages", anthropic("three"));
     assert.equal(third.status, 429);
     assert.equal(third.json.error.type, "rate_limit_error");
@@ -40,7 +40,7 @@ Deno.test("admission: pending turns per rollout and in all are bounded with a 42
         messages: [{ role: "user", content: "b1" }],
       }),
     );
-    await until(() => gw.gw.runner.pendingTurns() === 3, "three turns pending");
+    await until(() => gw.gw.rollouts.pendingTurns() === 3, "three turns pending");
     const over = await agentCall(gw, b, "chat/completions", {
       model: "m",
       messages: [{ role: "user", content: "b2" }],
@@ -51,7 +51,7 @@ Deno.test("admission: pending turns per rollout and in all are bounded with a 42
 
     gw.policy(({ turn }) => `answer ${turn}<|im_end|>`);
     for (const r of await Promise.all(waiting)) assert.equal(r.status, 200);
-    assert.equal(gw.gw.runner.pendingTurns(), 0);
+    assert.equal(gw.gw.rollouts.pendingTurns(), 0);
     const after = await agentCall(gw, a, "messages", anthropic("three"));
     assert.equal(after.status, 200, "admitted once the others were answered");
   });
@@ -135,7 +135,7 @@ Deno.test("idle rollouts expire: dropped from memory, their id answers 410; busy
     const idle = await gw.rollout();
     const busy = await gw.rollout();
     const waiting = agentCall(gw, busy, "messages", anthropic("still waiting"));
-    await until(() => gw.gw.runner.pendingTurns(busy.id) === 1, "busy has a pending turn");
+    await until(() => gw.gw.rollouts.pendingTurns(busy.id) === 1, "busy has a pending turn");
     await new Promise((r) => setTimeout(r, 500));
     await gw.api("GET", "/status"); // any request sweeps
     const gone = await gw.api("GET", `/rollouts/${idle.id}`);

@@ -75,7 +75,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Te
     async close() {
       await Promise.all(policies.map((p) => p.stop()));
       // A failed test may leave an agent waiting on the gate; release it so shutdown can finish.
-      for (const r of gw.store.list()) gw.gate.cancelRollout(r.id, "test gateway closing");
+      gw.rollouts.abandon("test gateway closing");
       await server.shutdown();
     },
   };

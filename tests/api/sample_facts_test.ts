@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { idsFromBase64 } from "../../gateway/mod.ts";
-import { encodeTokenRows } from "../../generation/mod.ts";
+import { encodeTokenRows, InterceptionGate } from "../../generation/mod.ts";
 import { SqliteJournal } from "../../journal/mod.ts";
 import {
   checkRoutingRows,
@@ -61,7 +61,8 @@ async function firstLogged(url: string) {
 }
 
 Deno.test("routing, versions and sampling facts go from complete into every sample form", async () => {
-  await withGateway({}, async (gw) => {
+  const gate = new InterceptionGate();
+  await withGateway({ requests: gate }, async (gw) => {
     const r = await gw.rollout({
       group: "task-7",
       sampling: { temperature: 0.7, top_p: 0.95, top_k: 20 },
@@ -94,7 +95,7 @@ Deno.test("routing, versions and sampling facts go from complete into every samp
       assert.equal(res.status, 400, JSON.stringify(res.json));
       assert.match(res.json.error.message, message);
     }
-    assert.equal(gw.gw.gate.stateOf(p1.request_id), "delivered", "still pending, untouched");
+    assert.equal(gate.stateOf(p1.request_id), "delivered", "still pending, untouched");
     const ok = await complete({
       routed_experts: wire,
       weight_version: 3,

@@ -246,7 +246,7 @@ Deno.test("anthropic SDK: a non-streaming retry of a streamed request replays th
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
     });
-    assert.equal(gw.gw.gate.pendingCount(), 0);
+    assert.equal(await gw.gw.rollouts.pendingRequests(), 0);
     const next = await gw.api("GET", "/requests/next?wait=0");
     assert.equal(next.status, 204);
     assert.equal(policy.records.length, 1);
@@ -273,7 +273,7 @@ Deno.test("anthropic SDK: countTokens is the real prompt length and records noth
     });
     assert.equal(counted.input_tokens, full.ids.length);
     assert.equal((await getRollout(gw, rollout.id)).turn_list.length, 0);
-    assert.equal(gw.gw.gate.pendingCount(), 0);
+    assert.equal(await gw.gw.rollouts.pendingRequests(), 0);
 
     // Without tools the prompt is shorter: the count really depends on the request.
     const bare = await client.messages.countTokens({

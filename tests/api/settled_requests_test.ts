@@ -13,7 +13,11 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import Anthropic from "@anthropic-ai/sdk";
 import { AnthropicUpstream, createGateway } from "../../gateway/mod.ts";
-import type { GenerationBackend, GenerationRequest } from "../../generation/mod.ts";
+import {
+  type GenerationBackend,
+  type GenerationRequest,
+  InterceptionGate,
+} from "../../generation/mod.ts";
 import { agentCall, startGateway } from "./loopback_gateway.ts";
 import { READ_FILE, startRig } from "../backends/engine_gateway.ts";
 import { FakeUpstreamTestDouble, FIXTURES } from "../black_box/fake_upstream.ts";
@@ -70,9 +74,10 @@ function chatBody(turn: number, stream: boolean) {
 
 Deno.test("settled requests are not kept alive: the gate, answered or abandoned", async () => {
   const watched = new Watched();
-  const gw = await startGateway({ timeouts: { abandonGraceMs: 20 } });
+  const gate = new InterceptionGate();
+  const gw = await startGateway({ timeouts: { abandonGraceMs: 20 }, requests: gate });
   try {
-    watchRequests(gw.gw.gate, watched);
+    watchRequests(gate, watched);
     const policy = gw.policy();
     for (let i = 0; i < TURNS; i++) {
       const r = await gw.rollout();
@@ -90,10 +95,12 @@ Deno.test("settled requests are not kept alive: the gate, answered or abandoned"
         body: JSON.stringify(chatBody(i, true)),
         signal: leave.signal,
       }).then((res) => res.body?.cancel(), () => {});
-      while (gw.gw.gate.pendingCount(r.id) === 0) await new Promise((t) => setTimeout(t, 5));
+      while (await gw.gw.rollouts.pendingRequests(r.id) === 0) {
+        await new Promise((t) => setTimeout(t, 5));
+      }
       leave.abort();
       await sent;
-      while (gw.gw.runner.pendingTurns(r.id) > 0) await new Promise((t) => setTimeout(t, 5));
+      while (gw.gw.rollouts.pendingTurns(r.id) > 0) await new Promise((t) => setTimeout(t, 5));
     }
     assert.equal(watched.registered, 2 * (TURNS + 6));
     assert.equal(await watched.leftAfterCollection(), 0, "settled gate requests still reachable");
@@ -107,7 +114,7 @@ Deno.test("settled requests are not kept alive: vLLM and SGLang", async () => {
     const watched = new Watched();
     const rig = await startRig({ defaultBackend: engine });
     try {
-      watchRequests(rig.gw.runner.backends[engine], watched);
+      watchRequests(rig.backends[engine], watched);
       for (let i = 0; i < TURNS; i++) {
         const agent = rig.agent(await rig.rollout());
         const answer = await agent.chat.completions.create({
@@ -211,7 +218,7 @@ Deno.test("settled requests are not kept alive: the bytes of the images they sho
     await policy.stop();
     assert.equal(watched.registered, 16);
     assert.equal(await watched.leftAfterCollection(), 0, "image bytes still reachable");
-    assert.equal(gw.gw.store.list().length, 8, "while their rollouts (and trees) live");
+    assert.equal(gw.gw.rollouts.list().length, 8, "while their rollouts (and trees) live");
   } finally {
     await gw.close();
     await Deno.remove(dir, { recursive: true });

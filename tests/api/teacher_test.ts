@@ -115,7 +115,7 @@ Deno.test("teacher logprobs: every trained position, none elsewhere, across a br
       ]);
       const b64 = (await gw.api("GET", `/rollouts/${r.id}/samples?ids=base64`)).json.samples[0];
       assert.equal(typeof b64.teacher_logprobs, "string");
-      const arrays = flatArrays(gw.gw.store.get(r.id)!.samples()[0]);
+      const arrays = flatArrays(gw.gw.rollouts.get(r.id)!.samples()[0]);
       for (const form of ["tree", "calls"]) {
         const json = (await gw.api("GET", `/rollouts/${r.id}/samples?form=${form}`)).json;
         const expand = form === "tree" ? expandTree : expandCalls;
@@ -157,10 +157,10 @@ Deno.test("teacher: the agent never waits for it; an outage names the missing po
       fake.release();
 
       // Down while turn 3 is scored: given up after its tries, named missing in the sample.
-      await gw.gw.rollouts.scorer.settled(gw.gw.store.get(r.id)!);
+      await gw.gw.rollouts.scorer.settled(gw.gw.rollouts.get(r.id)!);
       fake.down = true;
       await more(1);
-      const stuck = gw.gw.store.get(r.id)!;
+      const stuck = gw.gw.rollouts.get(r.id)!;
       await gw.gw.rollouts.scorer.settled(stuck);
       const [during] = (await gw.api("GET", `/rollouts/${r.id}/samples`)).json.samples;
       checkTeacher(during, [stuck.turns[2].id]);
@@ -195,7 +195,7 @@ Deno.test("teacher scores are journaled; a restored rollout's unscored turns are
         id = r.id;
         const more = chat(gw, r);
         await more(2);
-        await gw.gw.rollouts.scorer.settled(gw.gw.store.get(id)!);
+        await gw.gw.rollouts.scorer.settled(gw.gw.rollouts.get(id)!);
         scoredBefore = fake.requests.length;
         fake.hold = true; // turn 3 is recorded, its scoring never answered before the "crash"
         await more(1);

@@ -157,7 +157,7 @@ Deno.test("rollouts: delete drops pending agent requests with an error", async (
     assert.equal(second.status, 200);
     const untouched = agentCall(gw, keep, "chat/completions", chat("other rollout"));
     await take(gw, keep.id).then((req) => completeWith(gw, req.request_id, "fine<|im_end|>"));
-    assert.equal(gw.gw.gate.pendingCount(r.id), 2);
+    assert.equal(await gw.gw.rollouts.pendingRequests(r.id), 2);
 
     const del = await gw.api("DELETE", `/rollouts/${r.id}`);
     assert.equal(del.status, 200);
@@ -173,7 +173,7 @@ Deno.test("rollouts: delete drops pending agent requests with an error", async (
     assert.equal(events.at(-1)!.data, "[DONE]");
     assert.match(events.at(-2)!.json.error.message, /was deleted/);
 
-    assert.equal(gw.gw.gate.pendingCount(), 0);
+    assert.equal(await gw.gw.rollouts.pendingRequests(), 0);
     const late = await gw.api("POST", `/requests/${first.request_id}/complete`, {
       output_ids: [1],
       finish_reason: "stop",
@@ -250,7 +250,7 @@ Deno.test("requests/next: 204 when idle, long poll, rollout filter", async () =>
 
 async function eventuallyPending(gw: TestGateway, n: number): Promise<void> {
   const deadline = Date.now() + 5000;
-  while (gw.gw.gate.pendingCount() < n) {
+  while (await gw.gw.rollouts.pendingRequests() < n) {
     if (Date.now() > deadline) throw new Error(`never ${n} pending requests`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -306,7 +306,7 @@ Deno.test("max_tokens is clamped to the context left after the prompt; an overlo
         assert.ok(n >= 64);
       }
     }
-    assert.equal(gw.gw.gate.pendingCount(), 0);
+    assert.equal(await gw.gw.rollouts.pendingRequests(), 0);
     // count_tokens still reports the real length of the overlong prompt.
     const counted = await agentCall(gw, r, "messages/count_tokens", {
       model: "m",
@@ -394,7 +394,7 @@ Deno.test("SSE keep-alive comments flow while the trainer has not answered", asy
       }
       assert.ok(raw.startsWith(": rollgate\n\n"), raw);
       assert.deepEqual(parseSse(raw).events, [], "no event before the answer");
-      assert.equal(gw.gw.gate.pendingCount(r.id), 1);
+      assert.equal(await gw.gw.rollouts.pendingRequests(r.id), 1);
 
       const req = await take(gw, r.id);
       await completeWith(gw, req.request_id, "finally<|im_end|>");

@@ -78,7 +78,7 @@ async function checkForms(gw: TestGateway, id: string, rewards: (number | null)[
   const decoded = float64s(b64.position_rewards);
   assert.deepEqual(decoded.map((x) => Number.isNaN(x) ? null : x), expected);
 
-  const arrays = { ...flatArrays(gw.gw.store.get(id)!.samples()[0]) };
+  const arrays = { ...flatArrays(gw.gw.rollouts.get(id)!.samples()[0]) };
   assert.deepEqual(arrays.position_rewards, expected);
   for (const form of ["tree", "calls"]) {
     const json = (await gw.api("GET", `/rollouts/${id}/samples?form=${form}`)).json;
@@ -111,7 +111,7 @@ Deno.test("turn rewards: before and after finish, idempotent by turn, in every s
     const r = await gw.rollout();
     // A turn still waiting for its answer takes no reward.
     const first = agentCall(gw, r, "chat/completions", { model: "m", tools, messages: [USER] });
-    while (gw.gw.store.get(r.id)?.turns[0]?.status !== "pending") {
+    while (gw.gw.rollouts.get(r.id)?.turns[0]?.status !== "pending") {
       await new Promise((ok) => setTimeout(ok, 10));
     }
     const waiting = await reward(gw, r.id, 0, 1);
@@ -119,7 +119,7 @@ Deno.test("turn rewards: before and after finish, idempotent by turn, in every s
     assert.match(waiting.json.error.message, /still waiting/);
     await complete(gw, r.id, CALL);
     await first;
-    const turn0 = gw.gw.store.get(r.id)!.turns[0].id;
+    const turn0 = gw.gw.rollouts.get(r.id)!.turns[0].id;
 
     const posted = await reward(gw, r.id, turn0, 0.25);
     assert.equal(posted.status, 200, JSON.stringify(posted.json));

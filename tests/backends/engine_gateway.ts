@@ -8,7 +8,12 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "../../gateway/mod.ts";
-import { SglangBackend, type VllmApi, VllmBackend } from "../../generation/mod.ts";
+import {
+  type GenerationBackend,
+  SglangBackend,
+  type VllmApi,
+  VllmBackend,
+} from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import {
   answerText,
@@ -50,6 +55,8 @@ export interface Rig {
   vllm: FakeVllm;
   sglang: FakeSglang;
   gw: Gateway;
+  /** The engine backends the gateway was given, by name. */
+  backends: Record<string, GenerationBackend>;
   url: string;
   api(method: string, path: string, body?: unknown): Promise<ApiResult>;
   /** A rollout through `POST /api/rollouts`, asserted 201. */
@@ -86,19 +93,20 @@ export async function startRig(o: {
   const sglang = new FakeSglang(model, script).start();
   sglang.routedExperts = o.sglangRouting;
   const engine = { timeoutMs: o.timeoutMs ?? 30_000, retries: o.retries ?? 2, backoffMs: 10 };
+  const backends: Record<string, GenerationBackend> = {
+    vllm: new VllmBackend({
+      url: vllm.url,
+      model: ENGINE_MODEL,
+      stream: o.vllmStream,
+      api: o.vllmApi,
+      ...engine,
+    }),
+    sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),
+  };
   const gw = createGateway({
     model,
     keepAliveMs: 200,
-    backends: {
-      vllm: new VllmBackend({
-        url: vllm.url,
-        model: ENGINE_MODEL,
-        stream: o.vllmStream,
-        api: o.vllmApi,
-        ...engine,
-      }),
-      sglang: new SglangBackend({ url: sglang.url, routedExperts: o.sglangRouting, ...engine }),
-    },
+    backends,
     defaultBackend: o.defaultBackend,
     // A client that leaves is gone at once here (the grace for its retry is tested elsewhere).
     timeouts: { abandonGraceMs: 50 },
@@ -118,6 +126,7 @@ export async function startRig(o: {
     model,
     vllm,
     sglang,
+    backends,
     gw,
     url,
     api,

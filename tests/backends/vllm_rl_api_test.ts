@@ -190,7 +190,7 @@ Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per
     try {
       const r = await rig.rollout({ backend: "vllm", sampling: { top_k: 5 } });
       await exchange(rig.agent(r));
-      const rollout = rig.gw.store.get(r.id)!;
+      const rollout = rig.gw.rollouts.get(r.id)!;
       for (const [k, turn] of rollout.turns.entries()) {
         const out = rig.vllm.generations.items[k].output!;
         const meta = turn.facts!.rows!.sampling_mask!;

@@ -44,6 +44,7 @@ Deno.test({
         onAnswer: (n) => {
           if (restart || n < ROLLOUTS * TURNS * 0.4) return;
           restart = (async () => {
+            const away = performance.now();
             await pg.stopServer();
             for (const r of replicas) {
               await until(
@@ -54,7 +55,7 @@ Deno.test({
                   return true;
                 },
                 "a replica reports not ready while the database is away",
-                10_000,
+                60_000,
               ).catch((e) => {
                 throw new Error(`${e.message}\n${r.output().slice(-3000)}`);
               });
@@ -64,11 +65,17 @@ Deno.test({
             for (const r of replicas) {
               await until(
                 async () => (await call(`${r.url}/ready`)).status === 200,
-                `ready again; the replica said:\n${r.output().slice(-3000)}`,
+                "the replica is ready again once the database is back",
+                60_000,
               ).catch((e) => {
                 throw new Error(`${e.message}\n${r.output().slice(-3000)}`);
               });
             }
+            console.log(
+              `database away for ${
+                ((performance.now() - away) / 1000).toFixed(1)
+              } s (replicas ready again)`,
+            );
           })();
         },
       }).catch((e) => {
@@ -77,6 +84,9 @@ Deno.test({
         throw new Error(`${e.message}\n${said.join("\n")}`);
       });
       await restart;
+      console.log(
+        `${run.failedCalls} agent calls failed and were retried; ${run.answered} answered`,
+      );
       assert.equal(notReady.length, 2);
       for (const body of notReady) assert.match(body, /database/);
       assert.ok(run.failedCalls > 0, "calls in flight while the database was away failed");

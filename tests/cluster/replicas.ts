@@ -10,10 +10,12 @@ import { type GatewayProcess, startGateway } from "../support/gateway_process.ts
 /** The owner lease the tests give replicas (seconds). */
 export const TEST_LEASE_S = 2;
 
+/** `lease`: the owner lease in seconds; `"default"`: the one `serve` picks. */
 export function startReplicas(
   n: number,
   databaseUrl: string,
   args: string[] = [],
+  lease: number | "default" = TEST_LEASE_S,
 ): Promise<GatewayProcess[]> {
   return Promise.all(
     Array.from(
@@ -22,8 +24,10 @@ export function startReplicas(
         startGateway([
           "--database-url",
           databaseUrl,
-          "--owner-lease",
-          String(TEST_LEASE_S),
+          ...(lease === "default" ? [] : ["--owner-lease", String(lease)]),
+          // HAProxy, in front of them in the tests, is on loopback.
+          "--trusted-proxies",
+          "127.0.0.1",
           ...args,
         ]),
     ),

@@ -31,7 +31,12 @@ import { type GatewayProcess, startGateway } from "../support/gateway_process.ts
 import { checkLossOwnership } from "../support/loss_ownership.ts";
 import type { TurnTreeExport } from "../../trajectory/mod.ts";
 import { type EgressProbe, startEgressProbe } from "./egress_probe.ts";
-import { type PolicyRecord, ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
+import {
+  type PolicyRecord,
+  type Script,
+  ScriptedPolicy,
+  sharedModel,
+} from "../support/scripted_policy.ts";
 import { cliMissing, referenceMissing, skipGroup } from "../support/skips.ts";
 import { bridgeRequest, renderRequest, withRenderers } from "../reference/renderers_env.ts";
 import { firstDifference } from "../invariants/drive.ts";
@@ -319,6 +324,8 @@ export interface ScenarioOptions {
   family?: FamilyTestModel;
   /** A gateway already serving that policy (default: one started for this run). */
   gateway?: GatewayProcess;
+  /** Runs before the policy answers each request (turn 0, 1): a chaos hook. */
+  beforeAnswer?: (turn: number) => Promise<void>;
 }
 
 /** Registers the scenario as a `Deno.test` for one harness (ignored when the CLI is missing). */
@@ -348,9 +355,13 @@ export async function runScenario(h: Harness, options: ScenarioOptions): Promise
     if (!family) await sharedModel();
     gw = options.gateway ?? await startGateway(family?.serveArgs);
     const rollout = await api(gw, "/api/rollouts", { metadata: { harness: h.name } });
+    const script: Script = family ? familyScenarioScript(h, family) : scenarioScript(h);
     policy = new ScriptedPolicy(
       gw.url,
-      family ? familyScenarioScript(h, family) : scenarioScript(h),
+      async (p) => {
+        await options.beforeAnswer?.(p.turn);
+        return await script(p);
+      },
       {
         rollout: rollout.id,
         appendChunk: options.appendChunk,

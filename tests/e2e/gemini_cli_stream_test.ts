@@ -84,7 +84,7 @@ async function serve(): Promise<Served> {
         home: `${tmp}/home`,
       }, { timeoutMs: RUN_BUDGET_MS }),
     async close() {
-      for (const r of gw.store.list()) gw.gate.cancelRollout(r.id, "test over");
+      gw.rollouts.abandon("test over");
       await server.shutdown();
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },

@@ -168,7 +168,7 @@ Deno.test({
       async () => {
         const c = await conversation();
         await c.say("Say hi.");
-        await gw.rollouts.scorer.settled(gw.store.get(c.id)!);
+        await gw.rollouts.scorer.settled(gw.rollouts.get(c.id)!);
         outage.state.down = true;
         const before = performance.now();
         await c.say("Again.");

@@ -54,8 +54,9 @@ Deno.test("a journal written by 6746b03 restores, and its waiting turn completes
     assert.deepEqual(logged.map((l) => [l.cursor, l.sample.rollout_id]), [[1, "done"]]);
 
     // The waiting turn is back in the queue under its id; completing it records the turn.
-    const pending = await gw.gate.next(1_000, "kept");
-    assert.equal(gw.runner.turnOfRequest(pending!.request_id), kept.turns[2]);
+    const pending = await gw.rollouts.next(1_000, "kept");
+    assert.equal(pending!.turn_id, kept.turns[2].id);
+    assert.ok(gw.rollouts.awaits(pending!.request_id), "the restored turn waits for it");
     const ids = await model.tokenizer.encode("All done.<|im_end|>");
     await gw.rollouts.complete(pending!.request_id, { output_ids: ids, finish_reason: "stop" });
     assert.equal(kept.turns[2].status, "done");

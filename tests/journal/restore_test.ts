@@ -149,11 +149,17 @@ Deno.test("restore: an unanswered request is back in the queue under its id and 
       finish_reason: "stop",
     });
     assert.equal(done.status, 200, JSON.stringify(done.json));
+    // The same completion sent again (its answer lost) is told so; another one is refused.
     const again = await second.t.api("POST", `/requests/${requestId}/complete`, {
       output_ids: ids,
       finish_reason: "stop",
     });
-    assert.equal(again.status, 409, "completed once");
+    assert.deepEqual([again.status, again.json.resent], [200, true], "completed once");
+    const other = await second.t.api("POST", `/requests/${requestId}/complete`, {
+      output_ids: ids.slice(1),
+      finish_reason: "stop",
+    });
+    assert.equal(other.status, 409, "completed once");
     const answer = await retry;
     assert.equal(answer.status, 200);
     assert.equal(answer.json.content.at(-1).text, "Hi!");

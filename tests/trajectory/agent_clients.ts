@@ -101,7 +101,7 @@ export async function startGateway(options: Partial<GatewayOptions> = {}): Promi
       (await ok("POST", `/rollouts/${id}/finish`, { reward })).samples,
     async close() {
       await policy.stop();
-      for (const r of gw.store.list()) gw.gate.cancelRollout(r.id, "test gateway closing");
+      gw.rollouts.abandon("test gateway closing");
       await server.shutdown();
     },
   };

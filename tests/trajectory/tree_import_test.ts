@@ -24,7 +24,7 @@ Deno.test("a tree export read back gives the same tree and the same samples", as
       assert.deepEqual(JSON.parse(JSON.stringify(turnTree(imported))), tree);
       // The export does not hold the rollout's sample options (labels, SFT); given them, the
       // imported rollout's samples are the gateway's.
-      const live = t.gw.store.get(r.id)!;
+      const live = t.gw.rollouts.get(r.id)!;
       const samples = imported.samples(live.sampleOptions);
       assert.deepEqual(JSON.parse(JSON.stringify(samples)), await t.samples(r.id));
     }

@@ -533,7 +533,7 @@ browserTest(
       );
 
       // Lengths per turn and turns per rollout, from the store's own turns.
-      const turns = t.gw.store.list().flatMap((r) => r.turns.filter((x) => x.status === "done"));
+      const turns = t.gw.rollouts.list().flatMap((r) => r.turns.filter((x) => x.status === "done"));
       assertHistogram(
         await marksOf(page, "prompt-lengths", "rect.bar"),
         turns.map((x) => x.promptLength),

@@ -93,7 +93,7 @@ export async function playGroups(
           weight_version: version,
         });
       }
-      const t = await gw.runner.start(rollout, request(messages), "call_");
+      const t = await gw.rollouts.startTurn(rollout, request(messages), "call_");
       await t.result.catch(() => {});
       if (t.status !== "done") break;
       const answer = t.message as AssistantMessage;

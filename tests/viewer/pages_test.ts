@@ -42,7 +42,7 @@ Deno.test("token data: each id's role is the sample's own loss and SFT mask", as
   await withGateway(async (t) => {
     const text = new TokenText((ids) => t.model.decode(ids));
     for (const r of [await sessionRollout(t), await driftRollout(t)]) {
-      const rollout = t.gw.store.get(r.id)!;
+      const rollout = t.gw.rollouts.get(r.id)!;
       const tree = await t.tree(r.id);
       for (const s of await t.samples(r.id)) {
         const d = await sampleTokens(text, s, rollout, 0, s.input_ids.length);
@@ -70,7 +70,7 @@ Deno.test("token data: drift is marked where it is, with both sides decoded", as
     const tree = await t.tree(r.id);
     const [s] = await t.samples(r.id);
     const t0 = tree.turns[0];
-    const d = await sampleTokens(text, s, t.gw.store.get(r.id)!, 0, 64);
+    const d = await sampleTokens(text, s, t.gw.rollouts.get(r.id)!, 0, 64);
     const drift = d.marks.find((m) => m.kind === "drift");
     assert.ok(drift && drift.kind === "drift");
     assert.equal(drift.at, t0.prompt_ids.length + t0.drift!.position);
@@ -78,7 +78,7 @@ Deno.test("token data: drift is marked where it is, with both sides decoded", as
     assert.equal(drift.rendered, await t.model.decode(t0.drift!.rendered));
     assert.ok(drift.sampled.startsWith("\n\n"));
     // Masked by the rollout's label policy: sampled, loss 0.
-    const full = await sampleTokens(text, s, t.gw.store.get(r.id)!, 0, s.input_ids.length);
+    const full = await sampleTokens(text, s, t.gw.rollouts.get(r.id)!, 0, s.input_ids.length);
     assert.equal(full.kinds[drift.at], "m");
   });
 });
@@ -118,7 +118,7 @@ Deno.test("with an admin token the viewer asks for it, once per browser session"
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, gw.app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   try {
-    const r = gw.store.create({});
+    const r = await gw.rollouts.create({});
     const page = `${url}/ui/rollouts/${r.id}`;
     const denied = await html(page);
     assert.equal(denied.status, 401);

@@ -25,4 +25,4 @@ export { TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
 export { type BlackBoxAnswer, fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 export { TeacherScorer, type TeacherScoring } from "./teacher_scorer.ts";
 export { splitChain } from "./assign_chain.ts";
-export { storeImages } from "./turn_images.ts";
+export { answeredWithImages } from "./turn_images.ts";

@@ -62,3 +62,17 @@ export async function storeImages(
     );
   }
 }
+
+/**
+ * A hosted API's answer once the turn's images are stored too (both run at once): the images'
+ * failure fails the turn, as on a policy's turn.
+ */
+export async function answeredWithImages<A>(
+  store: ImageStore | undefined,
+  images: ReadonlyMap<string, RequestImage> | undefined,
+  ask: () => Promise<A>,
+): Promise<A> {
+  const [answer, unstored] = await Promise.all([ask(), storeImages(store, images)]);
+  if (unstored) throw unstored;
+  return answer;
+}

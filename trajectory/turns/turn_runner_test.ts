@@ -261,14 +261,18 @@ function gated() {
     turnEnded: (e) => ended.push(e),
   };
   const rollouts = new RolloutActions({ model, gate, turns: { observer } });
-  const { runner } = rollouts;
+  // The runner as the façade hands it out (it keeps the runner itself to itself).
+  const runner = {
+    start: rollouts.startTurn.bind(rollouts),
+    abandon: rollouts.abandon.bind(rollouts),
+  };
   return { gate, runner, rollouts, started, ended, rollout: new Rollout("g", "token", {}, {}) };
 }
 
 Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle waits for them", async () => {
   const { gate, runner, rollouts, started, ended, rollout } = gated();
   const t1 = await runner.start(rollout, request([u1]), "call_");
-  assert.equal(rollouts.inFlight, 1);
+  assert.equal(rollouts.pendingTurns(), 1);
   let idle = false;
   rollouts.close("the gateway is shutting down");
   const whenIdle = rollouts.whenIdle().then(() => idle = true);
@@ -286,7 +290,7 @@ Deno.test("TurnRunner: close refuses new turns, in-flight ones finish, whenIdle 
   gate.complete(pending!.request_id, { output_ids: ids, finish_reason: "stop" });
   await t1.result;
   await whenIdle;
-  assert.equal(rollouts.inFlight, 0);
+  assert.equal(rollouts.pendingTurns(), 0);
   assert.equal(t1.status, "done");
   assert.deepEqual(started, ["gate", "gate"]);
   assert.deepEqual(ended.map((e) => [e.turn.status, (e.error as Error)?.name]), [

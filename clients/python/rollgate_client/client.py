@@ -50,6 +50,13 @@ MAX_WAIT_S = 300.0
 DEFAULT_LEASE_S = 60.0
 #: Tries of an ``ack`` whose answer did not arrive before the request is handled regardless.
 ACK_ATTEMPTS = 3
+#: Sends of a ``complete`` whose answer was lost (the gateway accepts it once and says ``resent``
+#: to the sends after the one that landed), backing off 0.25 s, 0.5 s, … up to 4 s between them.
+COMPLETE_ATTEMPTS = 6
+#: Statuses a lost or refused-for-now call gets from a gateway or a balancer in front (retry them).
+RETRY_STATUSES = (502, 503, 504)
+#: A sample stream silent for this long (the gateway sends an empty line every 15 s) is reopened.
+STREAM_IDLE_S = 60.0
 
 
 def _seg(value: str) -> str:
@@ -280,16 +287,23 @@ class RollgateClient:
         return await self._call("GET", f"/api/rollouts/{_seg(id)}/tree")
 
     async def stream_samples(
-        self, after: int | None = None, *, retry_delay: float = 1.0
+        self,
+        after: int | None = None,
+        *,
+        retry_delay: float = 1.0,
+        idle_timeout: float = STREAM_IDLE_S,
     ) -> AsyncIterator[Sample]:
         """``GET /api/samples/stream``: every sample as its rollout finishes, each with its
         ``cursor``. With ``after``, every kept sample after that cursor comes first (``0``: all
         of them); without it, the stream starts with the next sample to finish.
 
-        A dropped connection (say, the gateway restarting) is reopened after ``retry_delay``
-        from the last cursor seen, so no sample is missed or repeated; keep the last cursor to
-        resume the same way after your own restart. Runs until you stop iterating. 410: the
-        samples after ``after`` are no longer kept (a gateway without its journal)."""
+        A dropped connection (say, the gateway restarting), or a stream silent for longer than
+        ``idle_timeout`` (the gateway keeps an idle one alive with an empty line every 15 s), is
+        reopened after ``retry_delay`` from the last cursor seen, so no sample is missed or
+        repeated; keep the last cursor to resume the same way after your own restart. Runs until
+        you stop iterating. 410: the samples after ``after`` are no longer kept (a gateway without
+        its journal); 409: ``after`` is ahead of the gateway's newest sample (it restarted on
+        another or an empty journal; the message says where it is now)."""
         cursor = after
 
         def start(headers: Mapping[str, str]) -> None:
@@ -298,10 +312,15 @@ class RollgateClient:
                 cursor = int(headers["x-rollgate-cursor"])
 
         while True:
+            lines = self._http.stream_lines(
+                "/api/samples/stream", query={"after": cursor}, on_headers=start
+            ).__aiter__()
             try:
-                async for line in self._http.stream_lines(
-                    "/api/samples/stream", query={"after": cursor}, on_headers=start
-                ):
+                while True:
+                    try:
+                        line = await asyncio.wait_for(lines.__anext__(), idle_timeout)
+                    except StopAsyncIteration:
+                        break
                     if not line.strip():
                         continue
                     sample = Sample.from_json(json.loads(line))
@@ -311,6 +330,8 @@ class RollgateClient:
                 raise _error(e.response) from None
             except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError) as e:
                 log.warning("the sample stream broke (%r); reopening after cursor %s", e, cursor)
+            finally:
+                await lines.aclose()
             await asyncio.sleep(retry_delay)
 
     # -- the gate ---------------------------------------------------------------------------------
@@ -444,7 +465,11 @@ class RollgateClient:
         withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
         ids, ``logprobs`` not one per output id, ``routed_experts`` not one row per position
         ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``, or ``sampling_mask`` (each
-        output id's kept set, vLLM's format) not one set per output id holding the id sampled there."""
+        output id's kept set, vLLM's format) not one set per output id holding the id sampled there.
+
+        A completion whose answer is lost (the connection broke, a replica died, a balancer said
+        502/503/504) is sent again, up to ``COMPLETE_ATTEMPTS`` times: the gateway accepts it
+        once, and a send after the one that landed is answered ``{"resent": true}``."""
         body = _completion_body(
             Completion(
                 output_ids=list(output_ids),
@@ -456,14 +481,26 @@ class RollgateClient:
                 sampling_mask=sampling_mask,
             )
         )
-        try:
-            answer = await self._call("POST", f"/api/requests/{_seg(request_id)}/complete", body)
-        except (RollgateError, OSError, asyncio.TimeoutError):
-            # Not known to be recorded (or not ours): the next delta must not extend it.
-            self.prompt_cache.closed(request_id)
-            raise
-        self.prompt_cache.completed(request_id, body["output_ids"])
-        return answer
+        path = f"/api/requests/{_seg(request_id)}/complete"
+        for attempt in range(COMPLETE_ATTEMPTS):
+            last = attempt == COMPLETE_ATTEMPTS - 1
+            try:
+                answer = await self._call("POST", path, body)
+                self.prompt_cache.completed(request_id, body["output_ids"])
+                return answer
+            except RollgateError as e:
+                if e.status not in RETRY_STATUSES or last:
+                    # Not known to be recorded (or not ours): the next delta must not extend it.
+                    self.prompt_cache.closed(request_id)
+                    raise
+                log.warning("the completion of %s was not taken (%s); sending it again", request_id, e)
+            except (OSError, asyncio.TimeoutError) as e:
+                if last:
+                    self.prompt_cache.closed(request_id)
+                    raise
+                log.warning("the completion of %s got no answer (%r); sending it again", request_id, e)
+            await asyncio.sleep(min(0.25 * 2**attempt, 4.0))
+        raise AssertionError("unreachable")
 
     async def complete_many(
         self, completions: Iterable[tuple[str, Completion | Mapping[str, Any]]]

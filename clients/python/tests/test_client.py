@@ -355,8 +355,10 @@ class ErrorTest(GatewayTestCase):
         self.assertEqual(reason.exception.status, 400)
         # The refused completions left the request pending: a valid one still lands.
         await self.client.complete(p.request_id, HELLO)
+        # The same completion again (as after a lost answer) is told so; another is refused.
+        self.assertTrue((await self.client.complete(p.request_id, HELLO))["resent"])
         with self.assertRaises(RollgateError) as again:
-            await self.client.complete(p.request_id, HELLO)
+            await self.client.complete(p.request_id, SUNNY)
         self.assertEqual((again.exception.status, again.exception.type), (409, "conflict"))
         self.assertEqual((await agent).content, "Hello")
 

@@ -5,6 +5,7 @@ request stops its handler, and the sample stream resumes from its cursor."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import socket
@@ -165,6 +166,33 @@ class WithdrawnTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("agent disconnected", late.exception.message)
 
 
+async def _one_turn_served(url: str, client: RollgateClient, r) -> tuple:  # noqa: ANN001
+    """One agent turn on ``r`` while ``client.serve_requests`` answers it (HELLO): the agent's
+    answer, bounded well below the 60 s lease an agent waited out when an answer was lost, and
+    what the worker did."""
+
+    async def engine(p: PendingRequest) -> Completion:
+        return Completion(HELLO, logprobs=logprobs_for(HELLO))
+
+    stop = asyncio.Event()
+    worker = asyncio.ensure_future(client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
+    agents = AsyncHTTPClient(url, timeout=60)
+    try:
+        resp = await asyncio.wait_for(
+            agents.request(
+                "POST",
+                f"/rollout/{r.id}/v1/chat/completions",
+                json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                headers={"Authorization": f"Bearer {r.token}"},
+            ),
+            20,
+        )
+    finally:
+        await agents.close()
+        stop.set()
+    return resp, await asyncio.wait_for(worker, 10)
+
+
 class AckLostTest(unittest.IsolatedAsyncioTestCase):
     """An ack that reached the gateway but whose answer was lost used to drop the request: the
     gateway held it leased to nobody, and its agent waited out the lease (60 s)."""
@@ -192,30 +220,156 @@ class AckLostTest(unittest.IsolatedAsyncioTestCase):
 
         self.client.ack = ack_with_lost_answer  # type: ignore[method-assign]
 
-        async def engine(p: PendingRequest) -> Completion:
-            return Completion(HELLO, logprobs=logprobs_for(HELLO))
-
-        stop = asyncio.Event()
-        worker = asyncio.ensure_future(self.client.serve_requests(engine, stop_event=stop, poll_wait=0.5))
-        agents = AsyncHTTPClient(self.gw.url, timeout=60)
-        try:
-            # Bounded well below the 60 s lease the agent waited out before.
-            resp = await asyncio.wait_for(
-                agents.request(
-                    "POST",
-                    f"/rollout/{r.id}/v1/chat/completions",
-                    json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
-                    headers={"Authorization": f"Bearer {r.token}"},
-                ),
-                20,
-            )
-        finally:
-            await agents.close()
-            stop.set()
-        stats = await asyncio.wait_for(worker, 10)
+        resp, stats = await _one_turn_served(self.gw.url, self.client, r)
         self.assertEqual(resp.status, 200)
         self.assertEqual(lost, 1)
         self.assertEqual((stats.completed, stats.dropped), (1, 0))
+
+
+class CompleteLostTest(unittest.IsolatedAsyncioTestCase):
+    """A complete whose answer died with its replica made the agent wait out the whole lease
+    (60 s, 2 of 4 runs): the client did not send it again. Now it does, and the gateway, which had
+    accepted it, says ``resent``: one turn, one answer."""
+
+    async def asyncSetUp(self) -> None:
+        self.gw = await asyncio.to_thread(support.start_gateway)
+        self.client = RollgateClient(self.gw.url)
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+        await asyncio.to_thread(self.gw.stop)
+
+    async def test_a_lost_complete_is_sent_again_and_lands_once(self) -> None:
+        r = await self.client.create_rollout()
+        http = self.client._http
+        real_request = http.request
+        sent: list[int] = []
+
+        async def request_with_lost_answer(method: str, path: str, **kw):  # noqa: ANN003
+            resp = await real_request(method, path, **kw)
+            if path.endswith("/complete"):
+                sent.append(resp.status)
+                if len(sent) == 1:  # the gateway took it; its answer never arrived
+                    raise ConnectionResetError("the answer to the complete was lost")
+            return resp
+
+        http.request = request_with_lost_answer  # type: ignore[method-assign]
+
+        resp, stats = await _one_turn_served(self.gw.url, self.client, r)
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(sent, [200, 200], "sent twice, accepted both times")
+        self.assertEqual((stats.completed, stats.dropped, stats.failed), (1, 0, 0))
+        info = await self.client.get_rollout(r.id)
+        self.assertEqual(info["turns"], {"total": 1, "done": 1, "pending": 0, "failed": 0})
+
+
+class _CuttableProxy:
+    """A loopback TCP proxy whose open connections the test can cut (a balancer's restart, a
+    network blip): nothing else about the connection changes."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> str:
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            finally:
+                writer.close()
+
+        async def accept(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.port)
+            self.writers += [client_w, up_w]
+            await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
+
+        self.server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    def cut(self) -> None:
+        for w in self.writers:
+            w.transport.abort()
+        self.writers.clear()
+
+    async def close(self) -> None:
+        self.cut()
+        self.server.close()
+
+
+class IdleStreamTest(unittest.IsolatedAsyncioTestCase):
+    """The sample stream sent no headers until a sample existed: the client timed out, reconnected
+    without its cursor and missed samples finished meanwhile; a cursor ahead of the newest sample
+    (a gateway restarted on an empty journal) skipped silently."""
+
+    async def asyncSetUp(self) -> None:
+        self.gw = await asyncio.to_thread(support.start_gateway)
+        self.proxy = _CuttableProxy(self.gw.port)
+        self.client = RollgateClient(await self.proxy.start())
+        # The trainer answers directly (the proxy is cut under the sample stream only).
+        self.trainer = RollgateClient(self.gw.url)
+
+        async def engine(p: PendingRequest) -> Completion:
+            return Completion(HELLO, logprobs=logprobs_for(HELLO))
+
+        self.stop = asyncio.Event()
+        self.worker = asyncio.ensure_future(
+            self.trainer.serve_requests(engine, stop_event=self.stop, poll_wait=0.5)
+        )
+
+    async def asyncTearDown(self) -> None:
+        self.stop.set()
+        await self.worker
+        await self.trainer.close()
+        await self.client.close()
+        await self.proxy.close()
+        await asyncio.to_thread(self.gw.stop)
+
+    async def finished(self, n: int) -> str:
+        """A rollout of one turn, finished: one sample."""
+        r = await self.trainer.create_rollout(id=f"idle-{uuid.uuid4().hex[:6]}-{n}")
+        await asyncio.to_thread(support.chat, r.base_url, [{"role": "user", "content": f"n{n}"}], token=r.token)
+        await self.trainer.finish_rollout(r.id, reward=float(n))
+        return r.id
+
+    async def test_an_idle_stream_has_its_head_and_misses_nothing_across_a_cut(self) -> None:
+        heads: list[dict] = []
+        lines = self.client._http.stream_lines("/api/samples/stream", on_headers=heads.append)
+        first = asyncio.ensure_future(lines.__anext__())
+        # No sample exists, and the head is there (bounded; it used to wait for the first sample).
+        for _ in range(100):
+            if heads:
+                break
+            await asyncio.sleep(0.05)
+        self.assertEqual(heads[0].get("x-rollgate-cursor"), "0")
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        await lines.aclose()
+
+        got: list[str] = []
+        stream = self.client.stream_samples(retry_delay=2.0)
+        reading = asyncio.ensure_future(stream.__anext__())
+        await asyncio.sleep(0.5)  # the stream is open, its cursor from its head
+        self.proxy.cut()
+        # Finished while the client waits to reconnect: it must still come, from the cursor.
+        missed = await self.finished(1)
+        got.append((await asyncio.wait_for(reading, 30)).rollout_id)
+        later = await self.finished(2)
+        got.append((await asyncio.wait_for(stream.__anext__(), 30)).rollout_id)
+        await stream.aclose()
+        self.assertEqual(got, [missed, later])
+
+    async def test_a_cursor_ahead_of_the_log_is_an_error_that_says_so(self) -> None:
+        await self.finished(1)
+        with self.assertRaises(RollgateError) as ahead:
+            await self.client.stream_samples(after=1_000).__anext__()
+        self.assertEqual(ahead.exception.status, 409)
+        self.assertIn("ahead of the newest sample of this gateway's log (1)", ahead.exception.message)
+        self.assertIn("after=1", ahead.exception.message)
 
 
 class SampleStreamTest(unittest.IsolatedAsyncioTestCase):

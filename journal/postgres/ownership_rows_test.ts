@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { migrate } from "../journal/mod.ts";
-import { Ownership } from "./ownership.ts";
-import { postgresMissing, startPostgres } from "../tests/support/postgres_server.ts";
-import { skipGroup } from "../tests/support/skips.ts";
+import { migrate } from "./schema.ts";
+import { OwnershipRows } from "./ownership_rows.ts";
+import { postgresMissing, startPostgres } from "../../tests/support/postgres_server.ts";
+import { skipGroup } from "../../tests/support/skips.ts";
 
 const ignore = skipGroup("replicated gateway (PostgreSQL)", postgresMissing());
 const LEASE_MS = 10_000;
@@ -22,7 +22,7 @@ Deno.test({
     const sql = postgres(pg.url, { max: 2, onnotice: () => {} });
     try {
       await migrate(sql);
-      const a = new Ownership(sql, "replica-a", "http://127.0.0.1:1", LEASE_MS);
+      const a = new OwnershipRows(sql, "replica-a", "http://127.0.0.1:1", LEASE_MS);
       const beat = (replica: string, age: string) =>
         sql`INSERT INTO replicas (id, url, heartbeat_at)
           VALUES (${replica}, 'http://127.0.0.1:2', now() - ${age}::interval)

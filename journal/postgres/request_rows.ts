@@ -3,7 +3,8 @@
  * complete, fail) and what its owner does (queue it, withdraw it, read how it ended), each one
  * statement that changes a request only from the states the call is allowed from. A call that
  * changes nothing reads the request afterwards to say why (409 already resolved, 410 withdrawn,
- * 404 unknown): the decision is the write's, never the read's.
+ * 404 unknown): the decision is the write's, never the read's. A completion sent again with the
+ * same output (its first answer was lost with a replica) is told it was accepted before.
  *
  * @module
  */
@@ -18,39 +19,48 @@ import {
   type RowsExpected,
   type TokenRows,
   type VersionRun,
-} from "../generation/mod.ts";
-import { packArrays } from "../journal/mod.ts";
+} from "../../generation/mod.ts";
+import { CHANNEL_PREFIX, QUEUE_CHANNEL } from "./channels.ts";
+import { idBytes } from "./id_bytes.ts";
+import { checkRow, rowSum } from "../row_checksum.ts";
+import { OPEN_STATES, type RequestState } from "./request_states.ts";
+import { refusal } from "./request_refusals.ts";
+import {
+  completionOf,
+  readRequestEvent,
+  REQUEST_EVENT_KINDS,
+  requestCompleted,
+  type RequestEvent,
+  requestFailed,
+} from "./request_events.ts";
 
-/** The states a request can still be taken, leased, completed or failed in. */
-export const OPEN = ["queued", "delivered", "leased"];
+const OPEN = OPEN_STATES as unknown as string[];
+const REQUEST_KINDS = REQUEST_EVENT_KINDS as unknown as string[];
 
-/** Ids as the table keeps them: int32, little-endian. */
-export function idBytes(ids: readonly number[]): Buffer {
-  const b = Buffer.alloc(ids.length * 4);
-  for (let i = 0; i < ids.length; i++) b.writeInt32LE(ids[i], i * 4);
-  return b;
-}
-
-export function idsOf(bytes: Uint8Array): number[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<number>(bytes.byteLength / 4);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);
-  return out;
-}
+// deno-lint-ignore no-explicit-any
+type Tx = any;
 
 /** How a request ended, as its owner reads it. */
 export interface Outcome {
-  state: string;
+  state: RequestState;
   reason: string | null;
   appended: Uint8Array;
   /** Weight versions of the appended chunks, each from where it starts. */
   versions: VersionRun[];
-  data: string | null;
-  arrays: Uint8Array | null;
+  /** The trainer's answer, once there is one. */
+  event: RequestEvent | undefined;
   /** The completion's `routed_experts`, when it had them. */
   routed_dtype: RowDtype | null;
   routed_shape: number[] | null;
   routed_experts: Uint8Array | null;
+}
+
+/** What a request held when a trainer's answer resolved it. */
+export interface Resolved {
+  /** Ids appended before the completion. */
+  appended: number;
+  /** Their weight versions, each from where it starts. */
+  versions: VersionRun[];
 }
 
 /** What the owner queues: the request and what its completion will be checked against. */
@@ -62,7 +72,7 @@ export interface QueuedRequest {
   rows: RowsExpected;
 }
 
-export class RequestTable {
+export class RequestRows {
   constructor(
     readonly sql: Sql,
     readonly replica: string,
@@ -71,19 +81,30 @@ export class RequestTable {
   ) {}
 
   /** Queues a request; false when it was there already (a restored turn's). */
-  async insert(r: QueuedRequest) {
+  /**
+   * Queues a request; false when it was there already (a restored turn's). `deliveredTo`: a
+   * trainer's long poll on this replica takes it at once (it is inserted delivered, as a claim
+   * would leave it: one statement instead of two, and nobody else is woken).
+   */
+  async insert(r: QueuedRequest, deliveredTo?: { leaseMs: number }) {
     const like = r.rows.like ? JSON.stringify(r.rows.like) : null;
+    const to = deliveredTo !== undefined;
     const [row] = await this.sql<{ inserted: boolean }[]>`
       WITH ins AS (
-        INSERT INTO pending (request_id, rollout, turn_id, state, lease_ms, max_tokens,
-          prompt_len, rows_from, rows_like)
-        VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id}, 'queued',
-          ${this.defaultLeaseMs}, ${r.maxTokens}, ${r.rows.promptLength}, ${r.rows.from},
+        INSERT INTO pending (request_id, rollout, turn_id, state, epoch, lease_ms, deadline,
+          delivered_by, max_tokens, prompt_len, rows_from, rows_like)
+        VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id},
+          ${to ? "delivered" : "queued"}, ${to ? 1 : 0},
+          ${deliveredTo?.leaseMs ?? this.defaultLeaseMs},
+          CASE WHEN ${to} THEN now() + make_interval(secs => ${this.ackTimeoutMs / 1000}) END,
+          ${to ? this.replica : null}, ${r.maxTokens}, ${r.rows.promptLength}, ${r.rows.from},
           ${like}::text::jsonb)
         ON CONFLICT (request_id) DO NOTHING
         RETURNING request_id
       )
-      SELECT count(*) > 0 AS inserted, pg_notify('rollgate_queue', '') FROM ins`;
+      SELECT count(*) > 0 AS inserted,
+        CASE WHEN NOT ${to} AND count(*) > 0 THEN pg_notify(${QUEUE_CHANNEL}, '') END
+      FROM ins`;
     return row.inserted;
   }
 
@@ -105,6 +126,22 @@ export class RequestTable {
     return row?.rollout;
   }
 
+  /**
+   * Requests `replica` handed to trainers that no trainer acknowledged: offered again at once
+   * (that replica is gone; its answers to the long polls likely died with it), not after the
+   * acknowledgement timeout. Returns how many.
+   */
+  async redeliverFrom(replica: string): Promise<number> {
+    const rows = await this.sql`
+      WITH again AS (
+        UPDATE pending SET state = 'queued', deadline = NULL, delivered_by = NULL
+        WHERE delivered_by = ${replica} AND state = 'delivered'
+        RETURNING request_id
+      )
+      SELECT request_id, pg_notify(${QUEUE_CHANNEL}, '') FROM again`;
+    return rows.length;
+  }
+
   /** A claimed request its owner could not hand over is offered again a second later. */
   async release(requestId: string): Promise<void> {
     await this.sql`
@@ -117,15 +154,27 @@ export class RequestTable {
    * read from `token_rows` once the owner stored them there (a restored turn reads them again).
    */
   async outcome(requestId: string): Promise<Outcome | undefined> {
-    const [row] = await this.sql<Outcome[]>`
-      SELECT p.state, p.reason, p.appended, p.versions, e.data, e.arrays, p.routed_dtype,
+    const [row] = await this.sql<
+      (Omit<Outcome, "event"> & {
+        kind: string | null;
+        data: string | null;
+        arrays: Uint8Array | null;
+        sum: string | null;
+      })[]
+    >`
+      SELECT p.state, p.reason, p.appended, p.versions, e.kind, e.data, e.arrays, e.sum,
+        p.routed_dtype,
         p.routed_shape, coalesce(p.routed_experts, (SELECT t.data FROM token_rows t
           WHERE t.turn = p.turn_id AND t.field = 'routed_experts')) AS routed_experts
       FROM pending p
       LEFT JOIN events e ON e.rollout = p.rollout AND e.ref = p.request_id
-        AND e.kind IN ('request_completed', 'request_failed')
+        AND e.kind IN ${this.sql(REQUEST_KINDS)}
       WHERE p.request_id = ${requestId}`;
-    return row;
+    if (!row) return undefined;
+    const { kind, data, arrays, sum, ...rest } = row;
+    if (!kind || !data) return { ...rest, event: undefined };
+    checkRow(data, arrays, sum === null ? null : Number(sum));
+    return { ...rest, event: readRequestEvent(kind, data, arrays) };
   }
 
   /** Of `ids`, those resolved or with appended ids (an owner's poll). */
@@ -136,23 +185,37 @@ export class RequestTable {
     return rows.map((r) => r.request_id);
   }
 
-  async claim(rollout: string | undefined, leaseMs: number) {
-    const [row] = await this.sql<{ request_id: string; owner_url: string; owner: string }[]>`
+  /**
+   * Claims up to `limit` requests (of `rollout`, if given) whose owner is alive, for long polls
+   * waiting with lease `leaseMs`: those whose delivery or lease deadline passed first, then the
+   * oldest queued. In that order.
+   */
+  async claim(
+    rollout: string | undefined,
+    leaseMs: number,
+    limit = 1,
+  ): Promise<{ request_id: string; owner_url: string; owner: string }[]> {
+    const rows = await this.sql<
+      { request_id: string; owner_url: string; owner: string; fresh: boolean; seq: string }[]
+    >`
       WITH c AS (
-        SELECT p.request_id FROM pending p JOIN rollouts r ON r.id = p.rollout
+        SELECT p.request_id, p.seq, p.state = 'queued' AS fresh
+        FROM pending p JOIN rollouts r ON r.id = p.rollout
         WHERE (p.state = 'queued' OR (p.state IN ('delivered', 'leased') AND p.deadline < now()))
           AND r.lease_until > now()
           ${rollout === undefined ? this.sql`` : this.sql`AND p.rollout = ${rollout}`}
         ORDER BY p.state = 'queued', p.seq
-        LIMIT 1
+        LIMIT ${limit}
         FOR UPDATE OF p SKIP LOCKED
       )
       UPDATE pending p SET state = 'delivered', epoch = p.epoch + 1, lease_ms = ${leaseMs},
-        deadline = now() + make_interval(secs => ${this.ackTimeoutMs / 1000})
+        deadline = now() + make_interval(secs => ${this.ackTimeoutMs / 1000}),
+        delivered_by = ${this.replica}
       FROM c, rollouts r
       WHERE p.request_id = c.request_id AND r.id = p.rollout
-      RETURNING p.request_id, r.owner_url, r.owner`;
-    return row;
+      RETURNING p.request_id, r.owner_url, r.owner, c.fresh, c.seq`;
+    return rows.sort((a, b) => Number(a.fresh) - Number(b.fresh) || Number(a.seq) - Number(b.seq))
+      .map(({ request_id, owner_url, owner }) => ({ request_id, owner_url, owner }));
   }
 
   async pendingCount(rollout?: string): Promise<number> {
@@ -184,7 +247,7 @@ export class RequestTable {
         deadline = now() + make_interval(secs => coalesce(${lease}::int, lease_ms) / 1000.0)
       WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
       RETURNING lease_ms, (extract(epoch FROM deadline) * 1000)::bigint AS expires`;
-    if (!row) throw await this.refusal(requestId);
+    if (!row) throw await refusal(this.sql, requestId);
     return { request_id: requestId, lease_ms: row.lease_ms, expires_at: Number(row.expires) };
   }
 
@@ -204,9 +267,9 @@ export class RequestTable {
           AND length(appended) / 4 + ${ids.length} <= max_tokens
         RETURNING rollout
       )
-      SELECT pg_notify('rollgate_' || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
+      SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
       FROM a JOIN rollouts r ON r.id = a.rollout`;
-    if (!row) throw await this.refusal(requestId, ids.length);
+    if (!row) throw await refusal(this.sql, requestId, ids.length);
   }
 
   /**
@@ -221,7 +284,7 @@ export class RequestTable {
       WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)}
         AND ${output.length} <= max_tokens
         AND substr(${idBytes(output)}::bytea, 1, length(appended)) = appended`;
-    if (!row) throw await this.refusal(requestId, 0, output);
+    if (!row) throw await refusal(this.sql, requestId, 0, output);
     if (row.prompt_len === null) {
       throw new GateError(
         "invalid_routed_experts",
@@ -231,29 +294,18 @@ export class RequestTable {
     return { promptLength: row.prompt_len, from: row.rows_from, like: row.rows_like ?? undefined };
   }
 
-  /** Completes a request, with its checked `routed_experts` if any (carried to its owner). */
+  /**
+   * Completes a request, with its checked `routed_experts` if any (carried to its owner); what
+   * the request held when it was completed, or `resent` when it was completed before with the
+   * same output (this is that completion again, sent after its answer was lost). `ownWaiter`:
+   * this replica's turn waits for it and is settled by the caller (its owner is not told).
+   */
   async complete(
     requestId: string,
     c: Omit<Completion, "routed_experts">,
     rows?: TokenRows,
-  ): Promise<void> {
-    const arrays: Record<string, ArrayLike<number>> = { output_ids: c.output_ids };
-    if (c.logprobs) arrays.logprobs = c.logprobs;
-    const data = { request_id: requestId, finish_reason: c.finish_reason } as Record<
-      string,
-      unknown
-    >;
-    const kept = c.sampling_mask;
-    if (kept) {
-      arrays.sampling_mask = new Int32Array(
-        kept.bytes.buffer,
-        kept.bytes.byteOffset,
-        kept.bytes.byteLength / 4,
-      );
-      data.sampling_mask_width = kept.shape[2];
-    }
-    if (c.weight_version !== undefined) data.weight_version = c.weight_version;
-    if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
+    ownWaiter = false,
+  ): Promise<Resolved | "resent"> {
     const output = idBytes(c.output_ids);
     const bytes = rows?.bytes;
     const carried = rows
@@ -265,28 +317,36 @@ export class RequestTable {
     const won = await this.resolve(
       requestId,
       "completed",
-      "request_completed",
-      data,
-      Buffer.from(packArrays(arrays)),
+      requestCompleted(requestId, c),
       this.sql`AND ${c.output_ids.length} <= max_tokens
         AND substr(${output}::bytea, 1, length(appended)) = appended`,
       carried,
+      ownWaiter,
     );
-    if (!won) throw await this.refusal(requestId, 0, c.output_ids);
+    if (won) return won;
+    if (await this.completedWith(requestId, c.output_ids)) return "resent";
+    throw await refusal(this.sql, requestId, 0, c.output_ids);
+  }
+
+  /** Whether the request was completed with exactly `output` (a completion sent again). */
+  async completedWith(requestId: string, output: readonly number[]): Promise<boolean> {
+    const outcome = await this.outcome(requestId);
+    if (outcome?.state !== "completed" || outcome.event?.kind !== "request_completed") {
+      return false;
+    }
+    const stored = completionOf(outcome.event).output_ids;
+    return stored.length === output.length && stored.every((id, i) => id === output[i]);
   }
 
   async fail(requestId: string, error: string, status?: number): Promise<void> {
-    const data = { request_id: requestId, error, status: status ?? null };
     const won = await this.resolve(
       requestId,
       "failed",
-      "request_failed",
-      data,
-      null,
+      requestFailed(requestId, error, status),
       this.sql``,
       this.sql``,
     );
-    if (!won) throw await this.refusal(requestId);
+    if (!won) throw await refusal(this.sql, requestId);
   }
 
   /**
@@ -295,61 +355,45 @@ export class RequestTable {
    */
   async resolve(
     requestId: string,
-    state: string,
-    kind: string,
-    data: Record<string, unknown>,
-    arrays: Buffer | null,
+    state: "completed" | "failed",
+    event: RequestEvent,
     // deno-lint-ignore no-explicit-any
     condition: any,
     // deno-lint-ignore no-explicit-any
     set: any,
-  ): Promise<boolean> {
-    const rows = await this.sql`
+    ownWaiter = false,
+  ): Promise<Resolved | undefined> {
+    const arrays = event.arrays ? Buffer.from(event.arrays) : null;
+    const data = JSON.stringify(event.data);
+    // The owner is told on its channel, unless it is this replica and settles its turn itself.
+    const [row] = await this.sql<{ appended: number; versions: VersionRun[] }[]>`
       WITH won AS (
         UPDATE pending SET state = ${state}, resolved_at = now() ${set}
         WHERE request_id = ${requestId} AND state IN ${this.sql(OPEN)} ${condition}
-        RETURNING rollout, request_id
+        RETURNING rollout, request_id, length(appended) / 4 AS appended, versions
       ), ev AS (
-        INSERT INTO events (rollout, kind, at, data, arrays, epoch, replica, ref)
-        SELECT won.rollout, ${kind}, ${Date.now()}, ${JSON.stringify(data)}, ${arrays}::bytea,
-          0, ${this.replica}, won.request_id
+        INSERT INTO events (rollout, kind, at, data, arrays, epoch, replica, ref, sum)
+        SELECT won.rollout, ${event.kind}, ${Date.now()}, ${data}, ${arrays}::bytea, 0,
+          ${this.replica}, won.request_id, ${rowSum(data, event.arrays)}
         FROM won RETURNING rollout
       )
-      SELECT pg_notify('rollgate_' || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
-      FROM ev JOIN rollouts r ON r.id = ev.rollout`;
-    return rows.length > 0;
+      SELECT won.appended, won.versions,
+        CASE WHEN NOT ${ownWaiter} OR r.owner IS DISTINCT FROM ${this.replica}
+          THEN pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || ${requestId})
+        END
+      FROM won, ev JOIN rollouts r ON r.id = ev.rollout`;
+    return row ? { appended: Number(row.appended), versions: row.versions } : undefined;
   }
+}
 
-  /** Why a call about a request that is not open was refused (read after the write lost). */
-  async refusal(requestId: string, adding = 0, output?: number[]): Promise<GateError> {
-    const [row] = await this.sql<
-      { state: string; reason: string | null; appended: Uint8Array; max_tokens: number }[]
-    >`SELECT state, reason, appended, max_tokens FROM pending WHERE request_id = ${requestId}`;
-    if (!row) return new GateError("unknown_request", `unknown request id ${requestId}`);
-    if (row.state === "withdrawn") {
-      return new GateError(
-        "withdrawn",
-        `request ${requestId} was withdrawn (${row.reason}); discard its generation`,
-      );
-    }
-    if (!OPEN.includes(row.state)) {
-      return new GateError("already_resolved", `request ${requestId} was already resolved`);
-    }
-    const appended = row.appended.byteLength / 4;
-    const length = output ? output.length : appended + adding;
-    if (length > row.max_tokens) {
-      return new GateError(
-        "output_too_long",
-        `the output has ${length} ids; request ${requestId} allows at most ${row.max_tokens} (max_tokens, within the context left after the prompt)`,
-      );
-    }
-    if (output) {
-      return new GateError(
-        "not_appended_prefix",
-        `output_ids must start with the ${appended} ids appended to ${requestId}`,
-      );
-    }
-    // Open again by now (a race with a redelivery): the caller may try again.
-    return new GateError("already_resolved", `request ${requestId} changed meanwhile; retry`);
-  }
+/** Withdraws a rollout's open requests (it finished, was deleted or expired); their owner is told. */
+export async function withdrawPending(tx: Tx, rollout: string, reason: string): Promise<void> {
+  await tx`
+    WITH gone AS (
+      UPDATE pending SET state = 'withdrawn', reason = ${reason}, resolved_at = now()
+      WHERE rollout = ${rollout} AND state IN ${tx(OPEN)}
+      RETURNING request_id, rollout
+    )
+    SELECT pg_notify(${CHANNEL_PREFIX} || coalesce(r.owner, 'none'), 'resolved:' || g.request_id)
+    FROM gone g JOIN rollouts r ON r.id = g.rollout`;
 }

@@ -1,10 +1,15 @@
 /**
- * Who owns a rollout, and taking it: every claim is one conditional update that raises the
- * rollout's epoch, so at most one replica holds a given epoch and a stale owner's writes (checked
- * against the epoch, `journal/postgres/`) are refused. Lease times are the database's clock
- * (`now()`), never a replica's, so clocks that disagree cannot make two owners. A rollout is
- * taken only when its lease lapsed and its owner's heartbeat is a lease old too: after the
- * database itself was away, every lease lapsed, and the live owners renew them.
+ * Who owns a rollout, and taking it (the `rollouts` table's ownership columns): every claim is one
+ * conditional update that raises the rollout's epoch, so at most one replica holds a given epoch
+ * and a stale owner's writes (checked against the epoch by the statements that write) are
+ * refused. Lease times are the database's clock (`now()`), never a replica's, so clocks that
+ * disagree cannot make two owners.
+ *
+ * Two ways to take a rollout: without evidence, only when its lease lapsed and its owner's
+ * heartbeat is a lease old too (after the database itself was away every lease lapsed, and the
+ * live owners renew them); with evidence that the owner is gone (its address refuses
+ * connections, or another replica answers there) as soon as its heartbeat went silent
+ * (`claimGone`), lease or not.
  *
  * @module
  */
@@ -16,11 +21,13 @@ export interface Owner {
   owner: string | null;
   ownerUrl: string | null;
   epoch: number;
-  /** The owner's lease has not lapsed. */
+  /** The owner's lease has not lapsed (or it still beats). */
   live: boolean;
+  /** The hash of the rollout's token (null while its creation is in progress). */
+  tokenHash: string | null;
 }
 
-export class Ownership {
+export class OwnershipRows {
   constructor(
     readonly sql: Sql,
     readonly replica: string,
@@ -39,9 +46,10 @@ export class Ownership {
         owner_url: string | null;
         epoch: string;
         live: boolean;
+        token_hash: string | null;
       }[]
     >`
-      SELECT id, status, owner, owner_url, epoch,
+      SELECT id, status, owner, owner_url, epoch, token_hash,
         coalesce(lease_until > now(), false) OR ${this.#ownerBeats()} AS live
       FROM rollouts WHERE ${where} AND status <> 'expired'`;
     if (!row) return undefined;
@@ -52,6 +60,7 @@ export class Ownership {
       ownerUrl: row.owner_url,
       epoch: Number(row.epoch),
       live: row.live,
+      tokenHash: row.token_hash,
     };
   }
 
@@ -96,6 +105,32 @@ export class Ownership {
   }
 
   /**
+   * Takes over a rollout whose owner is known to be gone (its address refuses connections, or
+   * another replica answers there) once its heartbeat has been silent for `silentMs`, whatever
+   * its lease: returns the new epoch, or undefined when another replica moved first or the
+   * owner beat meanwhile.
+   */
+  async claimGone(id: string, seenEpoch: number, silentMs: number): Promise<number | undefined> {
+    const [row] = await this.sql<{ epoch: string }[]>`
+      UPDATE rollouts SET owner = ${this.replica}, owner_url = ${this.url}, epoch = epoch + 1,
+        lease_until = ${this.#leaseEnd()}
+      WHERE id = ${id} AND epoch = ${seenEpoch} AND status IN ('active', 'finished')
+        AND owner IS DISTINCT FROM ${this.replica}
+        AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.id = rollouts.owner
+          AND p.heartbeat_at > now() - make_interval(secs => ${silentMs / 1000}))
+      RETURNING epoch`;
+    return row ? Number(row.epoch) : undefined;
+  }
+
+  /** Active rollouts `replica` owns (a replica found gone: they are taken over), oldest first. */
+  async ownedBy(replica: string, limit: number): Promise<{ id: string; epoch: number }[]> {
+    const rows = await this.sql<{ id: string; epoch: string }[]>`
+      SELECT id, epoch FROM rollouts WHERE owner = ${replica} AND status = 'active'
+      ORDER BY created_seq LIMIT ${limit}`;
+    return rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
+  }
+
+  /**
    * Renews the leases of the rollouts this replica holds; returns those it still owns with their
    * epochs (any other was taken over). A row it owns but does not hold (a takeover that failed
    * half-way) is not renewed, so another replica can take it.
@@ -126,6 +161,11 @@ export class Ownership {
   #ownerBeats() {
     return this.sql`EXISTS (SELECT 1 FROM replicas p WHERE p.id = rollouts.owner
       AND p.heartbeat_at > now() - make_interval(secs => ${this.leaseMs / 1000}))`;
+  }
+
+  /** Gives this replica's leases up (it is closing): the others may take its rollouts at once. */
+  async release(): Promise<void> {
+    await this.sql`UPDATE rollouts SET lease_until = NULL WHERE owner = ${this.replica}`;
   }
 
   #leaseEnd() {

@@ -1,0 +1,90 @@
+/**
+ * The pending requests' statements against a real PostgreSQL (Debian's, started by the test): the
+ * open states are declared once (the released migration's partial index spells the same list), a
+ * completion is accepted once and the same one sent again is `resent`, the stored answer is a
+ * typed request event whose checksum catches a changed byte, and what a gone replica handed out
+ * unacknowledged is offered again at once.
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { GateError } from "../../generation/mod.ts";
+import { migrate } from "./schema.ts";
+import { RequestRows } from "./request_rows.ts";
+import { OPEN_STATES } from "./request_states.ts";
+import { completionOf } from "./request_events.ts";
+import { postgresMissing, startPostgres } from "../../tests/support/postgres_server.ts";
+import { skipGroup } from "../../tests/support/skips.ts";
+
+const ignore = skipGroup("PostgreSQL journal", postgresMissing());
+
+Deno.test({
+  name:
+    "request rows: open states declared once; a completion lands once, sent again it is resent; its checksum holds; a gone replica's deliveries come back",
+  ignore,
+  async fn() {
+    const pg = await startPostgres();
+    const sql = postgres(pg.url, { max: 2, onnotice: () => {} });
+    try {
+      await migrate(sql);
+      const [{ indexdef }] = await sql`
+        SELECT indexdef FROM pg_indexes WHERE indexname = 'pending_open'`;
+      const listed = [...indexdef.matchAll(/'(\w+)'::text/g)].map((m) => m[1]);
+      assert.deepEqual(listed, [...OPEN_STATES], indexdef);
+
+      await sql`INSERT INTO rollouts (id, status, owner, epoch, lease_until)
+        VALUES ('r1', 'active', 'owner', 1, now() + interval '1 minute')`;
+      const a = new RequestRows(sql, "a", 10_000, 60_000);
+      const b = new RequestRows(sql, "b", 10_000, 60_000);
+      const queue = (rid: string) =>
+        a.insert({
+          request_id: rid,
+          rollout_id: "r1",
+          turn_id: `r1.${rid}`,
+          maxTokens: 16,
+          rows: { promptLength: 4, from: 0 },
+        });
+      assert.equal(await queue("q1"), true);
+      assert.equal(await queue("q1"), false, "a restored turn's request is there already");
+
+      const done = {
+        output_ids: [9707, 151645],
+        logprobs: [-0.5, -0.25],
+        finish_reason: "stop" as const,
+      };
+      assert.deepEqual(await a.complete("q1", done), { appended: 0, versions: [] });
+      // Its answer was lost with replica a: the trainer sends it again through replica b.
+      assert.equal(await b.complete("q1", done), "resent");
+      await assert.rejects(
+        b.complete("q1", { ...done, output_ids: [13048, 151645] }),
+        (e) => e instanceof GateError && e.kind === "already_resolved",
+      );
+      const [{ n }] = await sql`
+        SELECT count(*)::int AS n FROM events WHERE ref = 'q1' AND kind = 'request_completed'`;
+      assert.equal(n, 1, "one completion event, whoever sent it how often");
+      const outcome = await b.outcome("q1");
+      assert.equal(outcome?.event?.kind, "request_completed");
+      if (outcome?.event?.kind === "request_completed") {
+        assert.deepEqual(completionOf(outcome.event), done);
+      }
+
+      // A byte of the stored answer changed: the row fails its checksum instead of being read.
+      await sql`UPDATE events SET data = replace(data, 'stop', 'stoq') WHERE ref = 'q1'`;
+      await assert.rejects(b.outcome("q1"), /checksum/);
+
+      // Replica b handed q2 to a trainer and died before the trainer got it.
+      await queue("q2");
+      assert.deepEqual((await b.claim(undefined, 60_000)).map((c) => c.request_id), ["q2"]);
+      assert.deepEqual(await b.claim(undefined, 60_000), [], "delivered: not offered again");
+      assert.equal(await a.redeliverFrom("b"), 1);
+      await queue("q3");
+      assert.deepEqual(
+        (await a.claim(undefined, 60_000, 5)).map((c) => c.request_id),
+        ["q2", "q3"],
+        "offered again at once, ahead of the queue, several claimed at once",
+      );
+    } finally {
+      await sql.end({ timeout: 2 });
+      await pg.stop();
+    }
+  },
+});
