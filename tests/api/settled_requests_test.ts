@@ -204,7 +204,7 @@ Deno.test("settled requests are not kept alive: the bytes of the images they sho
         messages: [user],
       });
       assert.equal(first.status, 200, JSON.stringify(first.json));
-      // The next turn re-sends it: found stored, not written again, not kept either.
+      // The next turn re-sends it: read from the known prefix (never decoded again), not kept.
       const again = await agentCall(gw, r, "messages", {
         model: "m",
         max_tokens: 9,
@@ -216,7 +216,7 @@ Deno.test("settled requests are not kept alive: the bytes of the images they sho
       assert.equal(again.status, 200, JSON.stringify(again.json));
     }
     await policy.stop();
-    assert.equal(watched.registered, 16);
+    assert.equal(watched.registered, 8, "each image decoded once, by its own turn");
     assert.equal(await watched.leftAfterCollection(), 0, "image bytes still reachable");
     assert.equal(gw.gw.rollouts.list().length, 8, "while their rollouts (and trees) live");
   } finally {

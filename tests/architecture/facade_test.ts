@@ -22,6 +22,7 @@ Deno.test("the façade is the only door to the store, the runner and the gate", 
   const gw = createGateway({ model });
   assert.deepEqual(Object.keys(gw).sort(), [
     "app",
+    "knownPrefixes", // the agent bodies kept to read the next request (counted in /metrics)
     "limits",
     "metrics",
     "model",
