@@ -8,7 +8,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { HARNESSES, runLocal } from "../harness/mod.ts";
+import { type Harness, HARNESSES, runLocal } from "../harness/mod.ts";
 import { integerFlag, POSITIVE } from "./flags.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -16,7 +16,7 @@ const NAMES = Object.keys(HARNESSES);
 
 export const AGENT_USAGE = `usage: main.ts agent --harness ${NAMES.join("|")} --gateway URL
          --rollout ID --token TOKEN --workdir DIR --prompt TEXT
-         [--model NAME] [--home DIR] [--time-budget S]
+         [--model NAME] [--home DIR] [--time-budget S] [-- CLI ARGUMENT...]
 
   Runs the agent CLI once in DIR against the rollout's base URL (<gateway>/rollout/<id>) and
   prints {"ok", "final_text", "error", "exit_code", "timed_out", "duration_ms"} as one line.
@@ -25,6 +25,7 @@ export const AGENT_USAGE = `usage: main.ts agent --harness ${NAMES.join("|")} --
   --home DIR            the CLI's HOME (default: a temporary directory, removed afterwards)
   --model NAME          model id the CLI sends (default rollgate-policy)
   --time-budget S       wall-clock budget of the run (default 300); then its processes are killed
+  -- CLI ARGUMENT...    appended to the CLI's own launch arguments (e.g. pi's --tools bash)
 `;
 
 /** The agent's outcome, as printed. */
@@ -39,10 +40,12 @@ export interface AgentOutcome {
 
 /** Runs `main.ts agent <args>`; the exit status. */
 export async function agent(args: string[]): Promise<number> {
+  const dashes = args.indexOf("--");
+  const extra = dashes < 0 ? [] : args.slice(dashes + 1);
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args,
+      args: dashes < 0 ? args : args.slice(0, dashes),
       strict: true,
       allowPositionals: false,
       options: {
@@ -69,8 +72,11 @@ export async function agent(args: string[]): Promise<number> {
   for (const k of ["harness", "gateway", "rollout", "token", "workdir", "prompt"]) {
     if (!str(k)) throw new UsageError(`--${k} is required\n\n${AGENT_USAGE}`);
   }
-  const harness = HARNESSES[str("harness") as keyof typeof HARNESSES];
-  if (!harness) throw new UsageError(`--harness must be one of ${NAMES.join(", ")}`);
+  const named = HARNESSES[str("harness") as keyof typeof HARNESSES];
+  if (!named) throw new UsageError(`--harness must be one of ${NAMES.join(", ")}`);
+  const harness: Harness = extra.length
+    ? { ...named, args: (prompt, o) => [...named.args(prompt, o), ...extra] }
+    : named;
   const budgetS = integerFlag(str("time-budget"), "--time-budget", POSITIVE) ?? 300;
   const home = str("home") ?? await Deno.makeTempDir({ prefix: `rollgate-agent-${harness.name}-` });
   try {

@@ -1,6 +1,7 @@
 /**
  * `main.ts agent`: one real agent CLI (pi) run against a rollout created on a running gateway,
- * the outcome printed as one JSON line; what a Python trainer's launcher calls. The scripted
+ * the outcome printed as one JSON line (arguments after `--` passed to the CLI); what a Python
+ * trainer's launcher calls. The scripted
  * policy double resolves the gate.
  *
  * @module
@@ -8,7 +9,7 @@
 import assert from "node:assert/strict";
 import { pi } from "../../harness/mod.ts";
 import { DENO, startGateway } from "../support/gateway_process.ts";
-import { ScriptedPolicy } from "../support/scripted_policy.ts";
+import { ScriptedPolicy, sharedModel } from "../support/scripted_policy.ts";
 import { cliMissing, skipGroup } from "../support/skips.ts";
 import {
   api,
@@ -68,6 +69,11 @@ Deno.test({
         PROMPT,
         "--time-budget",
         "120",
+        "--",
+        "--tools",
+        "bash",
+        "--system-prompt",
+        "Use the bash tool.",
       ]);
       assert.equal(r.code, 0, r.stderr);
       const outcome = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
@@ -76,6 +82,10 @@ Deno.test({
       assert.equal(outcome.timed_out, false);
       assert.equal(await Deno.readTextFile(`${tmp}/work/${FILE_NAME}`), `${FILE_TEXT}\n`);
       assert.equal(policy.records.length, 2, "both turns went through the rollout");
+      const first = await (await sharedModel()).decode(policy.records[0].prompt_ids);
+      const tools = [...first.matchAll(/"name": "(\w+)"/g)].map((m) => m[1]);
+      assert.deepEqual(tools, ["bash"], "the arguments after -- reached pi: its bash tool alone");
+      assert.match(first, /^<\|im_start\|>system\nUse the bash tool\./, "and its system prompt");
     } finally {
       await policy.stop();
       await gw.stop();
