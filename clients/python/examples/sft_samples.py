@@ -21,7 +21,7 @@ step trains on the recorded sample or, every other step, on one whose context be
 trained id has each ``--vary`` text and every ISO date replaced by a random look-alike (decoded,
 replaced, re-encoded), so what the model answers does not hinge on them.
 
-Stopping: once every *determined* trained id (one whose context no other sample continues
+Stopping: once every *determined* trained id (one whose visible context no other sample continues
 differently) has probability ≥ ``--floor`` on the recorded samples and on fresh variants; above
 one half that id is the greedy answer, with a margin float differences between engines cannot
 cross. Where samples with the same context continue differently, the model learns their mix (the
@@ -67,21 +67,20 @@ def spans(mask: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def determined(samples: list[dict[str, Any]]) -> list[set[int]]:
-    """Per sample, the trained positions whose context no other sample continues with another id."""
-    nexts: dict[int, set[int]] = {}
-    keys = []
+def determined(samples: list[dict[str, Any]], reach: int) -> list[set[int]]:
+    """Per sample, the trained positions whose visible context (the ``reach`` ids before them) no
+    other sample continues with another id: what the model can be made sure of. The others are a
+    split in the data, learned as its mix."""
+    nexts: dict[tuple[int, ...], set[int]] = {}
+
+    def key(s: dict[str, Any], i: int) -> tuple[int, ...]:
+        return tuple(s["input_ids"][max(0, i - reach):i])
+
     for s in samples:
-        key, row = 0, []
-        for token in s["input_ids"]:
-            row.append(key)
-            key = hash((key, token))
-        keys.append(row)
         for i, m in enumerate(s["loss_mask"]):
             if m:
-                nexts.setdefault(row[i], set()).add(s["input_ids"][i])
-    return [{i for i, m in enumerate(s["loss_mask"]) if m and len(nexts[row[i]]) == 1}
-            for s, row in zip(samples, keys)]
+                nexts.setdefault(key(s, i), set()).add(s["input_ids"][i])
+    return [{i for i, m in enumerate(s["loss_mask"]) if m and len(nexts[key(s, i)]) == 1} for s in samples]
 
 
 class Variants:
@@ -188,9 +187,10 @@ def train(
     rng = random.Random(seed)
     variants = Variants(Tokenizer.from_file(f"{base}/tokenizer.json"), vary, seed + 1)
     samples = [{"input_ids": list(s["input_ids"]), "loss_mask": list(s["loss_mask"])} for s in samples]
-    for s, det in zip(samples, determined(samples)):
+    config = with_window(base, window)
+    for s, det in zip(samples, determined(samples, config.num_hidden_layers * window)):
         s["determined"] = det
-    model = AutoModelForCausalLM.from_pretrained(base, config=with_window(base, window), dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(base, config=config, dtype=torch.float32)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     started = time.time()
