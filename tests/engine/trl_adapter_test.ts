@@ -28,7 +28,7 @@ Deno.test({
     }).output();
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     assert.ok(out.success, text);
-    assert.match(text, /Ran 4 tests/);
+    assert.match(text, /Ran 6 tests/);
     assert.doesNotMatch(text, /skipped/i, "every test ran");
   },
 });

@@ -12,7 +12,6 @@ random Qwen3 of ``tests/engine/make_tiny_qwen3.py``.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import subprocess
@@ -25,7 +24,7 @@ try:
 except ImportError:  # run from inside tests/
     import support  # type: ignore[no-redef]
 
-from rollgate_client import Completion, PendingRequest, Sample
+from rollgate_client import Completion, PendingRequest, RollgateClient, Sample
 from rollgate_client.adapters import trl as adapter
 
 try:
@@ -115,6 +114,64 @@ async def weather_agent(rollout, prompt: str) -> dict:
     return await asyncio.to_thread(run)
 
 
+async def samples_of(rollout_ids: list[str]) -> list[list[Sample]]:
+    async with RollgateClient(support.gateway().url) as client:
+        return [await client.samples(rid) for rid in rollout_ids]
+
+
+class MultiChainTest(unittest.TestCase):
+    """A rollout whose agent compacts its history (same system prompt and tools, a summary instead
+    of the conversation): two chains, and TRL gets one row, the chain with the last answer."""
+
+    def test_compaction_gives_the_last_chain_and_names_the_other(self) -> None:
+        system = {"role": "system", "content": "You are a weather agent."}
+
+        async def compacting_agent(rollout, prompt: str) -> dict:
+            def run() -> dict:
+                support.chat(rollout.base_url, [system, {"role": "user", "content": prompt}],
+                             tools=[support.WEATHER_TOOL], token=rollout.token)
+                summary = {"role": "user", "content": "Summary so far: the user asked for the weather. Go on."}
+                again = support.chat(rollout.base_url, [system, summary], tools=[support.WEATHER_TOOL],
+                                     token=rollout.token)
+                return {"ok": again.status == 200}
+
+            return await asyncio.to_thread(run)
+
+        policy = PolicyDouble()
+        func = adapter.rollout_func(compacting_agent, gateway=support.gateway().url,
+                                    generate=lambda trainer: lambda p: asyncio.to_thread(policy, p))
+        trainer = type("T", (), {"state": type("S", (), {"global_step": 7})()})()
+        with self.assertLogs("rollgate_client.adapters.trl", "WARNING"):
+            rows = func([PROMPT], trainer)
+        self.assertEqual(len(rows["prompt_ids"]), 1)
+        (untrained,) = rows["rollgate_untrained"]
+        self.assertEqual([(u["branch"], u["num_sampled"]) for u in untrained],
+                         [("main", len(support.TOOL_CALL_WEATHER))])
+        samples = asyncio.run(samples_of(rows["rollgate_rollout_id"]))[0]
+        self.assertEqual(sorted(s.branch for s in samples), ["compaction", "main"])
+        (last,) = [s for s in samples if s.branch == "compaction"]
+        self.assertEqual(rows["prompt_ids"][0] + rows["completion_ids"][0], last.input_ids)
+        self.assertTrue(samples[0].group.startswith("trl-s7-"), "group: the step and the prompt")
+        with self.assertRaises(adapter.MultiChainRollout):
+            adapter.rollout_func(compacting_agent, gateway=support.gateway().url, chains="error",
+                                 generate=lambda trainer: lambda p: asyncio.to_thread(policy, p))([PROMPT], trainer)
+
+
+class FailedLaunchTest(unittest.TestCase):
+    def test_a_launch_that_fails_deletes_its_rollout_and_raises(self) -> None:
+        seen = []
+
+        async def broken(rollout, prompt: str) -> dict:
+            seen.append(rollout.id)
+            raise RuntimeError("the agent could not start")
+
+        trainer = type("T", (), {"state": type("S", (), {"global_step": 0})()})()
+        with self.assertRaisesRegex(RuntimeError, "could not start"):
+            adapter.rollout_func(broken, gateway=support.gateway().url)([PROMPT], trainer)
+        status, _ = support.api(support.gateway().url, "GET", f"/api/rollouts/{seen[0]}")
+        self.assertEqual(status, 404, "nothing of a failed run stays to be trained")
+
+
 class GRPOTrainerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -175,7 +232,7 @@ class GRPOTrainerTest(unittest.TestCase):
         rows, batch = seen["rows"], seen["batch"]
         self.assertEqual(len(seen["prompts"]), 4, "two prompts, each repeated num_generations times")
         self.assertEqual(len(rows["prompt_ids"]), 4, "exactly one row per prompt")
-        samples = asyncio.run(self._samples(rows["rollgate_rollout_id"]))
+        samples = asyncio.run(samples_of(rows["rollgate_rollout_id"]))
         loss_mask = (batch["completion_mask"] * batch["tool_mask"]).tolist()
         for i, s in enumerate(samples):
             self.assertEqual(len(s), 1, "one chain per rollout")
@@ -204,11 +261,6 @@ class GRPOTrainerTest(unittest.TestCase):
         changed = [n for n, p in model.named_parameters() if not torch.equal(p.detach(), before[n])]
         self.assertTrue(changed, "the optimizer step changed the weights")
 
-    async def _samples(self, rollout_ids):
-        from rollgate_client import RollgateClient
-
-        async with RollgateClient(self.gw.url) as client:
-            return [await client.samples(rid) for rid in rollout_ids]
 
 
 if __name__ == "__main__":

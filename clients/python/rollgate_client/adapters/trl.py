@@ -49,6 +49,7 @@ TRL is imported by nothing here at import time; ``trainer_policy`` imports ``tor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
@@ -222,12 +223,18 @@ def rollout_func(
                         serving = asyncio.ensure_future(client.serve_requests(
                             handler, concurrency=1, rollout=rollout.id, stop_event=stop, poll_wait=poll_wait))
                     try:
-                        outcome = await launch(rollout, prompt)
-                    finally:
-                        stop.set()
-                        if serving is not None:
-                            await serving
-                    value = float(reward(prompt, outcome)) if reward is not None else None
+                        try:
+                            outcome = await launch(rollout, prompt)
+                        finally:
+                            stop.set()
+                            if serving is not None:
+                                await serving
+                        value = float(reward(prompt, outcome)) if reward is not None else None
+                    except BaseException:
+                        # A failed run trains nothing: the rollout goes (its pending turns get an error).
+                        with contextlib.suppress(Exception):
+                            await client.delete_rollout(rollout.id)
+                        raise
                     samples = await client.finish_rollout(rollout.id, reward=value)
                     row, others = _pick(samples, chains)
                     return row, others, outcome, value, rollout.id
