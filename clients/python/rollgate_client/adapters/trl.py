@@ -18,63 +18,61 @@ each repeated ``num_generations`` times in a row, and needs exactly one row back
 row; ``env_mask`` (1 sampled, 0 tool output) becomes TRL's tool mask, so the loss covers exactly
 the ids the policy sampled.
 
-Per row this function creates a rollout (``group`` = the step and the prompt, so the rows TRL
-normalises together are one rollgate group), runs ``launch(rollout, prompt)`` (the agent, to its
-end), resolves the rollout's turns with ``generate`` when given (a ``serve_requests`` handler; the
-default leaves them to the rollout's backend), finishes the rollout with ``reward(prompt,
-outcome)`` when given, and maps its sample:
+Per row, an ``AgentRollout`` (``group`` = the step and the prompt, so the rows TRL normalises
+together are one rollgate group): the agent runs (``launch(rollout, prompt)``, an adapters
+``Launcher``), its turns resolved by ``generate`` when given, the rollout finished with
+``reward(prompt, outcome)`` when given (``outcome``: what ``launch`` returned). Its samples go
+through ``chain_rows`` (the mapping every adapter shares), and one row becomes TRL's:
 
-- ``prompt_ids``: the ids before the first trained id (the agent's first request as rendered);
-  ``completion_ids``: the rest (every turn's output, tool results, the next prompts' new ids);
-  ``env_mask``: the sample's ``loss_mask`` over the completion; ``logprobs``: the recorded ones,
-  ``None`` where nothing was sampled (TRL reads ``None`` as NaN, and those positions are masked).
+- ``prompt_ids``: the ids before the chain's first trained id; ``completion_ids``: the rest (every
+  turn's output, tool results, the next prompts' new ids); ``env_mask``: the row's mask (1 exactly
+  where the chain trains an id); ``logprobs``: the recorded ones, ``None`` where nothing is trained
+  (TRL reads ``None`` as NaN, and those positions are masked).
 - One row is one sequence, and TRL takes one row per prompt. A rollout with several chains (a
-  sub-agent, a compaction: one sample each) gives the row of the chain holding the rollout's last
-  answer (``chains="last"``, the default: the one the reward judged), and the other chains are
-  **not trained**; they are named in the row's ``rollgate_untrained`` (chain, label, sampled ids),
-  and logged. ``chains="error"`` raises ``MultiChainRollout`` instead. (Trainers that take one row
-  per chain, verl and slime, keep them all.)
-- A trained position without a logprob (the engine did not report it: ``None`` in the sample, or a
-  turn named in ``metadata["logprobs_absent_turns"]``) is refused with ``MissingLogprobsError``: a
-  ratio against a made-up value trains on noise. ``missing_logprobs="recompute"`` fills them from
-  the trainer's own forward pass instead.
+  sub-agent, a compaction, a rewrite fork: one sample each) gives the row of one chain, and the
+  others are **not trained**: they are named in the row's ``rollgate_untrained`` (chain, label,
+  trained ids) and logged. ``chains="last"`` (default): the chain whose leaf finished last, holding
+  the answer the reward judged; ``"main"``: the rollout's first chain; ``"error"``: raise
+  ``MultiChainRollout``. (Trainers that take a row per chain keep them all: verl, slime, TRL's async
+  worker through OpenEnv.)
+- ``missing_logprobs`` is ``chain_rows``': ``"refuse"`` (``MissingLogprobsError``), ``"context"``
+  (those turns untrained), or ``"recompute"``: the row's logprobs from the trainer's own forward pass.
 
-Extra keys per row for the reward functions: ``rollgate_rollout_id``, ``rollgate_reward`` (when
-``reward`` is given), ``rollgate_untrained``, and every key of the mapping ``launch`` returns,
-prefixed ``agent_`` (``agent_ok``, ``agent_final_text``…).
+Extra keys per row for the reward functions: ``rollgate_rollout_id``, ``rollgate_reward`` (with
+``reward``), ``rollgate_untrained``, and ``agent_<key>`` for each key of a mapping ``launch``
+returned (``agent_outcome`` for anything else, e.g. an exit code).
 
-TRL is imported by nothing here at import time; ``trainer_policy`` imports ``torch`` when called.
+TRL is imported by nothing here; ``trainer_policy`` and ``trainer_logprobs`` import ``torch`` when
+called.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import threading
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping
 
 from ..client import Handler, RollgateClient
-from ..schema import Completion, PendingRequest, Rollout, Sample
+from ..schema import Completion, PendingRequest, Sample
+from .agent_rollout import AgentRollout, Launcher
+from .chain_rows import ChainRow, MissingLogprobsError, chain_rows
 
 __all__ = [
     "MissingLogprobsError",
     "MultiChainRollout",
     "RolloutWithoutSample",
+    "pick_row",
     "rollout_func",
-    "sample_row",
+    "trainer_logprobs",
     "trainer_policy",
+    "trl_row",
 ]
 
 log = logging.getLogger("rollgate_client.adapters.trl")
 
-#: Runs the agent on the prompt against the rollout, to its end; returns what the reward needs.
-Launch = Callable[[Rollout, str], Awaitable[Mapping[str, Any]]]
-
-
-class MissingLogprobsError(ValueError):
-    """A trained position has no recorded logprob."""
+CHAINS = ("last", "main", "error")
 
 
 class MultiChainRollout(ValueError):
@@ -82,78 +80,54 @@ class MultiChainRollout(ValueError):
 
 
 class RolloutWithoutSample(ValueError):
-    """A rollout recorded no finished turn, so there is no row to give TRL."""
-
-
-def _absent(sample: Sample) -> list[int]:
-    """Trained positions without a logprob: ``None``/NaN, or inside a turn the sample names."""
-    named = {str(t) for t in (sample.metadata or {}).get("logprobs_absent_turns") or []}
-    out = {i for i, (m, lp) in enumerate(zip(sample.loss_mask, sample.logprobs)) if m and (lp is None or lp != lp)}
-    for span in sample.turn_spans:
-        if str(span.get("turn")) in named:
-            out.update(i for i in range(span["output_start"], span["end"]) if sample.loss_mask[i])
-    return sorted(out)
-
-
-def sample_row(
-    sample: Sample,
-    *,
-    missing_logprobs: str = "refuse",
-    recompute: Callable[[list[int]], Sequence[float]] | None = None,
-) -> dict[str, Any]:
-    """One sample as TRL's row: ``prompt_ids``, ``completion_ids``, ``logprobs``, ``env_mask``.
-
-    ``recompute(input_ids)`` (needed with ``missing_logprobs="recompute"``) returns the logprob of
-    every position of ``input_ids`` given the ids before it (index 0 unused)."""
-    if missing_logprobs not in ("refuse", "recompute"):
-        raise ValueError(f"missing_logprobs must be 'refuse' or 'recompute', not {missing_logprobs!r}")
-    mask = [int(m) for m in sample.loss_mask]
-    if not any(mask):
-        raise RolloutWithoutSample(f"rollout {sample.rollout_id} sample {sample.index} trains no id")
-    logprobs: list[Any] = list(sample.logprobs)
-    absent = _absent(sample)
-    if absent:
-        if missing_logprobs == "refuse" or recompute is None:
-            raise MissingLogprobsError(
-                f"rollout {sample.rollout_id} sample {sample.index}: {len(absent)} trained ids have no "
-                "logprob (the engine did not report them); complete with logprobs or pass "
-                "missing_logprobs='recompute'"
-            )
-        fresh = recompute(list(sample.input_ids))
-        for i in absent:
-            logprobs[i] = float(fresh[i])
-    start = mask.index(1)
-    return {
-        "prompt_ids": list(sample.input_ids[:start]),
-        "completion_ids": list(sample.input_ids[start:]),
-        "logprobs": [float(lp) if m else None for m, lp in zip(mask[start:], logprobs[start:])],
-        "env_mask": mask[start:],
-    }
+    """A rollout has no chain that trains an id, so there is no row to give TRL."""
 
 
 def _finished_at(sample: Sample) -> float:
     return float(((sample.extra.get("timings") or {}).get("finished")) or 0)
 
 
-def _pick(samples: list[Sample], chains: str) -> tuple[Sample, list[dict[str, Any]]]:
-    """The sample that becomes the row, and what the other trained chains were."""
-    trained = [s for s in samples if any(s.loss_mask)]
-    if not trained:
-        raise RolloutWithoutSample(
-            f"rollout {samples[0].rollout_id if samples else '?'} has no trained sample (no turn finished)"
-        )
-    row = max(trained, key=lambda s: (_finished_at(s), s.index))
+def pick_row(samples: list[Sample], chains: str = "last", missing_logprobs: str = "refuse") -> tuple[ChainRow, list[dict[str, Any]]]:
+    """The row TRL gets for one rollout, and what its other trained chains were."""
+    if chains not in CHAINS:
+        raise ValueError(f"chains must be one of {', '.join(CHAINS)}, not {chains!r}")
+    rows = chain_rows(samples, missing_logprobs=missing_logprobs)
+    if not rows:
+        rid = samples[0].rollout_id if samples else "?"
+        raise RolloutWithoutSample(f"rollout {rid} has no chain that trains an id (no turn finished?)")
+    if chains == "main":
+        row = next((r for r in rows if r.sample.branch == "main"), min(rows, key=lambda r: r.sample.index))
+    else:
+        row = max(rows, key=lambda r: (_finished_at(r.sample), r.sample.index))
     others = [
-        {"chain": s.extra.get("chain"), "branch": s.branch, "num_sampled": sum(s.loss_mask), "index": s.index}
-        for s in trained
-        if s is not row
+        {"chain": r.sample.extra.get("chain"), "branch": r.sample.branch, "trained": sum(r.response_mask),
+         "index": r.sample.index}
+        for r in rows
+        if r is not row
     ]
     if others and chains == "error":
-        raise MultiChainRollout(f"rollout {row.rollout_id} has {len(trained)} trained chains: {others}")
+        raise MultiChainRollout(f"rollout {row.sample.rollout_id} has {len(rows)} trained chains: {others}")
     if others:
         log.warning("rollout %s: %d other chain(s) not trained (TRL takes one row per prompt): %s",
-                    row.rollout_id, len(others), others)
+                    row.sample.rollout_id, len(others), others)
     return row, others
+
+
+def trl_row(row: ChainRow, recompute: Callable[[list[int]], list[float]] | None = None) -> dict[str, Any]:
+    """A ``ChainRow`` as TRL's row: ``prompt_ids``, ``completion_ids``, ``logprobs``, ``env_mask``.
+    A row without logprobs (``missing_logprobs="recompute"``) takes them from
+    ``recompute(input_ids)`` (every position's logprob given the ids before it)."""
+    logprobs = row.response_logprobs
+    if logprobs is None:
+        if recompute is None:
+            raise MissingLogprobsError(row.sample.rollout_id, row.sample.index, row.sample.branch, ["(all)"])
+        logprobs = recompute(row.input_ids)[len(row.prompt_ids):]
+    return {
+        "prompt_ids": list(row.prompt_ids),
+        "completion_ids": list(row.response_ids),
+        "logprobs": [float(lp) if m else None for m, lp in zip(row.response_mask, logprobs)],
+        "env_mask": list(row.response_mask),
+    }
 
 
 def _group(step: int, prompt: str) -> str:
@@ -183,27 +157,28 @@ def _run(coro: Awaitable[Any]) -> Any:
 
 
 def rollout_func(
-    launch: Launch,
+    launch: Launcher,
     *,
     gateway: str = "http://127.0.0.1:7860",
     admin_token: str | None = None,
     generate: Callable[[Any], Handler] | None = None,
-    reward: Callable[[str, Mapping[str, Any]], float] | None = None,
+    reward: Callable[[str, Any], float] | None = None,
     chains: str = "last",
     missing_logprobs: str = "refuse",
     concurrency: int = 4,
+    agent_timeout: float | None = 1800.0,
     create: Mapping[str, Any] | None = None,
-    poll_wait: float = 1.0,
 ) -> Callable[[list[str], Any], dict[str, list[Any]]]:
     """A TRL ``rollout_func``: one rollgate rollout per prompt row (see the module's doc).
 
     ``generate(trainer)`` returns the handler that resolves each rollout's turns (called once per
     batch, so it sees the trainer's current weights: ``trainer_policy`` does that); without it
     the rollout's backend resolves them (``create={"backend": "vllm"}``, or your own gate worker).
-    ``concurrency``: agents run at once. ``create``: more ``create_rollout`` arguments
-    (``sampling``, ``metadata``, ``backend``…)."""
-    if chains not in ("last", "error"):
-        raise ValueError(f"chains must be 'last' or 'error', not {chains!r}")
+    ``concurrency``: agents run at once; ``agent_timeout``: past it an agent is stopped and its turns
+    so far are what trains. ``create``: more ``create_rollout`` arguments (``sampling``,
+    ``metadata``, ``backend``…)."""
+    if chains not in CHAINS:
+        raise ValueError(f"chains must be one of {', '.join(CHAINS)}, not {chains!r}")
 
     async def batch(prompts: list[str], trainer: Any) -> dict[str, list[Any]]:
         step = int(getattr(getattr(trainer, "state", None), "global_step", 0) or 0)
@@ -212,50 +187,35 @@ def rollout_func(
         gate = asyncio.Semaphore(concurrency)
         async with RollgateClient(gateway, admin_token=admin_token, timeout=120.0) as client:
 
-            async def one(i: int, prompt: str) -> tuple[Sample, list[dict[str, Any]], Mapping[str, Any], float | None, str]:
+            async def one(i: int, prompt: str) -> tuple[AgentRollout, list[Sample]]:
                 async with gate:
                     extra = dict(create or {})
                     metadata = {**(extra.pop("metadata", None) or {}), "trl_step": step, "trl_row": i}
-                    rollout = await client.create_rollout(group=_group(step, prompt), metadata=metadata, **extra)
-                    stop = asyncio.Event()
-                    serving = None
-                    if handler is not None:
-                        serving = asyncio.ensure_future(client.serve_requests(
-                            handler, concurrency=1, rollout=rollout.id, stop_event=stop, poll_wait=poll_wait))
-                    try:
-                        try:
-                            outcome = await launch(rollout, prompt)
-                        finally:
-                            stop.set()
-                            if serving is not None:
-                                await serving
-                        value = float(reward(prompt, outcome)) if reward is not None else None
-                    except BaseException:
-                        # A failed run trains nothing: the rollout goes (its pending turns get an error).
-                        with contextlib.suppress(Exception):
-                            await client.delete_rollout(rollout.id)
-                        raise
-                    samples = await client.finish_rollout(rollout.id, reward=value)
-                    row, others = _pick(samples, chains)
-                    return row, others, outcome, value, rollout.id
+                    run = await AgentRollout.start(client, launch, task=prompt, generate=handler, concurrency=1,
+                                                   group=_group(step, prompt), metadata=metadata, **extra)
+                    score = None if reward is None else (lambda task, r: float(reward(task, r.exit_code)))
+                    return run, await run.complete(agent_timeout, reward_fn=score, task=prompt)
 
             results = await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts)))
+        picked = [pick_row(samples, chains, missing_logprobs) for _, samples in results]
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
         out["rollgate_rollout_id"], out["rollgate_untrained"] = [], []
         if reward is not None:
             out["rollgate_reward"] = []
-        agent_keys = sorted({k for _, _, o, _, _ in results for k in o})
-        for k in agent_keys:
+        outcomes = [run.exit_code for run, _ in results]
+        keys = sorted({k for o in outcomes if isinstance(o, Mapping) for k in o}) or ["outcome"]
+        for k in keys:
             out[f"agent_{k}"] = []
-        for sample, others, outcome, value, rid in results:
-            for k, v in sample_row(sample, missing_logprobs=missing_logprobs, recompute=recompute).items():
+        for (run, _), (row, others), outcome in zip(results, picked, outcomes):
+            for k, v in trl_row(row, recompute).items():
                 out[k].append(v)
-            out["rollgate_rollout_id"].append(rid)
+            out["rollgate_rollout_id"].append(run.rollout.id)
             out["rollgate_untrained"].append(others)
             if reward is not None:
-                out["rollgate_reward"].append(value)
-            for k in agent_keys:
-                out[f"agent_{k}"].append(outcome.get(k))
+                out["rollgate_reward"].append(run.reward)
+            for k in keys:
+                value = outcome.get(k) if isinstance(outcome, Mapping) else outcome
+                out[f"agent_{k}"].append(value)
         return out
 
     def func(prompts: list[str], trainer: Any) -> dict[str, list[Any]]:
@@ -306,7 +266,7 @@ def trainer_policy(trainer: Any, *, max_new_tokens: int = 256, temperature: floa
                 out = model.generate(
                     input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=limit,
                     do_sample=t > 0, temperature=t if t > 0 else None, top_p=top_p if t > 0 else None,
-                    top_k=None, eos_token_id=stops or None, pad_token_id=pad if pad is not None else (stops or [0])[0],
+                    top_k=0, eos_token_id=stops or None, pad_token_id=pad if pad is not None else (stops or [0])[0],
                     return_dict_in_generate=True, output_logits=True,
                 )
             finally:
