@@ -37,7 +37,14 @@ export interface PrimedHttpRollout {
   reset(): void;
 }
 
-export async function startHttpGateway(model: PolicyModel): Promise<HttpGateway> {
+/**
+ * @param counting the model that counts a tool result's delta when priming (default `model`;
+ *   an engine-rendered model renders no deltas)
+ */
+export async function startHttpGateway(
+  model: PolicyModel,
+  counting: PolicyModel = model,
+): Promise<HttpGateway> {
   const gw = createGateway({ model });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, gw.app.fetch);
   server.unref();
@@ -82,7 +89,7 @@ export async function startHttpGateway(model: PolicyModel): Promise<HttpGateway>
   };
 
   async function prime(target: number, lines: [number, number], seed: number) {
-    const newToolTokens = (await model.renderDeltaIds([newToolResult("call_x", 0)])).ids.length;
+    const newToolTokens = (await counting.renderDeltaIds([newToolResult("call_x", 0)])).ids.length;
     const steps = agentSteps(seed, lines);
     const history: WireMessage[] = [{ ...SYSTEM_PROMPT }, { ...TASK }];
     const goal = new SizeGoal(target);
@@ -99,7 +106,7 @@ export async function startHttpGateway(model: PolicyModel): Promise<HttpGateway>
         const canonical = toCanonicalRequest(JSON.parse(chatBody(history, false)));
         const anchor = rollout.tree.mount(canonical.messages, TurnTree.rootKey(canonical))
           .node;
-        if (rollout.turns.some((t) => t.mount === "rewritten")) {
+        if (rollout.turns.some((t) => t.mount === "rewritten" || t.mount === "rerendered")) {
           throw new Error("HTTP priming: a turn did not extend its predecessor");
         }
         return {

@@ -160,7 +160,10 @@ export function parseRolloutArgs(args: string[]): RolloutRunOptions | undefined 
     timeBudgetS: integerFlag(str("time-budget"), "--time-budget", POSITIVE) ??
       DEFAULT_TIME_BUDGET_S,
     model: str("model") ?? DEFAULT_MODEL_NAME,
-    modelOptions: modelOptions(values as ModelFlagValues),
+    modelOptions: modelOptions(values as ModelFlagValues, {
+      url: urls.vllm,
+      model: str("engine-model"),
+    }),
     publicUrl: str("public-url"),
     image: str("image"),
   };

@@ -145,18 +145,18 @@ export async function serve(args: string[]): Promise<void> {
     "--drain-grace",
     COUNT,
   ) ?? DEFAULT_DRAIN_GRACE_S;
-  const modelLoad = {
-    ...modelOptions(values),
-    contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
-  };
-  // The model flags against the model files, before the port: the slow load comes after it.
-  await PolicyModel.check(modelLoad);
   const engine = {
     timeoutMs: integerFlag(values["engine-timeout-ms"], "--engine-timeout-ms", POSITIVE),
     retries: integerFlag(values["engine-retries"], "--engine-retries", COUNT),
   };
-  const backends: Record<string, GenerationBackend> = {};
   const vllmUrl = values["vllm-url"] ?? env("ROLLGATE_VLLM_URL");
+  const modelLoad = {
+    ...modelOptions(values, { url: vllmUrl, model: values["engine-model"], ...engine }),
+    contextLength: integerFlag(values["context-length"], "--context-length", POSITIVE),
+  };
+  // The model flags against the model files, before the port: the slow load comes after it.
+  await PolicyModel.check(modelLoad);
+  const backends: Record<string, GenerationBackend> = {};
   const sglangUrl = values["sglang-url"] ?? env("ROLLGATE_SGLANG_URL");
   const logprobsMode = values["logprobs-mode"] ?? "raw";
   if (logprobsMode !== "raw" && logprobsMode !== "processed") {

@@ -5,10 +5,10 @@
  * @module
  */
 import { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "../generation/mod.ts";
-import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
+import { ENGINE_FAMILY, FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../model/mod.ts";
 import { SERVE_BACKENDS } from "./serve_flags.ts";
 
-const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name).join(" | ");
+const FAMILY_NAMES = [...FAMILIES, GENERIC_FAMILY, ENGINE_FAMILY].map((f) => f.name).join(" | ");
 const PARSER_NAMES = TOOL_PARSERS.map((p) => p.name).join(" | ");
 
 export const USAGE = `usage: main.ts serve [options]
@@ -30,6 +30,9 @@ export const USAGE = `usage: main.ts serve [options]
                         (env ROLLGATE_MODEL_DIR, default: bundled Qwen3)
   --model-family NAME   ${FAMILY_NAMES} (env ROLLGATE_MODEL_FAMILY,
                         default: detected from the model directory's chat template)
+  --render-url URL      --model-family engine: the vLLM server (started with --enable-scale-out)
+                        that renders every prompt and parses every answer (env ROLLGATE_RENDER_URL,
+                        default --vllm-url); --model-dir must hold the served model's tokenizer
   --tool-parser NAME    output parser of the generic family: ${PARSER_NAMES}
                         (env ROLLGATE_TOOL_PARSER, default none: tool-call markup is counted as
                         malformed and answered as text)

@@ -15,6 +15,8 @@
  *   (`vllm_wire.ts`, `vllm_stream.ts`) and checked once (`vllm_answer.ts`); `npy.ts` reads the
  *   `.npy` arrays vLLM sends routing in.
  * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets).
+ * - `vllm_render.ts` (+ `vllm_render_wire.ts`): vLLM rendering prompts and parsing answers for
+ *   the `engine` model family.
  *
  * @example
  * ```ts
@@ -83,5 +85,6 @@ export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend, type VllmOptions } from "./vllm.ts";
 export type { VllmApi } from "./vllm_wire.ts";
 export { encodeNpy } from "./npy.ts";
+export { VllmRender } from "./vllm_render.ts";
 export { parseSseText } from "./sse_reader.ts";
 export { SglangBackend } from "./sglang.ts";

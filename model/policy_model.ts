@@ -13,6 +13,7 @@ import {
   chooseFamily,
   closedOutput,
   type DeltaHistory,
+  type EngineRendering,
   familyNamed,
   joinTurn,
   type Rendered,
@@ -23,7 +24,12 @@ import {
 } from "./families/mod.ts";
 import type { AssistantMessage, Message, ToolSpec } from "../canonical/mod.ts";
 import { addedTokenIds, loadModelFiles, type ModelFiles } from "./model_files.ts";
-import type { OutputParser, ParsedOutput, StreamingOutputParser } from "./parsers/mod.ts";
+import type {
+  OutputParser,
+  ParseContext,
+  ParsedOutput,
+  StreamingOutputParser,
+} from "./parsers/mod.ts";
 import { loadTokenizer, type TextTokenizer } from "./tokenizer.ts";
 
 export interface PolicyModelOptions {
@@ -38,6 +44,8 @@ export interface PolicyModelOptions {
   family?: string;
   /** Output parser of the generic family (`--tool-parser`). */
   toolParser?: string;
+  /** The engine that renders and parses for the `engine` family (`--render-url`). */
+  rendering?: EngineRendering;
 }
 
 /** How many template variants a model keeps bound (`withTemplate`). */
@@ -63,6 +71,7 @@ export class PolicyModel {
     readonly templateKwargs: Record<string, unknown> | undefined,
     contextLength: number | undefined,
     readonly toolParser?: string,
+    readonly rendering?: EngineRendering,
   ) {
     const config = files.config;
     this.#addedTokens = addedTokenIds(config);
@@ -91,6 +100,7 @@ export class PolicyModel {
       family: options.family,
       toolParser: options.toolParser,
       templateKwargs: options.templateKwargs,
+      rendering: options.rendering,
     });
     return new PolicyModel(
       files,
@@ -99,6 +109,7 @@ export class PolicyModel {
       options.templateKwargs,
       options.contextLength,
       options.toolParser,
+      options.rendering,
     );
   }
 
@@ -144,6 +155,7 @@ export class PolicyModel {
       family: this.family,
       toolParser: this.toolParser,
       templateKwargs,
+      rendering: this.rendering,
     }).then((format) =>
       new PolicyModel(
         this.files,
@@ -152,6 +164,7 @@ export class PolicyModel {
         templateKwargs,
         this.contextLength,
         this.toolParser,
+        this.rendering,
       )
     );
     // Free-text settings (gpt-oss's date) could grow this without end: past a bound, bind anew.
@@ -169,6 +182,11 @@ export class PolicyModel {
 
   get parser(): OutputParser {
     return this.format.parser;
+  }
+
+  /** Every prompt is a full render by the engine, checked against the previous prompt + output. */
+  get rendersInFull(): boolean {
+    return this.format.rendersInFull === true;
   }
 
   /**
@@ -264,8 +282,9 @@ export class PolicyModel {
     ids: readonly number[],
     newToolCallId: () => string,
     tools?: readonly ToolSpec[],
+    context?: ParseContext,
   ): Promise<ParsedOutput> {
-    return this.format.parser.parse(ids, newToolCallId, tools);
+    return this.format.parser.parse(ids, newToolCallId, tools, context);
   }
 
   decode(ids: number[]): Promise<string> {

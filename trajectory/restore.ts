@@ -18,6 +18,7 @@ import {
   type OpenTurn,
   openTurn,
   record,
+  splitChain,
   type TurnFlight,
   type TurnRunner,
 } from "./turns/mod.ts";
@@ -168,6 +169,7 @@ function apply(
       const d = event.data;
       const t = replayed(d.index);
       Object.assign(t.open.turn, d.plan, { maxTokens: d.maxTokens, header: d.header });
+      if (d.rerender) splitChain(rollout, t.open.turn, d.rerender);
       placePrompt(t.open.turn, event.arrays?.bridge_ids ?? [], event.arrays?.delta_ids ?? []);
       t.open.turn.timings.rendered = d.rendered;
       t.planned = d;

@@ -33,7 +33,12 @@ export type MountKind =
   /** the history extends an earlier turn verbatim: that turn's ids + rendered delta */
   | "extend"
   /** the history is not an extension of any recorded turn: a new chain from a full render */
-  | "rewritten";
+  | "rewritten"
+  /**
+   * the history extends a recorded turn, but the engine's render of it does not extend that
+   * turn's ids: a new chain from the engine's full render (`rerender`)
+   */
+  | "rerendered";
 
 export type TurnStatus = "pending" | "done" | "failed";
 

@@ -13,9 +13,11 @@ import type { SpecialTextHit } from "../special_text.ts";
 import type { OutputParser, StreamingOutputParser } from "../parsers/mod.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import type { TemplateOptions } from "./template_options.ts";
+import type { EngineRendering } from "./engine_rendering.ts";
 
 /** A render: its text, the ids the tokenizer gives it, and special-token text in its content. */
 export interface Rendered {
+  /** The rendered text; empty when an engine rendered (only its ids come back). */
   text: string;
   ids: number[];
   /** Special-token text in the system, user and tool content rendered; positions index `ids`. */
@@ -178,6 +180,11 @@ export interface ChatFormat extends OutputFormat {
   readonly family: string;
   readonly renderer: Renderer;
   /**
+   * Every prompt is a full render (an engine renders it: the `engine` family), never a delta:
+   * each turn renders its whole history and checks that it extends the previous prompt + output.
+   */
+  readonly rendersInFull?: boolean;
+  /**
    * The id (and text) that ends an assistant turn in history; appended, untrained, when output
    * lacks it (unless the format has `closingMarkers`, or `sampledTurnEnds` says otherwise).
    */
@@ -211,6 +218,8 @@ export interface FamilyContext {
   templateKwargs: Record<string, unknown>;
   /** The output parser asked for by name (`--tool-parser`); used by the generic family. */
   toolParser?: string;
+  /** The engine that renders and parses for the `engine` family. */
+  rendering?: EngineRendering;
 }
 
 /** A registry entry. */

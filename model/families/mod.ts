@@ -28,10 +28,12 @@
 import { addedTokenIds, type ModelFiles } from "../model_files.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { type ChatFormat, FamilyError, type ModelFamily } from "./family.ts";
+import type { EngineRendering } from "./engine_rendering.ts";
 import { deepSeekV31 } from "./deepseek_v31/mod.ts";
 import { deepSeekR1, deepSeekV3 } from "./deepseek_v3/mod.ts";
 import { deepSeekV4 } from "./deepseek_v4/mod.ts";
 import { generic } from "./generic/mod.ts";
+import { engine } from "./engine/mod.ts";
 import { glm45, glm5, glm51, glm53 } from "./glm/mod.ts";
 import { kimiK2 } from "./kimi_k2/mod.ts";
 import { kimiK25 } from "./kimi_k25/mod.ts";
@@ -60,6 +62,12 @@ export {
   turnEnd,
 } from "./family.ts";
 export { checkTemplateSettings, TemplateSettingError } from "./template_options.ts";
+export type {
+  EngineAnswer,
+  EngineParseRequest,
+  EngineRendering,
+  EngineRenderRequest,
+} from "./engine_rendering.ts";
 export { closedOutput, joinTurn, type TurnJoin } from "./turn_join.ts";
 export { TOOL_PARSERS } from "./tool_parsers.ts";
 export { qwen3SampledText } from "./qwen3/mod.ts";
@@ -106,9 +114,15 @@ export const FAMILIES: readonly ModelFamily[] = [
 /** The fallback: the model's own chat template, output read by `--tool-parser`. */
 export const GENERIC_FAMILY: ModelFamily = generic;
 
+/** The engine renders every prompt and parses every answer (`--model-family engine` only). */
+export const ENGINE_FAMILY: ModelFamily = engine;
+
+/** Families chosen by name only: the generic fallback and the engine-rendered family. */
+const NAMED_ONLY: readonly ModelFamily[] = [generic, engine];
+
 /** A family by registry name. */
 export function familyNamed(name: string): ModelFamily | undefined {
-  return [...FAMILIES, generic].find((f) => f.name === name);
+  return [...FAMILIES, ...NAMED_ONLY].find((f) => f.name === name);
 }
 
 /** The family a model directory belongs to (the generic family when none claims it). */
@@ -124,6 +138,8 @@ interface BindOptions {
   /** Output parser for the generic family (`--tool-parser`). */
   toolParser?: string;
   templateKwargs?: Record<string, unknown>;
+  /** The engine that renders and parses for the `engine` family. */
+  rendering?: EngineRendering;
 }
 
 /**
@@ -143,14 +159,15 @@ export function chooseFamily(
   if (name !== undefined) {
     family = familyNamed(name);
     if (!family) {
-      const known = [...FAMILIES, generic].map((f) => f.name).join(", ");
+      const known = [...FAMILIES, ...NAMED_ONLY].map((f) => f.name).join(", ");
       throw new FamilyError(`unknown model family ${name}; known: ${known}`);
     }
   } else {
     family = detectFamily(files);
     if (family === generic && !generic.detect(files)) {
       throw new FamilyError(
-        `${files.dir}: no known model family and no chat template; pass --model-family NAME`,
+        `${files.dir}: no known model family and no chat template; ` +
+          "pass --model-family NAME (engine: the engine renders)",
       );
     }
   }
@@ -180,5 +197,6 @@ export async function bindFamily(options: BindOptions): Promise<ChatFormat> {
     idOf: (token) => added.get(token),
     templateKwargs: options.templateKwargs ?? {},
     toolParser: options.toolParser,
+    rendering: options.rendering,
   });
 }

@@ -20,6 +20,7 @@
  */
 export type {
   OutputParser,
+  ParseContext,
   ParsedOutput,
   StreamDeltas,
   StreamingOutputParser,

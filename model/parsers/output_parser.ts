@@ -23,6 +23,12 @@ export interface ParsedOutput {
   reasoningTokens: number;
 }
 
+/** What a parser may know of the turn besides its ids. */
+export interface ParseContext {
+  /** The prompt the ids were sampled after (the engine family's parsers read it). */
+  promptIds?: ArrayLike<number>;
+}
+
 export interface OutputParser {
   readonly name: string;
   /**
@@ -34,6 +40,7 @@ export interface OutputParser {
     ids: readonly number[],
     newToolCallId: () => string,
     tools?: readonly ToolSpec[],
+    context?: ParseContext,
   ): Promise<ParsedOutput>;
 }
 

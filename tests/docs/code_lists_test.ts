@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { SERVE_BACKENDS, SERVE_FLAGS } from "../../cli/serve_flags.ts";
 import { HARNESSES } from "../../harness/mod.ts";
-import { FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../../model/mod.ts";
+import { ENGINE_FAMILY, FAMILIES, GENERIC_FAMILY, TOOL_PARSERS } from "../../model/mod.ts";
 import { proseLines } from "./markdown_links.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -41,7 +41,7 @@ function tableAfter(text: string, heading: string): string[][] {
 const sorted = (xs: Iterable<string>) => [...xs].sort();
 
 Deno.test("README: the model families, tool parsers and backends are the code's", () => {
-  const families = [...FAMILIES, GENERIC_FAMILY].map((f) => f.name);
+  const families = [...FAMILIES, GENERIC_FAMILY, ENGINE_FAMILY].map((f) => f.name);
   assert.deepEqual(sorted(names(paragraph(README, "**Model families**"))), sorted(families));
   assert.deepEqual(
     sorted(names(paragraph(README, "**Tool parsers**"))),
@@ -87,7 +87,8 @@ Deno.test("README: every option it shows is a serve flag", () => {
 Deno.test("docs/families.md: one row per family of the registry", () => {
   const text = Deno.readTextFileSync(ROOT + "docs/families.md");
   const rows = tableAfter(text, "## Model families").map((r) => r[0].replaceAll("`", ""));
-  assert.deepEqual(sorted(rows), sorted([...FAMILIES, GENERIC_FAMILY].map((f) => f.name)));
+  const families = [...FAMILIES, GENERIC_FAMILY, ENGINE_FAMILY].map((f) => f.name);
+  assert.deepEqual(sorted(rows), sorted(families));
 });
 
 Deno.test("the Space card names every agent CLI and says /ui needs the token", () => {

@@ -370,7 +370,8 @@ Deno.test({
           sampled += d.outputIds.length;
           for (let i = 0; i < d.outputIds.length; i++) {
             mask[start + i] = trainDrift || !d.turn.drift ? 1 : 0;
-            logprobs[start + i] = d.logprobs?.[i] ?? 0;
+            // A turn completed without logprobs is NaN, never a fake 0 (`logprobs_absent`).
+            logprobs[start + i] = d.logprobs?.[i] ?? NaN;
           }
         }
         assert.deepEqual(Array.from(sample.loss_mask), mask, where(c));

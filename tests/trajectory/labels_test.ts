@@ -817,7 +817,7 @@ Deno.test("main.ts inspect and audit read an exported tree", async () => {
           `generation prompts and kept sampled ids, ` +
           `0 differ elsewhere; 3 extend their parent verbatim, 0 do not; 0 with drift; ` +
           "0 malformed tool calls (in 0 turns, answered as text); " +
-          `0 rewrite, 0 retry forks; 0 special-token texts in content`,
+          `0 rewrite, 0 retry forks; 0 rerender chains; 0 special-token texts in content`,
       );
 
       // A tampered export fails the audit.

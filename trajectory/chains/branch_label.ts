@@ -12,8 +12,9 @@ import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { firstMessage, type Turn } from "../turn.ts";
 
 /**
- * What a chain can be. `rewrite` and `retry` are forks inside a recorded chain (see
- * `fork_label.ts`); the others start from a full render.
+ * What a chain can be. `rewrite` and `retry` are forks inside a recorded chain, `rerender` the
+ * continuation of a chain the engine's render no longer extends (see `fork_label.ts`); the
+ * others start from a full render.
  */
 export const BRANCH_LABELS = [
   "main",
@@ -21,6 +22,7 @@ export const BRANCH_LABELS = [
   "compaction",
   "rewrite",
   "retry",
+  "rerender",
   "side",
 ] as const;
 export type BranchLabel = typeof BRANCH_LABELS[number];
@@ -32,7 +34,8 @@ export interface Chain {
   root: Turn;
   /**
    * The chain this one hangs off (sub-agent: the spawning chain; compaction: the replaced one;
-   * rewrite, retry: the chain it forks from, which owns the shared prefix).
+   * rewrite, retry: the chain it forks from, which owns the shared prefix; rerender: the chain it
+   * continues).
    */
   parent: number | null;
   evidence: Record<string, unknown>;

@@ -11,6 +11,12 @@
  *   text inside tool-input strings when it sends a tool call back). The evidence names the first
  *   differing message and field, with both sides decoded.
  *
+ * - `rerender` (engine-rendered prompts only, the `engine` family): the history extends a
+ *   recorded turn, but the engine's render of it does not extend that turn's prompt and output
+ *   (the template dropped old reasoning, wrote a sampled answer otherwise). The turn starts a new
+ *   chain from the engine's render, sharing nothing: the chain it continues ends at that turn's
+ *   base and keeps its sample. The evidence says where the two first differ.
+ *
  * A fork of a `side` chain stays `side` (the evidence says which fork it is), so a label policy
  * that drops side requests drops their forks too.
  *
@@ -27,6 +33,37 @@ function sideOr(of: Chain, fork: Fork): Fork {
   return of.label === "side"
     ? { ...fork, label: "side", evidence: { ...fork.evidence, fork: fork.label } }
     : fork;
+}
+
+/** Where an engine's render departs from the chain's ids: the evidence of a `rerender` chain. */
+export interface Rerender {
+  reason: string;
+  /** The turn whose prompt + output the render should have extended. */
+  base_turn: string;
+  /** First index where the render and the chain's ids differ (or where the render ends). */
+  position: number;
+  /** The turn of the chain whose ids hold that position. */
+  turn: string;
+  /** Which of its ids: its prompt (what was rendered for it) or what it sampled. */
+  in: "prompt" | "sampled_ids";
+  /** From `position` on, a few of the chain's ids and of the render's. */
+  recorded: number[];
+  rendered: number[];
+  /** Their text, decoded. */
+  text: { recorded: string; rendered: string };
+}
+
+/**
+ * The label of a turn that continues `of` from the engine's render, which departs from the
+ * chain's ids as `rerender` says.
+ */
+export function rerenderFork(of: Chain, rerender: Rerender): Fork {
+  return sideOr(of, {
+    label: "rerender",
+    parent: of.id,
+    // What the conversation was before any rerender (`main`, `subagent`, …).
+    evidence: { ...rerender, continues: of.evidence.continues ?? of.label },
+  });
 }
 
 /**

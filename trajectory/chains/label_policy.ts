@@ -23,6 +23,7 @@ export const DEFAULT_LABEL_POLICY: Readonly<LabelPolicy> = {
   compaction: "train",
   rewrite: "train",
   retry: "train",
+  rerender: "train",
   side: "drop",
   drift: "train",
 };

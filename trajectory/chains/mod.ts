@@ -1,8 +1,8 @@
 /**
  * Chains and their labels: a chain is a line of turns that extend each other; a new one is
- * labelled `main`, `subagent`, `compaction`, `side`, or a fork of a recorded one (`retry`,
- * `rewrite`), and a label policy says what the trainer gets for each label (`train`, `mask`,
- * `drop`).
+ * labelled `main`, `subagent`, `compaction`, `side`, a fork of a recorded one (`retry`,
+ * `rewrite`), or the continuation of one the engine's render no longer extends (`rerender`), and
+ * a label policy says what the trainer gets for each label (`train`, `mask`, `drop`).
  *
  * @example
  * ```ts
@@ -31,4 +31,4 @@ export {
   type LabelPolicy,
   POLICY_LABELS,
 } from "./label_policy.ts";
-export { retryFork, rewriteFork } from "./fork_label.ts";
+export { type Rerender, rerenderFork, retryFork, rewriteFork } from "./fork_label.ts";

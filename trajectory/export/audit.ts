@@ -41,7 +41,10 @@ export interface TurnAudit {
   drift: TurnRecord["drift"];
   /** Special-token text in the content this turn rendered (count = length, with positions). */
   special_text: TurnRecord["special_text"];
-  /** Set on the first turn of a fork (`rewrite`, `retry`): the chain it forks from, and why. */
+  /**
+   * Set on the first turn of a fork (`rewrite`, `retry`) or of a `rerender` chain (the engine's
+   * render no longer extended the chain): the chain it comes from, and why.
+   */
   fork?: { from_chain: number; label: string; evidence: Record<string, unknown> };
   /** Tool calls in the policy's output that did not parse (answered to the agent as text). */
   malformed_tool_calls: number;
@@ -50,8 +53,8 @@ export interface TurnAudit {
 export interface RolloutAudit {
   rollout: string;
   turns: TurnAudit[];
-  /** Chains that fork inside a recorded chain, by kind (`rewrite`, `retry`). */
-  forks: { rewrite: number; retry: number };
+  /** Chains that fork inside a recorded chain or continue it from a new render, by kind. */
+  forks: { rewrite: number; retry: number; rerender: number };
   summary: string;
 }
 
@@ -98,10 +101,10 @@ function startsWith(ids: readonly number[], prefix: readonly number[]): boolean 
 export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promise<RolloutAudit> {
   const byId = new Map(tree.turns.map((t) => [t.id, t]));
   const forkOf = new Map<string, NonNullable<TurnAudit["fork"]>>();
-  const forks = { rewrite: 0, retry: 0 };
+  const forks = { rewrite: 0, retry: 0, rerender: 0 };
   for (const c of tree.chains) {
     const kind = (c.evidence.fork as string | undefined) ?? c.label;
-    if (kind !== "rewrite" && kind !== "retry") continue;
+    if (kind !== "rewrite" && kind !== "retry" && kind !== "rerender") continue;
     forks[kind]++;
     forkOf.set(c.root, { from_chain: c.parent!, label: kind, evidence: c.evidence });
   }
@@ -192,7 +195,7 @@ export async function auditTree(model: PolicyModel, tree: TurnTreeExport): Promi
       `${count((a) => a.drift !== null)} with drift; ` +
       `${audits.reduce((n, a) => n + a.malformed_tool_calls, 0)} malformed tool calls ` +
       `(in ${count((a) => a.malformed_tool_calls > 0)} turns, answered as text); ` +
-      `${forks.rewrite} rewrite, ${forks.retry} retry forks; ` +
+      `${forks.rewrite} rewrite, ${forks.retry} retry forks; ${forks.rerender} rerender chains; ` +
       `${specials} special-token texts in content`,
   };
 }
@@ -264,6 +267,13 @@ function describeDifferences(differences: NonNullable<TurnAudit["differences"]>)
 export function describeFork(fork: NonNullable<TurnAudit["fork"]>): string {
   const e = fork.evidence;
   const after = e.base_turn ? ` after turn ${e.base_turn}` : "";
+  if (fork.label === "rerender") {
+    const text = e.text as { recorded: string; rendered: string };
+    return `rerender of chain ${fork.from_chain}${after}: the engine's render departs at ` +
+      `prompt[${e.position}], in the ${e.in === "prompt" ? "prompt" : "sampled ids"} of turn ` +
+      `${e.turn}: recorded ${JSON.stringify(text.recorded)} → rendered ` +
+      `${JSON.stringify(text.rendered)}; a new sample from the engine's render`;
+  }
   if (fork.label === "retry") {
     return `retry of chain ${fork.from_chain}${after}: the history of turn ${e.retried_turn}, ` +
       `from session ${e.session ?? "(none)"}; shared prefix trained in chain ${fork.from_chain}`;

@@ -9,7 +9,7 @@
  *   matched (numbered by the tree, see `MessageNode.id`) and the rest of the request; the tool
  *   list as a shared value (stored once however many turns repeat it);
  * - `turn_planned`: its prompt (bridge and delta ids, as the turn stores them), the sampling and the
- *   request id the backend got;
+ *   request id the backend got, and where an engine's render broke the chain (`rerender`);
  * - `turn_recorded`: the sampled ids, logprobs, the parsed answer and the turn's facts (sampling
  *   facts, per-chunk versions, where its token rows lie: the rows themselves are kept apart);
  * - `turn_failed`, `turn_retried`;
@@ -27,6 +27,7 @@ import type { AgentExit, HostCall, Rollout } from "../rollout.ts";
 import type { CreateRollout } from "../rollout_store.ts";
 import type { Turn } from "../turn.ts";
 import type { Mount } from "../tree/mod.ts";
+import type { Rerender } from "../chains/mod.ts";
 
 /** Number arrays an event carries in binary: token ids, logprobs, masks. */
 export type EventArrays = Readonly<Record<string, ArrayLike<number>>>;
@@ -75,6 +76,8 @@ export interface TurnPlanned {
   rendered: number;
   /** The prompt plan's other fields (prompt length, rendered messages, tool spans, …). */
   plan: Record<string, unknown>;
+  /** The engine's render did not extend the base's ids: the turn starts a `rerender` chain. */
+  rerender?: Rerender;
 }
 
 export interface TurnRecorded {
@@ -174,27 +177,29 @@ export function turnRegistered(
   return { rollout: turn.rolloutId, kind: "turn_registered", data, shared: { tools } };
 }
 
-/** Turn fields a prompt plan sets that are not ids. */
-const NOT_PLAN = new Set(["bridgeIds", "deltaIds"]);
+/** What of a prompt plan is not turn fields: its ids (in `arrays`) and a rerender (apart). */
+const NOT_PLAN = new Set(["bridgeIds", "deltaIds", "rerender"]);
 
 export function turnPlanned(
   turn: Turn,
-  plan: object,
+  plan: { rerender?: Rerender },
   requestId: string,
   sampling: SamplingRequest,
 ): TurnPlannedEvent {
+  const data: TurnPlanned = {
+    index: turn.index,
+    requestId,
+    sampling,
+    maxTokens: turn.maxTokens,
+    header: turn.header!,
+    rendered: turn.timings.rendered!,
+    plan: Object.fromEntries(Object.entries(plan).filter(([k]) => !NOT_PLAN.has(k))),
+  };
+  if (plan.rerender) data.rerender = plan.rerender;
   return {
     rollout: turn.rolloutId,
     kind: "turn_planned",
-    data: {
-      index: turn.index,
-      requestId,
-      sampling,
-      maxTokens: turn.maxTokens,
-      header: turn.header!,
-      rendered: turn.timings.rendered!,
-      plan: Object.fromEntries(Object.entries(plan).filter(([k]) => !NOT_PLAN.has(k))),
-    },
+    data,
     arrays: { bridge_ids: turn.bridgeIds, delta_ids: turn.deltaIds },
   };
 }

@@ -15,6 +15,8 @@ import {
   type Chain,
   classifyChain,
   demoteToSide,
+  type Rerender,
+  rerenderFork,
   retryFork,
   rewriteFork,
 } from "../chains/mod.ts";
@@ -176,6 +178,26 @@ function lastPromptAbove(turn: Turn, mount: Mount, length: number): Turn | undef
     if (live) return live;
   }
   return undefined;
+}
+
+/**
+ * Takes a planned turn off its base's line: the engine's render of its history does not extend
+ * the base's prompt and output (`rerender`), so its prompt is that render, sharing nothing. The
+ * base ends its chain's line (its sample is the chain's up to it); the turn starts a `rerender`
+ * chain continuing it, or, when it began a chain already (a fork), keeps it with the evidence.
+ */
+export function splitChain(rollout: Rollout, turn: Turn, rerender: Rerender): void {
+  const base = turn.parent!;
+  if (base.next === turn) base.next = null;
+  turn.parent = null;
+  turn.mount = "rerendered";
+  const of = rollout.chains[turn.chain];
+  if (of.root === turn) {
+    of.evidence = { ...of.evidence, rerender };
+    return;
+  }
+  if (of.latest === turn) of.latest = base;
+  startChain(rollout, turn, rerenderFork(of, rerender));
 }
 
 function startChain(

@@ -22,3 +22,4 @@ export { DEFAULT_TURN_LIMITS, TurnFlight, type TurnLimits } from "./turn_flight.
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
 export { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
+export { splitChain } from "./assign_chain.ts";

@@ -14,16 +14,18 @@ import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
 import type { DeltaHistory, PolicyModel, Rendered } from "../../model/mod.ts";
 import type { HistoryNode, Turn } from "../turn.ts";
 import type { Mount } from "../tree/mod.ts";
+import type { Rerender } from "../chains/mod.ts";
 import { findToolSpans } from "./tool_spans.ts";
 
 /**
  * What rendering a turn's prompt needs of its request: the new messages alone when it extends a
- * recorded turn (a delta), the whole history for a new chain.
+ * recorded turn (a delta), the whole history for a new chain or when the engine renders.
  */
 export interface PromptWork {
   base: Turn | null;
-  /** How many messages come before `messages` (the base's history and answer). */
+  /** How many messages of the history come before the new ones (the base's history and answer). */
   baseDepth: number;
+  /** The new messages, or the whole history (`promptWork`). */
   messages: Message[];
   tools: CanonicalRequest["tools"];
   history?: DeltaHistory;
@@ -38,21 +40,28 @@ export interface PromptPlan {
   renderedMessages: number;
   toolSpans: Turn["toolSpans"];
   specialText: Turn["specialText"];
+  /** The engine's render does not extend the base's ids: the turn starts a `rerender` chain. */
+  rerender?: Rerender;
 }
 
-/** What of `req` (mounted at `mount`) its prompt needs. */
+/**
+ * What of `req` (mounted at `mount`) its prompt needs; `rendersInFull` (an engine renders):
+ * the whole history every turn.
+ */
 export function promptWork(
   mount: Mount,
   req: CanonicalRequest,
   splitSpecialTokens: boolean,
+  rendersInFull = false,
 ): PromptWork {
   const { base, baseDepth } = mount;
+  const delta = base !== null && !rendersInFull;
   return {
     base,
     baseDepth,
-    messages: base ? req.messages.slice(baseDepth) : req.messages,
+    messages: delta ? req.messages.slice(baseDepth) : req.messages,
     tools: req.tools,
-    history: base ? callsAbove(ancestorAt(mount.node, baseDepth)) : undefined,
+    history: delta ? callsAbove(ancestorAt(mount.node, baseDepth)) : undefined,
     splitSpecialTokens,
   };
 }
@@ -104,7 +113,8 @@ export async function planPrompt(model: PolicyModel, work: PromptWork): Promise<
   };
 }
 
-function toolSpans(
+/** Where `rendered`'s tool outputs lie (for `messages`, the rendered ones), shifted by `offset`. */
+export function toolSpans(
   model: PolicyModel,
   rendered: Rendered,
   messages: readonly Message[],

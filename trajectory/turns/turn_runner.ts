@@ -21,7 +21,7 @@ import {
 import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout } from "../rollout.ts";
-import { answerId, placePrompt, promptIds, type Turn, turnAnswer } from "../turn.ts";
+import { answerId, promptIds, type Turn, turnAnswer } from "../turn.ts";
 import { rowsFromFor, rowsLikeFor } from "../token_rows/mod.ts";
 import { type Mount, TurnTree } from "../tree/mod.ts";
 import { answerDrift } from "./drift.ts";
@@ -38,7 +38,8 @@ import {
 } from "./turn_record.ts";
 import { JournalWriter, turnPlanned, turnRetried } from "../journaling/mod.ts";
 import type { TurnObserver } from "./turn_observer.ts";
-import { planPrompt, type PromptPlan, promptWork } from "./prompt_plan.ts";
+import { promptWork } from "./prompt_plan.ts";
+import { planFor, planTurn } from "./plan_turn.ts";
 import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
 import { randomHex } from "../random_hex.ts";
 
@@ -176,7 +177,7 @@ export class TurnRunner {
     const { turn } = open;
     turn.live = new LiveAnswer();
 
-    const work = promptWork(mount, req, rollout.splitSpecialTokens);
+    const work = promptWork(mount, req, rollout.splitSpecialTokens, this.model.rendersInFull);
     const { model } = req;
     const sampling: SamplingRequest = {
       max_tokens: 0,
@@ -187,19 +188,8 @@ export class TurnRunner {
     };
     const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
     // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
-    let plan: PromptPlan;
-    try {
-      plan = await planPrompt(await this.modelFor(rollout), work);
-    } catch (e) {
-      throw refuse(
-        open,
-        "render_failed",
-        `cannot render the conversation: ${(e as Error).message}`,
-      );
-    }
-    const { bridgeIds, deltaIds, ...planned } = plan;
-    Object.assign(turn, planned);
-    placePrompt(turn, bridgeIds, deltaIds);
+    const plan = await planTurn(open, await this.modelFor(rollout), work);
+    const { bridgeIds, deltaIds } = plan;
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
     if (room <= 0) {
@@ -320,8 +310,8 @@ export class TurnRunner {
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;
-    const work = promptWork(mount, req, rollout.splitSpecialTokens);
-    return (await planPrompt(await this.modelFor(rollout), work)).promptLength;
+    const work = promptWork(mount, req, rollout.splitSpecialTokens, this.model.rendersInFull);
+    return (await planFor(await this.modelFor(rollout), work)).promptLength;
   }
 
   /** The rollout's model: the gateway's, or bound with `Rollout.template` (checked at create). */
@@ -383,6 +373,7 @@ export class TurnRunner {
       completion.output_ids,
       () => toolCallIdPrefix + randomHex(12),
       turn.tools,
+      { promptIds: promptIds(turn) },
     );
     recordOutput(open, completion, sampling, rowsFrom);
     turn.malformedToolCalls = parsed.malformedToolCalls;

@@ -70,6 +70,9 @@ const TurnRow: FC<
 function chainNote(c: Chain): string {
   if (c.label === "subagent") return `spawned by chain ${c.parent}`;
   if (c.label === "compaction") return `replaces chain ${c.parent}`;
+  if (c.label === "rerender") {
+    return `continues chain ${c.parent} from the engine's render (it departs at prompt[${c.evidence.position}])`;
+  }
   return "";
 }
 
