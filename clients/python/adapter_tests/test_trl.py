@@ -45,11 +45,13 @@ def tiny_model(directory: str) -> str:
 
 
 class Step:
-    """What ``rollout_func`` reads of the trainer: its step (and its model, to recompute)."""
+    """What ``rollout_func`` reads of the trainer: its step (and its model and sampling
+    temperature, to recompute)."""
 
-    def __init__(self, step: int = 0, model=None) -> None:
+    def __init__(self, step: int = 0, model=None, temperature: float = 1.0) -> None:
         self.state = type("State", (), {"global_step": step})()
         self.model = model
+        self.args = type("Args", (), {"temperature": temperature})()
 
 
 async def samples_of(rollout_ids: list[str]) -> list[list[Sample]]:
@@ -124,9 +126,13 @@ class LogprobsTest(unittest.TestCase):
 
     def test_or_recomputed_by_the_trainer(self) -> None:
         with self.assertLogs("rollgate_client.adapters.trl", "WARNING"):
-            rows = self.func(missing_logprobs="recompute")([PROMPT], Step(model=self.model))
+            rows = self.func(missing_logprobs="recompute")([PROMPT], Step(model=self.model, temperature=0.7))
         ids = rows["prompt_ids"][0] + rows["completion_ids"][0]
-        own = adapter.trainer_logprobs(Step(model=self.model), ids)[len(rows["prompt_ids"][0]):]
+        # The trainer's forward pass as TRL computes the old policy's: logits / temperature.
+        with torch.no_grad():
+            logits = self.model(input_ids=torch.tensor([ids])).logits[0, :-1].float() / 0.7
+        own = torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
+        own = own[len(rows["prompt_ids"][0]) - 1:]
         for m, lp, want in zip(rows["env_mask"][0], rows["logprobs"][0], own):
             if m:
                 self.assertTrue(math.isfinite(lp) and lp < 0)

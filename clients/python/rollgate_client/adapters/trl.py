@@ -225,12 +225,14 @@ def rollout_func(
 
 
 def trainer_logprobs(trainer: Any, ids: list[int]) -> list[float]:
-    """Every position's logprob of ``ids`` under the trainer's current model (index 0: 0.0)."""
+    """Every position's logprob of ``ids`` under the trainer's current model (index 0: 0.0), the
+    logits divided by the trainer's sampling temperature as TRL's own forward pass does."""
     import torch
 
     model = trainer.model
+    t = float(getattr(getattr(trainer, "args", None), "temperature", None) or 1.0)
     with torch.no_grad():
-        logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0, :-1].float()
+        logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0, :-1].float() / t
         lp = torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:], device=model.device)[:, None])[:, 0]
     return [0.0] + lp.tolist()
 
