@@ -23,7 +23,8 @@ Output: a reward-per-step plot (PNG, ``--plot``) and, as the LAST line on stdout
 ``steps``, ``reward_mean`` (one per step), ``trained_tokens`` (per step: the ids TRL's loss
 covered, ``completion_mask × tool_mask``), ``sampled_ids`` (per step: the sampled ids of the
 rollouts' samples, which must be equal), ``logprob_max_abs_diff`` (the recorded logprobs against
-the trainer's own forward pass over the batch before its update, over every step),
+the trainer's own forward pass over the batch before its update, over every step;
+``logprob_max_abs_diff_per_step`` each step's),
 ``weights_changed``, ``seconds``, ``plot``.
 """
 
