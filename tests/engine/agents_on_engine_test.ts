@@ -198,7 +198,9 @@ Deno.test({
         : `agent model cached (${model.dir})`,
     );
     started = performance.now();
-    const vllm = await startVllm({ model: model.dir, maxModelLen: MAX_MODEL_LEN });
+    // The RL API (`/inference/v1/generate`) for the gateway's vLLM backend: the ids go in and out
+    // as ids, nothing re-tokenized.
+    const vllm = await startVllm({ model: model.dir, maxModelLen: MAX_MODEL_LEN, scaleOut: true });
     console.log(`vLLM up in ${Math.round(performance.now() - started)} ms`);
     try {
       await t.step(
