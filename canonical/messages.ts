@@ -22,9 +22,35 @@ export interface SystemMessage {
   content: string;
 }
 
+/**
+ * An image the policy sees, by content: the bytes live in the gateway's image store under
+ * `hash`, never in a message (the tree and the journal keep only this).
+ */
+export interface ImageRef {
+  /** sha256 of the image's bytes, lowercase hex. */
+  hash: string;
+  mime: ImageMime;
+  /** Pixels, as the image's header says (no EXIF rotation applied). */
+  width: number;
+  height: number;
+}
+
+export type ImageMime = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+
+/**
+ * An image in user or tool content: it stands before the character `at` of the content (the
+ * content's text parts are as the protocol joined them; an image part adds no text).
+ */
+export interface ContentImage {
+  at: number;
+  image: ImageRef;
+}
+
 export interface UserMessage {
   role: "user";
   content: string;
+  /** Images in the content, in order (absent: none). */
+  images?: ContentImage[];
 }
 
 export interface AssistantMessage {
@@ -39,6 +65,8 @@ export interface ToolMessage {
   content: string;
   tool_call_id: string;
   name?: string;
+  /** Images in the tool's output, in order (absent: none). */
+  images?: ContentImage[];
 }
 
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;

@@ -31,6 +31,8 @@
  */
 export type {
   AssistantMessage,
+  ContentImage,
+  ImageRef,
   Message,
   SystemMessage,
   ToolCall,
@@ -38,7 +40,14 @@ export type {
   ToolSpec,
   UserMessage,
 } from "./messages.ts";
-export type { AnswerOptions, CanonicalRequest, Protocol, SamplingParams } from "./request.ts";
+export { readImageHeader } from "./image_header.ts";
+export type {
+  AnswerOptions,
+  CanonicalRequest,
+  Protocol,
+  RequestImage,
+  SamplingParams,
+} from "./request.ts";
 export {
   type AnswerHeader,
   answerHeader,

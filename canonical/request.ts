@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "./messages.ts";
+import type { ImageRef, Message, ToolSpec } from "./messages.ts";
 
 export interface SamplingParams {
   max_tokens?: number;
@@ -30,6 +30,17 @@ export interface CanonicalRequest {
    * `session-id`): retries are matched within one session.
    */
   session?: string;
+  /**
+   * Every image its messages show, once, by hash (`ImageRef.hash`), with its bytes: what the turn
+   * stores when its store lacks them. Held by the request alone, so the bytes go with it.
+   */
+  images?: ReadonlyMap<string, RequestImage>;
+}
+
+/** An image of a request: its reference and its bytes. */
+export interface RequestImage {
+  ref: ImageRef;
+  bytes: Uint8Array;
 }
 
 /**

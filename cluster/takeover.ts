@@ -63,6 +63,12 @@ class OneRollout implements Journal {
   loadRows(...args: Parameters<PgJournal["loadRows"]>): Promise<() => void> {
     return this.journal.loadRows(...args);
   }
+  putImage(hash: string, bytes: Uint8Array): Promise<void> {
+    return this.journal.putImage(hash, bytes);
+  }
+  readImage(hash: string): Promise<Uint8Array | null> {
+    return this.journal.readImage(hash);
+  }
   close(): void {}
 }
 

@@ -12,8 +12,11 @@ import {
   type RequestQueue,
 } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   DEFAULT_TURN_LIMITS,
+  type ImageStore,
   type Journal,
   type RestoreReport,
   RolloutActions,
@@ -43,6 +46,7 @@ import {
   Readiness,
 } from "./operations/mod.ts";
 import { liveSource, type RunResult, viewerRoutes } from "../viewer/mod.ts";
+import { ImageDirectory } from "../journal/mod.ts";
 
 /** Every bound the gateway puts on what clients send; each has a default. */
 export interface GatewayLimits extends TurnLimits {
@@ -97,6 +101,11 @@ export interface GatewayOptions {
   requests?: RequestQueue;
   /** Where every change is journaled, to be restored after a restart; default: nowhere. */
   journal?: Journal;
+  /**
+   * Where the images turns show are kept, by content hash; default: the journal, else a
+   * directory of its own under the system's temporary directory (made on the first image).
+   */
+  images?: ImageStore;
   /** Where finished samples are logged for `/api/samples/stream`; default: the journal, else the latest in memory. */
   sampleLog?: SampleLog;
   keepAliveMs?: number;
@@ -173,6 +182,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     backends,
     gate: requests,
     journal: options.journal,
+    images: options.images ?? options.journal ??
+      new ImageDirectory(join(tmpdir(), `rollgate-images-${crypto.randomUUID()}`)),
     sampleLog: options.sampleLog,
     idleTimeoutMs: timeouts.rolloutIdleMs,
     turns: {

@@ -32,6 +32,7 @@ const TURN_STATUS: Readonly<Record<TurnErrorKind, number>> = {
   too_many_pending: 429,
   // Retryable: Claude Code retries a 503 (overloaded), and a restarted gateway takes the turn.
   shutting_down: 503,
+  image_store_failed: 503,
 };
 
 const GENERATION_STATUS: Readonly<Record<GenerationErrorKind, number>> = {

@@ -33,6 +33,7 @@
  * @module
  */
 export { SqliteJournal } from "./sqlite_journal.ts";
+export { ImageDirectory } from "./image_directory.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export { packArrays, unpackArrays } from "./array_codec.ts";
 export {

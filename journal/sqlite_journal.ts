@@ -6,7 +6,8 @@
  *
  * Tables: `rollouts` (status, for restore), `events` (per rollout, in order; number arrays in one
  * binary column, see `array_codec.ts`), `shared` (values events repeat, by content hash),
- * `samples` (the sample log: the cursor is the row id).
+ * `samples` (the sample log: the cursor is the row id). Images are files beside it, by content
+ * hash (`images/`, `image_directory.ts`): bytes too large for rows that every turn would rewrite.
  *
  * @module
  */
@@ -28,6 +29,7 @@ import { JournalDamagedError, JournalLockedError, writeFailure } from "./journal
 import type { TokenRowField, TokenRows } from "../generation/mod.ts";
 import { TOKEN_ROWS_SCHEMA, TokenRowsTable } from "./token_rows_table.ts";
 import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
+import { ImageDirectory } from "./image_directory.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
@@ -76,6 +78,8 @@ interface EventRow {
 
 export class SqliteJournal implements Journal {
   readonly path: string;
+  /** The images turns show: `images/` in the data directory. */
+  readonly images: ImageDirectory;
   readonly #db: DatabaseSync;
   readonly #insertEvent: StatementSync;
   readonly #insertShared: StatementSync;
@@ -99,6 +103,7 @@ export class SqliteJournal implements Journal {
   constructor(dir: string, options: SqliteJournalOptions = {}) {
     mkdirSync(dir, { recursive: true });
     this.path = join(dir, "journal.sqlite");
+    this.images = new ImageDirectory(join(dir, "images"));
     this.#mark = new AckMark(`${this.path}-acked`);
     const acked = this.#mark.read();
     this.#db = new DatabaseSync(this.path);
@@ -154,6 +159,14 @@ export class SqliteJournal implements Journal {
 
   putRows(rollout: string, turn: string, field: TokenRowField, rows: TokenRows): Promise<void> {
     return this.#committed(() => this.#rows.put(rollout, turn, field, rows));
+  }
+
+  putImage(hash: string, bytes: Uint8Array): Promise<void> {
+    return this.images.putImage(hash, bytes);
+  }
+
+  readImage(hash: string): Promise<Uint8Array | null> {
+    return this.images.readImage(hash);
   }
 
   readRows(turn: string, field: TokenRowField): Uint8Array | null {

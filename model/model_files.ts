@@ -38,6 +38,12 @@ export interface ModelFiles {
   tokenizerPath: string;
   config: TokenizerConfig;
   sha256: { tokenizer: string; config: string };
+  /**
+   * The image processor's settings (`preprocessor_config.json`, or `processor_config.json`'s
+   * `image_processor`), when the directory has them: a vision family counts image tokens with
+   * them.
+   */
+  imageProcessor?: Record<string, unknown>;
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -117,7 +123,38 @@ export async function loadModelFiles(
       delete config.chat_template;
     }
   }
-  return { dir: base, tokenizerPath, config, sha256 };
+  const imageProcessor = await readImageProcessor(base);
+  return {
+    dir: base,
+    tokenizerPath,
+    config,
+    sha256,
+    ...(imageProcessor ? { imageProcessor } : {}),
+  };
+}
+
+/** `preprocessor_config.json`, else the image part of `processor_config.json`, else undefined. */
+async function readImageProcessor(base: string): Promise<Record<string, unknown> | undefined> {
+  for (
+    const [file, key] of [["preprocessor_config.json", null], [
+      "processor_config.json",
+      "image_processor",
+    ]]
+  ) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(base + file!);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      throw e;
+    }
+    const json = JSON.parse(text) as Record<string, unknown>;
+    const settings = key ? json[key] : json;
+    if (typeof settings === "object" && settings !== null) {
+      return settings as Record<string, unknown>;
+    }
+  }
+  return undefined;
 }
 
 /** The ids of the config's added tokens (`<|im_end|>`, `<think>`, …) by their text. */

@@ -103,11 +103,20 @@ export class SpecialText {
 
   /** `messages` with the special text of their system, user and tool content replaced by placeholders. */
   escape(messages: readonly Message[]): Message[] {
+    const escape = (text: string) =>
+      text.replaceAll(OPEN, `${OPEN}${LITERAL_OPEN}${CLOSE}`)
+        .replace(this.#pattern, (t) => `${OPEN}${this.#index.get(t)}${CLOSE}`);
     return messages.map((m) => {
       if (m.role === "assistant" || !m.content) return m;
-      const content = m.content.replaceAll(OPEN, `${OPEN}${LITERAL_OPEN}${CLOSE}`)
-        .replace(this.#pattern, (t) => `${OPEN}${this.#index.get(t)}${CLOSE}`);
-      return { ...m, content };
+      if (m.role === "system" || !m.images?.length) return { ...m, content: escape(m.content) };
+      // Text on either side of an image is escaped apart, and the image moves with its place.
+      let content = "", from = 0;
+      const images = m.images.map((image) => {
+        content += escape(m.content.slice(from, image.at));
+        from = image.at;
+        return { ...image, at: content.length };
+      });
+      return { ...m, content: content + escape(m.content.slice(from)), images };
     });
   }
 

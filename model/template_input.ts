@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../canonical/mod.ts";
+import type { ContentImage, Message, ToolSpec } from "../canonical/mod.ts";
 
 export interface TemplateToolCall {
   id: string;
@@ -24,6 +24,8 @@ export interface TemplateMessage {
   tool_calls?: TemplateToolCall[];
   tool_call_id?: string;
   name?: string;
+  /** User and tool content: where its images go (a vision family writes their placeholders). */
+  images?: ContentImage[];
 }
 
 export interface TemplateTool {
@@ -59,8 +61,11 @@ export function toTemplateMessages(
 function toTemplateMessage(m: Message): TemplateMessage {
   switch (m.role) {
     case "system":
-    case "user":
       return { role: m.role, content: m.content ?? "" };
+    case "user":
+      return m.images?.length
+        ? { role: m.role, content: m.content ?? "", images: m.images }
+        : { role: m.role, content: m.content ?? "" };
     case "tool": {
       const t: TemplateMessage = {
         role: "tool",
@@ -68,6 +73,7 @@ function toTemplateMessage(m: Message): TemplateMessage {
         tool_call_id: m.tool_call_id,
       };
       if (m.name !== undefined) t.name = m.name;
+      if (m.images?.length) t.images = m.images;
       return t;
     }
     case "assistant": {

@@ -30,6 +30,7 @@
  * @module
  */
 export { promptIds, type Turn } from "./turn.ts";
+export type { ImageStore } from "./image_store.ts";
 export {
   type Chain,
   DEFAULT_LABEL_POLICY,

@@ -49,11 +49,13 @@ import {
 } from "./journaling/mod.ts";
 import {
   type BlackBoxAnswer,
+  storeImages,
   TurnFlight,
   TurnRunner,
   type TurnRunnerOptions,
 } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
+import type { ImageStore } from "./image_store.ts";
 import { restore, type RestoreReport } from "./restore.ts";
 
 export interface RolloutActionsOptions {
@@ -69,6 +71,8 @@ export interface RolloutActionsOptions {
   gate?: RequestQueue;
   /** The durable store of every change; default: none (a throwaway gateway). */
   journal?: Journal;
+  /** Where the images turns show are kept; default: the journal (without one: none). */
+  images?: ImageStore;
   /** Where finished samples are logged; default: the journal, else the latest in memory. */
   sampleLog?: SampleLog;
   /** A rollout idle for this long leaves memory (`RolloutStore`). */
@@ -92,7 +96,7 @@ export class RolloutActions {
 
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
-    this.#writer = new JournalWriter(o.journal);
+    this.#writer = new JournalWriter(o.journal, o.images ?? o.journal);
     this.store = new RolloutStore({ idleTimeoutMs: o.idleTimeoutMs, rows: this.#writer.rows });
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
     this.gate = o.gate ?? new InterceptionGate();
@@ -117,6 +121,11 @@ export class RolloutActions {
 
   byToken(token: string): Rollout | undefined {
     return this.store.byToken(token);
+  }
+
+  /** The bytes of an image a turn showed, by its hash; null when the store has none. */
+  async readImage(hash: string): Promise<Uint8Array | null> {
+    return await this.#writer.images?.readImage(hash) ?? null;
   }
 
   list(): Rollout[] {
@@ -216,13 +225,24 @@ export class RolloutActions {
     return this.runner.start(rollout, req, toolCallIdPrefix);
   }
 
-  /** A turn a hosted API answers; see `TurnRunner.startBlackBox`. */
+  /**
+   * A turn a hosted API answers; see `TurnRunner.startBlackBox`. Its images are stored while the
+   * API answers, and the answer is recorded once they are (else the turn fails).
+   */
   startBlackBox(
     rollout: Rollout,
     req: CanonicalRequest,
     ask: () => Promise<BlackBoxAnswer>,
   ): Turn {
-    return this.runner.startBlackBox(rollout, req, ask);
+    const images = req.images;
+    return this.runner.startBlackBox(rollout, req, async () => {
+      const [answer, unstored] = await Promise.all([
+        ask(),
+        storeImages(this.#writer.images, images),
+      ]);
+      if (unstored) throw unstored;
+      return answer;
+    });
   }
 
   /** The policy's prompt length for a request, recording nothing. */

@@ -14,6 +14,7 @@
 import type {
   AnswerHeader,
   AssistantMessage,
+  ImageRef,
   Message,
   Protocol,
   StopReason,
@@ -77,6 +78,15 @@ export interface ToolSpan {
   tool_call_id: string;
 }
 
+/**
+ * Where one image's tokens (its pads) lie in a turn's context ids (bridge + delta, half-open), and
+ * which image it is: its hash (the bytes are in the image store) and size.
+ */
+export interface TurnImage extends ImageRef {
+  start: number;
+  end: number;
+}
+
 export interface Turn {
   id: string;
   /** Order of arrival within the rollout, from 0. */
@@ -107,6 +117,8 @@ export interface Turn {
   blackBox?: true;
   /** Tool-output content inside the context ids, for SFT masks. */
   toolSpans: ToolSpan[];
+  /** The images the turn rendered (the new ones of a delta, all of a full render), in order. */
+  images: TurnImage[];
   /** Where the request's history ends in the message tree. */
   history: HistoryNode;
   historyEdits: HistoryEdits;
@@ -172,6 +184,7 @@ class TurnState implements Turn {
   live?: LiveAnswer;
   blackBox?: true;
   toolSpans: ToolSpan[];
+  images: TurnImage[];
   history: HistoryNode;
   historyEdits: HistoryEdits;
   tools: ToolSpec[];
@@ -208,6 +221,7 @@ class TurnState implements Turn {
     this.live = f.live;
     this.blackBox = f.blackBox;
     this.toolSpans = f.toolSpans;
+    this.images = f.images;
     this.history = f.history;
     this.historyEdits = f.historyEdits;
     this.tools = f.tools;

@@ -19,7 +19,9 @@ export type TurnErrorKind =
   /** Too many turns wait for an answer already (of the rollout, or of the gateway). */
   | "too_many_pending"
   /** The gateway is shutting down: it finishes the turns it has and takes no new ones. */
-  | "shutting_down";
+  | "shutting_down"
+  /** The request's images could not be stored (a full disk, the database away): retry it. */
+  | "image_store_failed";
 
 export class TurnError extends Error {
   override name = "TurnError";

@@ -1,7 +1,7 @@
 /**
- * The trainer API under `/api`, composed of three Hono sub-apps: rollouts (`rollout_routes.ts`),
- * pending requests (`request_routes.ts`) and, when a pause gate is given, pause/drain
- * (`pause_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
+ * The trainer API under `/api`, composed of Hono sub-apps: rollouts (`rollout_routes.ts`),
+ * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`) and, when a
+ * pause gate is given, pause/drain (`pause_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
  * one mapping of errors to the API's error body. Shapes are documented in docs/api.md ("Trainer
  * side").
  *
@@ -12,6 +12,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { presentedToken } from "../http/mod.ts";
 import { httpStatus } from "../http_errors.ts";
 import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
+import { imageRoutes } from "./image_routes.ts";
 import { pauseRoutes } from "./pause_routes.ts";
 import { requestRoutes } from "./request_routes.ts";
 import { rolloutRoutes } from "./rollout_routes.ts";
@@ -53,5 +54,6 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   app.route("/", rolloutRoutes(context));
   if (o.pause) app.route("/", pauseRoutes(o.pause, o.rollouts.gate));
   app.route("/", requestRoutes(context));
+  app.route("/", imageRoutes(o.rollouts));
   return app;
 }

@@ -28,6 +28,7 @@ import { appendSamples, newestCursor, oldestCursor, samplesAfter } from "./sampl
 import { withdrawPending } from "./pending_rows.ts";
 import { forgetTokenRows, putTokenRows, readTokenRows } from "./token_rows.ts";
 import { TokenRowCache } from "./token_row_cache.ts";
+import { putImageRow, readImageRow } from "./image_rows.ts";
 import { isConnectionError } from "./connection_errors.ts";
 
 export interface PgJournalOptions {
@@ -57,6 +58,8 @@ export class PgJournal implements Journal {
   #flushing: Promise<void> | null = null;
   #counter = 0;
   readonly #sharedKnown = new Set<string>();
+  /** Images this replica wrote or found in the table: sent again, they cost a lookup. */
+  readonly #imagesKnown = new Set<string>();
   readonly #rowCache: TokenRowCache;
 
   constructor(readonly sql: Sql, options: PgJournalOptions) {
@@ -316,6 +319,17 @@ export class PgJournal implements Journal {
         `rollout ${rollout} is no longer owned by replica ${this.replica}: another replica took it over`,
       );
     }
+  }
+
+  /** Keeps an image unless this replica knows the table has it (retried like events). */
+  async putImage(hash: string, bytes: Uint8Array): Promise<void> {
+    if (this.#imagesKnown.has(hash)) return;
+    await this.#retrying(() => putImageRow(this.sql, hash, bytes));
+    this.#imagesKnown.add(hash);
+  }
+
+  async readImage(hash: string): Promise<Uint8Array | null> {
+    return await readImageRow(this.sql, hash);
   }
 
   /** A turn's rows if this replica holds them in memory (see {@link loadRows}). */

@@ -322,3 +322,26 @@ Deno.test({
       await b.sql.end();
     }),
 });
+
+Deno.test({
+  name: "pg journal: images by hash, written once whichever replica sees them, read by any",
+  ignore,
+  fn: () =>
+    withServer(async (pg) => {
+      const [a, b] = [await replica(pg.url, "r1"), await replica(pg.url, "r2")];
+      const bytes = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251);
+      const hash = "ab".repeat(32);
+      // Both replicas at once, and again: one row.
+      await Promise.all([
+        a.putImage(hash, bytes),
+        b.putImage(hash, bytes),
+        a.putImage(hash, bytes),
+      ]);
+      const [{ n }] = await a.sql`SELECT count(*)::int AS n FROM images`;
+      assert.equal(n, 1);
+      assert.deepEqual(await b.readImage(hash), bytes, "another replica reads the bytes");
+      assert.equal(await a.readImage("cd".repeat(32)), null);
+      await a.sql.end();
+      await b.sql.end();
+    }),
+});

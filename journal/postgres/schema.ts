@@ -20,6 +20,8 @@
  * - `token_rows`: turns' per-position rows (`routed_experts`), one row per turn and field, the
  *   bytes as they came (stored uncompressed: expert ids barely compress).
  * - `replicas`: who is up and where (heartbeats); `gateway_state`: pause, for every replica.
+ * - `images` (version 3): the images turns show, by content hash (sha256), the bytes as they came
+ *   (written once, whichever replica first sees one; read by any).
  *
  * @module
  */
@@ -107,6 +109,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE token_rows ALTER COLUMN data SET STORAGE EXTERNAL;
   CREATE INDEX token_rows_by_rollout ON token_rows (rollout);
+  `,
+  // 3: images by content hash (already compressed: stored as they are).
+  `
+  CREATE TABLE images (hash text PRIMARY KEY, bytes bytea NOT NULL);
+  ALTER TABLE images ALTER COLUMN bytes SET STORAGE EXTERNAL;
   `,
 ];
 

@@ -28,6 +28,8 @@ export interface Rendered {
    * leave it out and give `ChatFormat.toolResponseMarkers` instead.
    */
   toolOutputs?: { start: number; end: number }[];
+  /** Where each image's pad tokens lie in `ids` (half-open, in message order), when it has any. */
+  images?: { start: number; end: number }[];
 }
 
 /** How message content is tokenized. */
@@ -112,16 +114,31 @@ export interface ToolResponseMarkers {
   newline: number;
 }
 
+/** An image's size in pixels, as its header says. */
+export interface ImageSize {
+  width: number;
+  height: number;
+}
+
+/** Why a family's image processor would refuse an image (a size it does not take). */
+export interface VisionImageError {
+  refused: string;
+}
+
 /**
  * Where a vision family's image goes in a prompt: in place of the image's block in user or tool
- * content, `start` + one `pad` per image token its processor counts + `end` (token texts). Not
- * rendered yet: every protocol turns an image block into the text `[image]` today, for every
- * family; this names the place the image tokens go.
+ * content, `start` + one `pad` per image token its processor counts + `end` (token texts).
  */
 export interface VisionPlaceholder {
   readonly start: string;
   readonly pad: string;
   readonly end: string;
+  /**
+   * How many `pad` tokens the family's processor gives an image of this size (its resize rule and
+   * patch arithmetic), or why it refuses it. Absent: rollgate does not count this family's image
+   * tokens yet, and a turn with an image is refused.
+   */
+  readonly tokens?: (size: ImageSize) => number | VisionImageError;
 }
 
 /** What differs between families in ways a user of the data should know. */

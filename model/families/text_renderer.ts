@@ -20,7 +20,14 @@ import type { AssistantMessage, Message, ToolSpec } from "../../canonical/mod.ts
 import { SegmentEncoder } from "../segment_encoder.ts";
 import type { TextTokenizer } from "../tokenizer.ts";
 import { SpecialText } from "../special_text.ts";
-import type { AnswerInPlace, Rendered, Renderer, RenderOptions } from "./family.ts";
+import type {
+  AnswerInPlace,
+  Rendered,
+  Renderer,
+  RenderOptions,
+  VisionPlaceholder,
+} from "./family.ts";
+import { findImageSpans, imagesOf, imageTokens, type VisionIds } from "./image_placeholders.ts";
 
 /** Writes the prompt text for a conversation (pure; the family's template in code or Jinja). */
 export interface TextRenderer {
@@ -67,12 +74,15 @@ export class TokenizedRenderer implements Renderer {
    *   the sentinel message, with the next marker (and `answerText` is the family's to write)
    * @param turnStart text that starts every turn (`<|im_start|>`), or several: where ids are cut
    *   and cached
+   * @param vision a vision family's placeholder and its ids: renders that hold images say where
+   *   each image's tokens lie (`Rendered.images`)
    */
   constructor(
     readonly text: TextRenderer,
     readonly tokenizer: TextTokenizer,
     readonly endOfTurn: string,
     readonly turnStart: string | readonly string[],
+    readonly vision?: { placeholder: VisionPlaceholder; ids: VisionIds },
   ) {
     this.#segments = new SegmentEncoder(tokenizer, turnStart);
     this.#special = new SpecialText(tokenizer.addedTokens);
@@ -111,6 +121,22 @@ export class TokenizedRenderer implements Renderer {
    * its ids are the result.
    */
   async #encode(
+    messages: readonly Message[],
+    options: RenderOptions,
+    render: (messages: readonly Message[]) => string,
+  ): Promise<Rendered> {
+    const rendered = await this.#encodeText(messages, options, render);
+    const images = imagesOf(messages);
+    if (images.length === 0) return rendered;
+    if (!this.vision) throw new Error("this model family does not render images");
+    const { placeholder, ids } = this.vision;
+    const skip = new Set<number>();
+    for (const hit of rendered.specialText) if (hit.position !== null) skip.add(hit.position);
+    const counts = images.map((image) => imageTokens(placeholder, image));
+    return { ...rendered, images: findImageSpans(rendered.ids, ids, counts, skip) };
+  }
+
+  async #encodeText(
     messages: readonly Message[],
     options: RenderOptions,
     render: (messages: readonly Message[]) => string,

@@ -18,6 +18,11 @@ import { agentCall, startGateway } from "./loopback_gateway.ts";
 import { READ_FILE, startRig } from "../backends/engine_gateway.ts";
 import { FakeUpstreamTestDouble, FIXTURES } from "../black_box/fake_upstream.ts";
 import { sharedModel } from "../support/scripted_policy.ts";
+import { ImageDirectory } from "../../journal/mod.ts";
+import { PolicyModel } from "../../model/mod.ts";
+import type { ImageStore } from "../../trajectory/mod.ts";
+import { fixtureImage } from "../support/image_files.ts";
+import { qwen3VlModelDir } from "../support/vision_models.ts";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -156,5 +161,60 @@ Deno.test("settled requests are not kept alive: black-box upstream", async () =>
   } finally {
     await server.shutdown();
     await fake.close();
+  }
+});
+
+Deno.test("settled requests are not kept alive: the bytes of the images they showed", async () => {
+  const watched = new Watched();
+  const dir = await qwen3VlModelDir();
+  const stored = await Deno.makeTempDir({ prefix: "rollgate-settled-images-" });
+  const files = new ImageDirectory(stored);
+  // The store the turns write to, watching each image's bytes (the request's decoded copy).
+  const images: ImageStore = {
+    putImage(hash, bytes) {
+      watched.watch(`image ${hash.slice(0, 8)}`, bytes);
+      return files.putImage(hash, bytes);
+    },
+    readImage: (hash) => files.readImage(hash),
+  };
+  const model = await PolicyModel.load({ dir });
+  const answer = await model.tokenizer.encode("A picture.<|im_end|>");
+  const gw = await startGateway({ model, images });
+  try {
+    const policy = gw.policy(() => answer);
+    const png = await fixtureImage();
+    for (let i = 0; i < 8; i++) {
+      const r = await gw.rollout();
+      // A distinct image per rollout (bytes after IEND change nothing a reader looks at).
+      const data = (Uint8Array.of(...png.bytes, i) as unknown as { toBase64(): string }).toBase64();
+      const user = {
+        role: "user",
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+      };
+      const first = await agentCall(gw, r, "messages", {
+        model: "m",
+        max_tokens: 9,
+        messages: [user],
+      });
+      assert.equal(first.status, 200, JSON.stringify(first.json));
+      // The next turn re-sends it: found stored, not written again, not kept either.
+      const again = await agentCall(gw, r, "messages", {
+        model: "m",
+        max_tokens: 9,
+        messages: [user, { role: "assistant", content: first.json.content }, {
+          role: "user",
+          content: "And?",
+        }],
+      });
+      assert.equal(again.status, 200, JSON.stringify(again.json));
+    }
+    await policy.stop();
+    assert.equal(watched.registered, 16);
+    assert.equal(await watched.leftAfterCollection(), 0, "image bytes still reachable");
+    assert.equal(gw.gw.store.list().length, 8, "while their rollouts (and trees) live");
+  } finally {
+    await gw.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(stored, { recursive: true });
   }
 });

@@ -12,12 +12,16 @@
  *   escape text (six characters) in the command string, then answers. Claude Code 2.1.330 sends
  *   the second tool input back decoded (`é`): the third request departs from the recorded chain
  *   after the first turn.
+ * - `read-image`: the policy reads a PNG of the workdir (`rgb-333x127.png` of the image fixtures)
+ *   with `Read`; Claude Code sends it back as an `image` block in the tool result. The policy is
+ *   text-only, so that request gets the gateway's 400, and the run ends there.
  *
  * @module
  */
 import { claudeCode, runLocal } from "../../harness/mod.ts";
 import { startGateway } from "../trajectory/agent_clients.ts";
 import { answerText, toolCallText } from "../support/scripted_policy.ts";
+import { fixtureImage } from "../support/image_files.ts";
 import { makeWorkdir, MODEL_ID, RUN_BUDGET_MS } from "./cli_scenario.ts";
 
 /** A Bash command whose string holds the six characters `\u00e9`. */
@@ -44,7 +48,7 @@ export interface CapturedRequest {
 }
 
 /** A proxy that records every request and forwards it to `target`. */
-function recordingProxy(target: string, out: CapturedRequest[]) {
+export function recordingProxy(target: string, out: CapturedRequest[]) {
   return Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
     const url = new URL(req.url);
     const text = await req.text();
@@ -115,7 +119,40 @@ export async function captureUnicodeEscape(): Promise<{
   }
 }
 
+/** Runs the `read-image` scenario; returns the captured requests (the run ends on the 400). */
+export async function captureReadImage(): Promise<CapturedRequest[]> {
+  const tmp = await Deno.makeTempDir({ prefix: "rollgate-capture-" });
+  const t = await startGateway();
+  const requests: CapturedRequest[] = [];
+  const proxy = recordingProxy(t.url, requests);
+  const image = await fixtureImage();
+  t.replies.push(toolCallText("Look at it.", "Read", { file_path: `${tmp}/work/shot.png` }));
+  try {
+    await makeWorkdir(`${tmp}/work`);
+    await Deno.writeFile(`${tmp}/work/shot.png`, image.bytes);
+    const r = await t.rollout({ id: "capture" });
+    await runLocal(claudeCode, "Look at shot.png.", {
+      gatewayUrl: `http://127.0.0.1:${proxy.addr.port}`,
+      rolloutId: r.id,
+      token: r.token,
+      model: MODEL_ID,
+      workdir: `${tmp}/work`,
+      home: `${tmp}/home`,
+    }, { timeoutMs: RUN_BUDGET_MS });
+    return JSON.parse(
+      JSON.stringify(requests).replaceAll(tmp, "<tmp>")
+        .replaceAll(tmp.replace(/[^A-Za-z0-9]/g, "-"), "<tmp-slug>"),
+    );
+  } finally {
+    await proxy.shutdown();
+    await t.close();
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
 if (import.meta.main) {
-  const { requests } = await captureUnicodeEscape();
+  const requests = Deno.args[0] === "read-image"
+    ? await captureReadImage()
+    : (await captureUnicodeEscape()).requests;
   for (const r of requests) console.log(JSON.stringify(r));
 }

@@ -55,15 +55,16 @@ export function referencePython(): string | null {
 }
 
 /**
- * Runs a reference script of this folder in the venv: one JSON line per input in, one per input
- * out, in order. A failure to start or a non-zero exit throws with the script's stderr.
+ * Runs a reference script of this folder in the venv (or in `python`, another venv's
+ * interpreter): one JSON line per input in, one per input out, in order. A failure to start or a
+ * non-zero exit throws with the script's stderr.
  */
 export async function runReferenceScript(
   script: string,
   args: string[],
   inputs: unknown[],
+  python: string | null = referencePython(),
 ): Promise<unknown[]> {
-  const python = referencePython();
   if (python === null) {
     throw new Error(
       "reference venv missing: python3 -m venv .venv && " +

@@ -100,6 +100,11 @@ export interface TurnRecord {
    */
   special_text: Turn["specialText"];
   tool_spans: Turn["toolSpans"];
+  /**
+   * The images the turn rendered: each one's pads in its context ids (bridge + delta, as
+   * `tool_spans`), hash and size; absent when none.
+   */
+  images?: Turn["images"];
   /** Ids appended after the parent's output without being sampled (end-of-turn bridge). */
   bridge_ids: number[];
   malformed_tool_calls: number;
@@ -180,6 +185,7 @@ export function turnRecord(
     drift: t.drift,
     special_text: t.specialText,
     tool_spans: t.toolSpans,
+    ...(t.images.length ? { images: t.images } : {}),
     bridge_ids: Array.from(t.bridgeIds),
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,

@@ -72,6 +72,7 @@ function importTurn(rec: TurnRecord, parent: Turn | null, rollout: Rollout): Tur
     drift: rec.drift,
     ...(rec.black_box ? { blackBox: true as const } : {}),
     toolSpans: rec.tool_spans,
+    images: rec.images ?? [],
     history: mount.node,
     historyEdits: mount.edits,
     tools: rollout.tree.internTools(key, rec.tools),

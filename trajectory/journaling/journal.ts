@@ -16,6 +16,7 @@
 import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { Sample, SampleLog } from "../samples/mod.ts";
 import type { TokenRowStore } from "../token_rows/mod.ts";
+import type { ImageStore } from "../image_store.ts";
 
 export type { EventArrays, JournalEvent } from "./journal_events.ts";
 
@@ -30,9 +31,10 @@ export interface JournaledRollout {
 /**
  * The durable store of rollout changes and finished samples. Token rows (`routed_experts`) are
  * kept by it too, apart from the events: a logged sample refers to them, so a deleted rollout's
- * rows stay while its samples are in the log.
+ * rows stay while its samples are in the log. So are the images turns show, by hash
+ * (`ImageStore`): samples refer to them, and they stay as long as the journal does.
  */
-export interface Journal extends SampleLog, TokenRowStore {
+export interface Journal extends SampleLog, TokenRowStore, ImageStore {
   /**
    * Records an event; resolves once it is durable. Call it when the change happens, before any
    * later change: the order of calls is the order of replay.

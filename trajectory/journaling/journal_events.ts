@@ -50,8 +50,11 @@ interface Event<K extends string, D> {
 /** What `rollout_created` holds: the spec with the id, token and time it got. */
 export type RolloutCreated = CreateRollout & { id: string; token: string; createdAt: number };
 
-/** The request without its history and tools (which `turn_registered` stores apart). */
-export type RequestRest = Omit<CanonicalRequest, "messages" | "tools">;
+/**
+ * The request without its history and tools (which `turn_registered` stores apart) and without
+ * its images' bytes (in the image store; the messages name them by hash).
+ */
+export type RequestRest = Omit<CanonicalRequest, "messages" | "tools" | "images">;
 
 export interface TurnRegistered {
   index: number;
@@ -163,7 +166,7 @@ export function turnRegistered(
   toolCallIdPrefix: string,
   blackBox: boolean,
 ): TurnRegisteredEvent {
-  const { messages, tools, ...request } = req;
+  const { messages, tools, images: _bytes, ...request } = req;
   const data: TurnRegistered = {
     index: turn.index,
     id: turn.id,

@@ -21,6 +21,7 @@ import type { JournalEvent, RolloutFinishedEvent } from "./journal_events.ts";
 import type { Sample } from "../samples/mod.ts";
 import type { TokenRowField, TokenRows } from "../../generation/mod.ts";
 import { MemoryTokenRowStore, type TokenRowStore } from "../token_rows/mod.ts";
+import type { ImageStore } from "../image_store.ts";
 
 /** The journal could not keep a change (disk full, file removed …). */
 export class JournalError extends Error {
@@ -35,9 +36,12 @@ export class JournalWriter {
 
   /** Where turns' token rows go: the journal, else memory (a throwaway gateway). */
   readonly rows: TokenRowStore;
+  /** Where the images turns show go: the journal's (or the one given), else none. */
+  readonly images?: ImageStore;
 
-  constructor(readonly journal?: Journal) {
+  constructor(readonly journal?: Journal, images: ImageStore | undefined = journal) {
     this.rows = journal ?? new MemoryTokenRowStore();
+    this.images = images;
   }
 
   /** Why the journal stopped keeping changes, once a write failed (readiness reports it). */

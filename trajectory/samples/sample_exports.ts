@@ -16,7 +16,7 @@
  * @module
  */
 import type { Sample } from "./samples.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import { promptIds } from "../turn.ts";
 import { rowsOf, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
 
@@ -75,6 +75,8 @@ export interface CallExport {
   trained_by: Int32Array;
   /** `[start, end)` positions of tool-output ids this call's prompt added (SFT mask). */
   sft_spans: [number, number][];
+  /** The images this call's prompt added, positioned in `prompt_ids` (absent: none). */
+  images?: TurnImage[];
   weight_version: string | number | null;
   routed_experts?: SegmentRows;
 }
@@ -228,6 +230,10 @@ export function callsExport(
       sft_spans: sft,
       weight_version: turn.weightVersion ?? null,
     };
+    const images = (source.images ?? []).filter((i) =>
+      i.start >= span.start && i.start < span.output_start
+    );
+    if (images.length) call.images = images;
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
     calls.push(call);

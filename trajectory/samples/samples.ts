@@ -16,7 +16,7 @@
  * @module
  */
 import type { Message, ToolSpec } from "../../canonical/mod.ts";
-import type { Turn } from "../turn.ts";
+import type { Turn, TurnImage } from "../turn.ts";
 import {
   type BranchLabel,
   type Chain,
@@ -86,6 +86,12 @@ export interface Sample {
   num_sampled: number;
   /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
   turn_spans: TurnSpan[];
+  /**
+   * The images the sample shows, in order: where each one's pad tokens lie in `input_ids`
+   * (half-open), its sha256 (`GET /api/images/:hash` gives the bytes), type and size. Absent when
+   * it shows none.
+   */
+  images?: TurnImage[];
   /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
   version_span: [string | number, string | number] | null;
   /**
@@ -153,8 +159,10 @@ export function buildSample(
   const logprobs = new Float64Array(total), sft_mask = new Uint8Array(total);
   let trainedFrom = -1, at = 0;
   const spans: TurnSpan[] = [];
+  const images: TurnImage[] = [];
   for (const t of path) {
     const start = at;
+    for (const i of t.images) images.push({ ...i, start: start + i.start, end: start + i.end });
     if (t.chain === leaf.chain && trainedFrom < 0) trainedFrom = start;
     input_ids.set(t.bridgeIds, at);
     at += t.bridgeIds.length;
@@ -196,6 +204,7 @@ export function buildSample(
     num_sampled: path.reduce((n, t) => n + t.outputIds.length, 0),
     turn_spans: spans,
     ...(absent.length ? { logprobs_absent: absent } : {}),
+    ...(images.length ? { images } : {}),
     timings: {
       started: path[0].timings.received,
       finished: leaf.timings.completed ?? null,

@@ -5,11 +5,11 @@
  * Wire details are gone after conversion (`cache_control`, block vs string, item ids), so what
  * is left to tolerate is tool arguments: pi re-serializes them and Codex may reorder keys, so
  * they compare as parsed JSON, with keys in any order and `null` members treated as absent.
- * Ids (`tool_call_id`, tool-call ids) compare verbatim.
+ * Ids (`tool_call_id`, tool-call ids) compare verbatim, and so do images: by hash and place.
  *
  * @module
  */
-import type { Message, ToolCall } from "../../canonical/mod.ts";
+import type { ContentImage, Message, ToolCall } from "../../canonical/mod.ts";
 
 /**
  * Pairs of JSON values still to compare, shared by every comparison (one runs at a time): the
@@ -93,6 +93,16 @@ function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): bo
   return true;
 }
 
+/** The same images (by content hash) at the same places; none and `[]` are alike. */
+function sameImages(a: ContentImage[] | undefined, b: ContentImage[] | undefined): boolean {
+  const x = a ?? [], y = b ?? [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i].at !== y[i].at || x[i].image.hash !== y[i].image.hash) return false;
+  }
+  return true;
+}
+
 /** The `i`th own key of `o` in iteration order (JSON objects: insertion order). */
 function keyAt(o: object, i: number): string | undefined {
   let j = 0;
@@ -149,11 +159,14 @@ export function sameForm(a: Message, b: Message): boolean {
  */
 export function sameMessage(a: Message, b: Message): boolean {
   if (a.role !== b.role || a.content !== b.content) return false;
-  if (a.role === "tool") return a.tool_call_id === (b as typeof a).tool_call_id;
+  if (a.role === "tool") {
+    const o = b as typeof a;
+    return a.tool_call_id === o.tool_call_id && sameImages(a.images, o.images);
+  }
   if (a.role === "assistant") {
     const o = b as typeof a;
     return (a.reasoning_content ?? "") === (o.reasoning_content ?? "") &&
       sameToolCalls(a.tool_calls, o.tool_calls);
   }
-  return true;
+  return a.role !== "user" || sameImages(a.images, (b as typeof a).images);
 }

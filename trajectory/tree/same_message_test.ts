@@ -115,3 +115,27 @@ Deno.test("JSON comparisons walk nesting of any depth without running out of sta
   assert.ok(sameJson(JSON.parse(text), { a: 1, b: null }), "null members are absent");
   assert.ok(!sameJson({ a: 1, b: null }, { a: 1, b: 2 }));
 });
+
+Deno.test("sameMessage: images compare by hash and place, in user and tool content", () => {
+  const image = (hash: string) => ({ hash, mime: "image/png" as const, width: 2, height: 2 });
+  const user = (at: number, hash: string): Message => ({
+    role: "user",
+    content: "ab",
+    images: [{ at, image: image(hash) }],
+  });
+  assert.ok(sameMessage(user(1, "h1"), user(1, "h1")));
+  assert.ok(!sameMessage(user(1, "h1"), user(1, "h2")), "another image");
+  assert.ok(!sameMessage(user(1, "h1"), user(0, "h1")), "the same image elsewhere");
+  assert.ok(!sameMessage(user(1, "h1"), { role: "user", content: "ab" }), "no image");
+  assert.ok(
+    sameMessage({ role: "user", content: "ab", images: [] }, { role: "user", content: "ab" }),
+  );
+  const tool = (hash: string): Message => ({
+    role: "tool",
+    content: "",
+    tool_call_id: "c",
+    images: [{ at: 0, image: image(hash) }],
+  });
+  assert.ok(sameMessage(tool("h1"), tool("h1")));
+  assert.ok(!sameMessage(tool("h1"), tool("h2")));
+});

@@ -49,6 +49,7 @@ export function registerTurn(
     specialText: [],
     drift: null,
     toolSpans: [],
+    images: [],
     history: mount.node,
     historyEdits: sharedEdits(mount.edits, mount.base),
     tools: rollout.tree.internTools(TurnTree.rootKey(req), req.tools),

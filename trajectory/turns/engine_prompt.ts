@@ -38,6 +38,7 @@ export async function planEngineRender(
     renderedMessages: messages.length,
     toolSpans: toolSpans(model, rendered, messages, 0),
     specialText: rendered.specialText,
+    images: [], // the engine family shows no images (`requireImagesShown` refuses them)
     ...(rerender ? { rerender } : {}),
   });
   if (!base) return full();
@@ -53,6 +54,7 @@ export async function planEngineRender(
     renderedMessages: added.length,
     toolSpans: toolSpans(model, { ...rendered, ids: deltaIds }, added, 0),
     specialText: rendered.specialText.filter((hit) => hit.message >= baseDepth),
+    images: [],
   };
 }
 

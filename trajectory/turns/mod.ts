@@ -23,3 +23,4 @@ export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
 export { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 export { splitChain } from "./assign_chain.ts";
+export { storeImages } from "./turn_images.ts";

@@ -3,7 +3,8 @@
  * engine renders (`PolicyModel.rendersInFull`), the engine's full render checked against the
  * base turn (`engine_prompt.ts`), which may split the turn off its chain (`splitChain`). A render
  * that fails fails the turn: an engine that could not be reached with its own error (a 502 the
- * agent retries), anything else as a render failure (a 400).
+ * agent retries), anything else as a render failure (a 400). The request's images, stored while
+ * the prompt renders, must be stored before the turn is placed.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { planPrompt, type PromptPlan, type PromptWork } from "./prompt_plan.ts";
 import { planEngineRender } from "./engine_prompt.ts";
 import { splitChain } from "./assign_chain.ts";
 import { fail, type OpenTurn, refuse } from "./turn_record.ts";
+import type { TurnError } from "../turn_error.ts";
 
 /** The prompt of `work` with `model`: its delta render, or the engine's full render. */
 export function planFor(model: PolicyModel, work: PromptWork): Promise<PromptPlan> {
@@ -25,6 +27,7 @@ export async function planTurn(
   open: OpenTurn,
   model: PolicyModel,
   work: PromptWork,
+  imagesStored: Promise<TurnError | null> = Promise.resolve(null),
 ): Promise<PromptPlan> {
   let plan: PromptPlan;
   try {
@@ -36,6 +39,8 @@ export async function planTurn(
     }
     throw refuse(open, "render_failed", `cannot render the conversation: ${(e as Error).message}`);
   }
+  const unstored = await imagesStored;
+  if (unstored) throw refuse(open, unstored.kind, unstored.message);
   const { bridgeIds, deltaIds, rerender, ...planned } = plan;
   Object.assign(open.turn, planned);
   if (rerender) splitChain(open.rollout, open.turn, rerender);

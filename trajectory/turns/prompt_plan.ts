@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
+import type { CanonicalRequest, ImageRef, Message } from "../../canonical/mod.ts";
 import type { DeltaHistory, PolicyModel, Rendered } from "../../model/mod.ts";
-import type { HistoryNode, Turn } from "../turn.ts";
+import type { HistoryNode, Turn, TurnImage } from "../turn.ts";
 import type { Mount } from "../tree/mod.ts";
 import type { Rerender } from "../chains/mod.ts";
 import { findToolSpans } from "./tool_spans.ts";
@@ -42,6 +42,7 @@ export interface PromptPlan {
   specialText: Turn["specialText"];
   /** The engine's render does not extend the base's ids: the turn starts a `rerender` chain. */
   rerender?: Rerender;
+  images: Turn["images"];
 }
 
 /**
@@ -79,6 +80,7 @@ export async function planPrompt(model: PolicyModel, work: PromptWork): Promise<
       renderedMessages: messages.length,
       toolSpans: toolSpans(model, rendered, messages, 0),
       specialText: rendered.specialText,
+      images: turnImages(rendered, messages, 0),
     };
   }
   const rendered = await model.renderDeltaIds(messages, tools, options, work.history);
@@ -110,7 +112,21 @@ export async function planPrompt(model: PolicyModel, work: PromptWork): Promise<
       message: hit.message + work.baseDepth,
       position: hit.position === null ? null : hit.position - shared + offset,
     })),
+    images: turnImages(rendered, messages, bridgeIds.length - shared),
   };
+}
+
+/** The rendered images' pads, moved by `offset` into the turn's context ids, with their images. */
+function turnImages(rendered: Rendered, messages: readonly Message[], offset: number): TurnImage[] {
+  if (!rendered.images?.length) return [];
+  const refs: ImageRef[] = messages.flatMap((m) =>
+    m.role === "user" || m.role === "tool" ? (m.images ?? []).map((i) => i.image) : []
+  );
+  return rendered.images.map((span, k) => ({
+    ...refs[k],
+    start: span.start + offset,
+    end: span.end + offset,
+  }));
 }
 
 /** Where `rendered`'s tool outputs lie (for `messages`, the rendered ones), shifted by `offset`. */

@@ -41,6 +41,7 @@ import type { TurnObserver } from "./turn_observer.ts";
 import { promptWork } from "./prompt_plan.ts";
 import { planFor, planTurn } from "./plan_turn.ts";
 import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
+import { requireImagesShown, storeImages } from "./turn_images.ts";
 import { randomHex } from "../random_hex.ts";
 
 /** What a hosted API answered, read back into the canonical message (black-box turns). */
@@ -164,6 +165,7 @@ export class TurnRunner {
     requireActive(rollout);
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
+    requireImagesShown(this.model, req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     if (mount.retryOf) {
       mount.retryOf.retries++;
@@ -187,8 +189,9 @@ export class TurnRunner {
       stop_token_ids: this.model.stopTokenIds,
     };
     const maxTokens = req.sampling.max_tokens ?? rollout.sampling.max_tokens;
+    const stored = storeImages(this.#writer.images, req.images); // while the prompt renders
     // From here on nothing reads `req`: its parsed history is garbage while the prompt renders.
-    const plan = await planTurn(open, await this.modelFor(rollout), work);
+    const plan = await planTurn(open, await this.modelFor(rollout), work, stored);
     const { bridgeIds, deltaIds } = plan;
     turn.timings.rendered = Date.now();
     const room = this.model.contextLength - turn.promptLength;
@@ -307,6 +310,7 @@ export class TurnRunner {
   async countTokens(rollout: Rollout, req: CanonicalRequest): Promise<number> {
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
+    requireImagesShown(this.model, req);
     const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
     const recorded = mount.retryOf;
     if (recorded && recorded.status === "done") return recorded.promptLength;

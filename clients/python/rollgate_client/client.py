@@ -227,6 +227,14 @@ class RollgateClient:
             "GET", f"/api/rollouts/{_seg(id)}/samples", query={"form": "calls", "ids": self.ids}
         )
 
+    async def image(self, hash: str) -> bytes:  # noqa: A002
+        """``GET /api/images/:hash``: the bytes of an image a sample shows (``Sample.images``,
+        by its sha256), as the agent sent them."""
+        resp = await self._http.request("GET", f"/api/images/{_seg(hash)}")
+        if resp.status >= 400:
+            raise _error(resp)
+        return resp.body
+
     async def tree(self, id: str, *, compact: bool = False) -> dict[str, Any]:  # noqa: A002
         """``GET /api/rollouts/:id/tree``: every turn with its prompt ids and history. With
         ``compact=True`` it is fetched in the compact form (every id and message once, a fraction

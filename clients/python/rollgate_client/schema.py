@@ -191,6 +191,10 @@ class Sample:
     #: Turns whose sampled ids have no logprob (``None`` in ``logprobs``): their producer reported
     #: none (a ``complete`` without ``logprobs``, an engine that sent none).
     logprobs_absent: list[str] = field(default_factory=list)
+    #: The images the sample shows, in order: ``{start, end, hash, mime, width, height}``, where
+    #: ``input_ids[start:end]`` are the image's pad tokens; ``RollgateClient.image(hash)`` gives
+    #: its bytes, for the model's own processor to compute pixel values from.
+    images: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

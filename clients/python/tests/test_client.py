@@ -129,6 +129,21 @@ class RolloutLifecycleTest(GatewayTestCase):
         self.assertEqual((await self.client.get_rollout(r.id))["id"], r.id)
         self.assertEqual(await self.client.samples(r.id), [])
 
+    async def test_image_by_hash_says_what_is_missing(self) -> None:
+        # A text-only gateway stores no image; the route still names what it needs and lacks.
+        with self.assertRaises(RollgateError) as missing:
+            await self.client.image("0" * 64)
+        self.assertEqual(missing.exception.status, 404)
+        with self.assertRaises(RollgateError) as bad:
+            await self.client.image("not-a-hash")
+        self.assertEqual(bad.exception.status, 400)
+        self.assertIn("sha256", bad.exception.message)
+        span = {"start": 3, "end": 5, "hash": "ab" * 32, "mime": "image/png", "width": 2, "height": 2}
+        sample = Sample.from_json({"input_ids": [1] * 6, "loss_mask": [0] * 6, "logprobs": [0.0] * 6,
+                                   "images": [span]})
+        self.assertEqual(sample.images, [span])
+        self.assertNotIn("images", sample.extra)
+
     async def test_health(self) -> None:
         self.assertTrue(await self.client.health())
         self.assertTrue(await self.client.ready())

@@ -15,7 +15,15 @@ import { z } from "zod";
 import { TemperatureSchema, TopPSchema } from "../../sampling_schema.ts";
 
 export const TextBlock = z.looseObject({ type: z.literal("text"), text: z.string() });
-export const ImageBlock = z.looseObject({ type: z.literal("image") });
+/** An image's `source`: `base64` (`media_type`, `data`), `url` or `file` (`file_id`). */
+export const ImageSource = z.looseObject({
+  type: z.string(),
+  data: z.string().optional(),
+  url: z.string().optional(),
+  file_id: z.string().optional(),
+});
+export type ImageSource = z.output<typeof ImageSource>;
+export const ImageBlock = z.looseObject({ type: z.literal("image"), source: ImageSource });
 export const DocumentBlock = z.looseObject({ type: z.literal("document") });
 export const ThinkingBlock = z.looseObject({
   type: z.literal("thinking"),

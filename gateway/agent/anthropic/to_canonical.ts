@@ -4,7 +4,9 @@
  * The canonical form keeps only what the model sees, so every representation Claude Code uses
  * for the same history converts to the same value: `cache_control` is ignored, a string content
  * equals a single text block, thinking `signature`s and `redacted_thinking` are dropped, and the
- * `x-anthropic-billing-header` system block (which changes between sessions) is stripped.
+ * `x-anthropic-billing-header` system block (which changes between sessions) is stripped. An
+ * `image` block with a `base64` source is an image part (`image_input.ts`); a `url` or `file`
+ * source is refused (never fetched).
  *
  * @module
  */
@@ -19,9 +21,11 @@ import type {
 } from "../../../canonical/mod.ts";
 import { InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
+import { type ContentPart, remoteImage, RequestImages } from "../image_input.ts";
 import {
   CONTENT_BLOCKS,
   CountTokensRequest,
+  type ImageSource,
   type Message as WireMessage,
   type MessageContent,
   MessagesRequest,
@@ -57,8 +61,11 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
 
 function convert(req: MessagesRequest | CountTokensRequest): CanonicalRequest {
   const messages: Message[] = [];
+  const images = new RequestImages();
   pushSystem(messages, req.system);
-  for (const message of req.messages) messages.push(...convertMessage(message));
+  req.messages.forEach((message, i) => {
+    messages.push(...convertMessage(message, images, `messages[${i}]`));
+  });
   return {
     protocol: "anthropic",
     model: req.model,
@@ -66,7 +73,27 @@ function convert(req: MessagesRequest | CountTokensRequest): CanonicalRequest {
     tools: (req.tools ?? []).flatMap(convertTool),
     sampling: sampling(req),
     stream: req.stream ?? false,
+    ...(images.byHash.size ? { images: images.byHash } : {}),
   };
+}
+
+/** An `image` block's source as an image part: base64 data only. */
+function imageOf(source: ImageSource, images: RequestImages, where: string) {
+  switch (source.type) {
+    case "base64":
+      if (source.data === undefined) {
+        throw new InvalidRequestError(`${where}.source.data: a base64 source needs its data`);
+      }
+      return images.fromBase64(source.data, `${where}.source.data`);
+    case "url":
+      throw remoteImage(`${where}.source`, source.url ?? "a url source");
+    case "file":
+      throw remoteImage(`${where}.source`, `file ${source.file_id ?? ""}`.trim());
+    default:
+      throw new InvalidRequestError(
+        `${where}.source.type: ${JSON.stringify(source.type)} is not base64, url or file`,
+      );
+  }
 }
 
 function pushSystem(messages: Message[], system: MessageContent | undefined): void {
@@ -79,7 +106,7 @@ function pushSystem(messages: Message[], system: MessageContent | undefined): vo
   if (content !== "") messages.push({ role: "system", content });
 }
 
-function convertMessage(message: WireMessage): Message[] {
+function convertMessage(message: WireMessage, images: RequestImages, where: string): Message[] {
   switch (message.role) {
     case "system": {
       const out: Message[] = [];
@@ -87,7 +114,7 @@ function convertMessage(message: WireMessage): Message[] {
       return out;
     }
     case "user":
-      return convertUser(message.content);
+      return convertUser(message.content, images, where);
     case "assistant":
       return [convertAssistant(message.content)];
   }
@@ -97,42 +124,49 @@ function convertMessage(message: WireMessage): Message[] {
  * Tool results come first: in the canonical (OpenAI-chat) order they answer the preceding
  * assistant turn, and any text the client put next to them is a new user message after them.
  */
-function convertUser(content: MessageContent): Message[] {
+function convertUser(content: MessageContent, images: RequestImages, where: string): Message[] {
   if (typeof content === "string") return [{ role: "user", content }];
   const tools: Message[] = [];
-  const texts: string[] = [];
-  for (const raw of content) {
+  const parts: ContentPart[] = [];
+  content.forEach((raw, j) => {
     const block = narrowBlock(CONTENT_BLOCKS, raw);
     switch (block?.type) {
       case "text":
-        texts.push(block.text);
+        parts.push(block.text);
         break;
       case "image":
+        parts.push(imageOf(block.source, images, `${where}.content[${j}]`));
+        break;
       case "document":
-        texts.push(`[${block.type}]`);
+        parts.push(`[${block.type}]`);
         break;
       case "tool_result":
         tools.push({
           role: "tool",
           tool_call_id: block.tool_use_id,
-          content: toolResultText(block.content),
+          ...toolResult(block.content, images, `${where}.content[${j}].content`),
         });
         break;
     }
-  }
+  });
   // A message of only tool results has no user text; any other message keeps its user turn.
-  if (texts.length === 0 && tools.length > 0) return tools;
-  return [...tools, { role: "user", content: texts.join("\n") }];
+  if (parts.length === 0 && tools.length > 0) return tools;
+  return [...tools, { role: "user", ...images.content(parts) }];
 }
 
-function toolResultText(content: string | ToolResultContentBlock[] | undefined): string {
-  if (content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content.flatMap((raw) => {
+function toolResult(
+  content: string | ToolResultContentBlock[] | undefined,
+  images: RequestImages,
+  where: string,
+) {
+  if (content === undefined) return { content: "" };
+  if (typeof content === "string") return { content };
+  return images.content(content.flatMap((raw, j): ContentPart[] => {
     const block = narrowBlock(TOOL_RESULT_BLOCKS, raw);
     if (block === undefined) return [];
+    if (block.type === "image") return [imageOf(block.source, images, `${where}[${j}]`)];
     return block.type === "text" ? [block.text] : [`[${block.type}]`];
-  }).join("\n");
+  }));
 }
 
 function convertAssistant(content: MessageContent): AssistantMessage {

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { fixtureImage } from "../../../tests/support/image_files.ts";
 import type { AssistantMessage } from "../../../canonical/mod.ts";
 import { InvalidRequestError } from "../../protocol.ts";
 import { loadCapture } from "./__fixtures__/load.ts";
 import { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
+
+const PNG = await fixtureImage();
 
 const MAIN_PROMPT_START = "You are an agent working with the user toward their goals";
 
@@ -151,31 +154,76 @@ Deno.test("system: string, empty, and role:system kept in place", () => {
   assert.equal(toCanonicalRequest(body([], { system: "" })).messages.length, 0);
 });
 
-Deno.test("user blocks: tool results first, then text with image/document placeholders", () => {
+Deno.test("user blocks: tool results first, then text; images are parts, documents placeholders", () => {
   const req = toCanonicalRequest(body([{
     role: "user",
     content: [
       { type: "text", text: "look" },
-      { type: "image", source: { type: "base64", media_type: "image/png", data: "AA==" } },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: PNG.base64 } },
       { type: "tool_result", tool_use_id: "toolu_1", content: "out", is_error: true },
       { type: "document", source: { type: "text", data: "x" } },
       {
         type: "tool_result",
         tool_use_id: "toolu_2",
-        content: [{ type: "text", text: "a" }, { type: "image", source: {} }, {
-          type: "text",
-          text: "b",
-        }],
+        content: [{ type: "text", text: "a" }, {
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: PNG.base64 },
+        }, { type: "text", text: "b" }],
       },
       { type: "tool_result", tool_use_id: "toolu_3" },
     ],
   }]));
   assert.deepEqual(req.messages, [
     { role: "tool", tool_call_id: "toolu_1", content: "out" },
-    { role: "tool", tool_call_id: "toolu_2", content: "a\n[image]\nb" },
+    { role: "tool", tool_call_id: "toolu_2", content: "ab", images: [{ at: 1, image: PNG.ref }] },
     { role: "tool", tool_call_id: "toolu_3", content: "" },
-    { role: "user", content: "look\n[image]\n[document]" },
+    { role: "user", content: "look[document]", images: [{ at: 4, image: PNG.ref }] },
   ]);
+  // The bytes once, by hash, for the store; the messages hold only the reference.
+  assert.deepEqual([...req.images!.keys()], [PNG.ref.hash]);
+  assert.deepEqual(req.images!.get(PNG.ref.hash), { ref: PNG.ref, bytes: PNG.bytes });
+});
+
+Deno.test("recorded Claude Code: the PNG it read is an image part of the tool result", () => {
+  const [first, read, fallback] = Deno.readTextFileSync(
+    new URL("./__fixtures__/claude-code-2.1.330.read-image.jsonl", import.meta.url),
+  ).split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  assert.equal(toCanonicalRequest(first.body).images, undefined);
+  const req = toCanonicalRequest(read.body);
+  const tool = req.messages[req.messages.length - 1];
+  assert.equal(tool.role, "tool");
+  assert.deepEqual(tool, {
+    role: "tool",
+    tool_call_id: read.body.messages[1].content[1].id,
+    content: "",
+    images: [{ at: 0, image: PNG.ref }],
+  });
+  assert.deepEqual(req.images!.get(PNG.ref.hash)!.bytes, PNG.bytes, "the file's bytes, as read");
+  // Its fallback retry puts a system reminder after the image: text after it, the same image.
+  const again = toCanonicalRequest(fallback.body);
+  const last = again.messages[again.messages.length - 1];
+  assert.equal(last.role, "tool");
+  assert.deepEqual(last.role === "tool" && last.images, [{ at: 0, image: PNG.ref }]);
+  assert.match(last.content, /^<system-reminder>/);
+});
+
+Deno.test("images: a url or file source, bad data and a non-image are 400s naming the block", () => {
+  const image = (source: unknown) =>
+    body([{ role: "user", content: [{ type: "text", text: "x" }, { type: "image", source }] }]);
+  const refused = (source: unknown, pattern: RegExp) =>
+    assert.throws(() => toCanonicalRequest(image(source)), (e: Error) => {
+      assert.ok(e instanceof InvalidRequestError, e.message);
+      assert.match(e.message, /^messages\[0\]\.content\[1\]/);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  refused({ type: "url", url: "https://example.com/cat.png" }, /does not fetch remote images/);
+  refused({ type: "file", file_id: "file_011" }, /does not fetch remote images \(file file_011\)/);
+  refused({ type: "base64", media_type: "image/png", data: "not base64!" }, /not base64/);
+  refused({ type: "base64", media_type: "image/png", data: btoa("GIF") }, /not a PNG, JPEG/);
+  refused({ type: "base64", media_type: "image/png" }, /needs its data/);
+  refused({ type: "weird" }, /is not base64, url or file/);
+  assert.throws(() => toCanonicalRequest(image(undefined)), /source/);
 });
 
 Deno.test("assistant: string content, several thinking blocks, redacted thinking, no extra keys", () => {

@@ -13,8 +13,15 @@
 import { z } from "zod";
 import { TemperatureSchema, TopPSchema } from "../../sampling_schema.ts";
 
-/** A blob (`inlineData`) or a file reference (`fileData`): only its MIME type is read. */
-const Media = z.looseObject({ mimeType: z.string().optional() });
+/**
+ * A blob (`inlineData`: `data` in base64) or a file reference (`fileData`: `fileUri`); an image
+ * blob is read, any other only by its MIME type.
+ */
+const Media = z.looseObject({
+  mimeType: z.string().optional(),
+  data: z.string().optional(),
+  fileUri: z.string().optional(),
+});
 
 export const FunctionCall = z.looseObject({
   id: z.string().optional(),

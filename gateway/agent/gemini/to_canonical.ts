@@ -3,8 +3,9 @@
  *
  * One `user` content becomes its tool results (`functionResponse` parts, first: they answer the
  * preceding model turn) and then one user message of its text parts joined by newlines (the
- * Gemini CLI sends the session context and the prompt as two parts); images and files become
- * `[image]` / `[file]`. One `model` content becomes one assistant message: thought parts are its
+ * Gemini CLI sends the session context and the prompt as two parts): an image blob
+ * (`inlineData`, `image/*`) is an image part, an image by reference (`fileData`) is refused (never
+ * fetched), other media become `[file]`. One `model` content becomes one assistant message: thought parts are its
  * reasoning, text parts its content, both concatenated as the streamed pieces of one answer are,
  * and `functionCall` parts its tool calls (`args` as JSON text, compared as parsed JSON). A client
  * that dropped the thought parts (the Gemini CLI does) still sends the gateway's
@@ -23,6 +24,7 @@ import type {
 } from "../../../canonical/mod.ts";
 import { InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
+import { type ContentPart, remoteImage, RequestImages } from "../image_input.ts";
 import type { GeminiCall } from "./gemini_call.ts";
 import {
   type Content,
@@ -63,12 +65,13 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
 
 function convert(call: GeminiCall, req: GenerateContentRequest): CanonicalRequest {
   const messages: Message[] = [];
+  const images = new RequestImages();
   const system = systemText(req.systemInstruction);
   if (system !== "") messages.push({ role: "system", content: system });
-  for (const content of req.contents) {
+  req.contents.forEach((content, i) => {
     if (content.role === "model") messages.push(assistantMessage(content.parts ?? []));
-    else messages.push(...userMessages(content.parts ?? []));
-  }
+    else messages.push(...userMessages(content.parts ?? [], images, `contents[${i}].parts`));
+  });
   return {
     protocol: "gemini",
     model: call.model,
@@ -76,6 +79,7 @@ function convert(call: GeminiCall, req: GenerateContentRequest): CanonicalReques
     tools: (req.tools ?? []).flatMap(convertTool),
     sampling: sampling(req.generationConfig),
     stream: call.method === "streamGenerateContent",
+    ...(images.byHash.size ? { images: images.byHash } : {}),
   };
 }
 
@@ -85,53 +89,67 @@ function systemText(system: string | Content | undefined): string {
   return (system.parts ?? []).flatMap((p) => p.text === undefined ? [] : [p.text]).join("\n");
 }
 
-/** What a non-text part shows the model. */
-function mediaText(part: Pick<Part, "inlineData" | "fileData">): string | undefined {
-  const media = part.inlineData ?? part.fileData;
-  if (media === undefined) return undefined;
-  return media.mimeType?.startsWith("image/") ? "[image]" : "[file]";
+/** What a media part shows the model: an image blob, or a placeholder for other media. */
+function media(
+  part: Pick<Part, "inlineData" | "fileData">,
+  images: RequestImages,
+  where: string,
+): ContentPart | undefined {
+  const { inlineData, fileData } = part;
+  if (inlineData?.mimeType?.startsWith("image/")) {
+    if (inlineData.data === undefined) {
+      throw new InvalidRequestError(`${where}.inlineData.data: an image blob needs its data`);
+    }
+    return images.fromBase64(inlineData.data, `${where}.inlineData.data`);
+  }
+  if (fileData?.mimeType?.startsWith("image/")) {
+    throw remoteImage(`${where}.fileData`, fileData.fileUri ?? "a file reference");
+  }
+  return inlineData || fileData ? "[file]" : undefined;
 }
 
-function userMessages(parts: Part[]): Message[] {
+function userMessages(parts: Part[], images: RequestImages, where: string): Message[] {
   const tools: Message[] = [];
-  const texts: string[] = [];
-  for (const part of parts) {
+  const shown: ContentPart[] = [];
+  parts.forEach((part, j) => {
     const fr = part.functionResponse;
     if (fr) {
       tools.push({
         role: "tool",
         tool_call_id: fr.id ?? "",
         name: fr.name,
-        content: functionResponseText(fr.response, fr.parts),
+        ...functionResponse(fr, images, `${where}[${j}].functionResponse`),
       });
     } else if (part.text !== undefined && !part.thought) {
-      texts.push(part.text);
+      shown.push(part.text);
     } else {
-      const media = mediaText(part);
-      if (media) texts.push(media);
+      const m = media(part, images, `${where}[${j}]`);
+      if (m) shown.push(m);
     }
-  }
+  });
   // A content of only tool results has no user text; any other content keeps its user turn.
-  if (texts.length === 0 && tools.length > 0) return tools;
-  return [...tools, { role: "user", content: texts.join("\n") }];
+  if (shown.length === 0 && tools.length > 0) return tools;
+  return [...tools, { role: "user", ...images.content(shown) }];
 }
 
 /**
- * A tool's result as text: the string of a `{output: string}` response (what the Gemini CLI's
- * shell tool sends), else the response as JSON; media parts add placeholders.
+ * A tool's result: the string of a `{output: string}` response (what the Gemini CLI's shell tool
+ * sends), else the response as JSON; then its media parts.
  */
-function functionResponseText(
-  response: Record<string, unknown> | undefined,
-  parts: Pick<Part, "inlineData" | "fileData">[] | undefined,
-): string {
+function functionResponse(
+  fr: { response?: Record<string, unknown>; parts?: Pick<Part, "inlineData" | "fileData">[] },
+  images: RequestImages,
+  where: string,
+) {
+  const { response } = fr;
   const keys = response ? Object.keys(response) : [];
   const text = response === undefined || keys.length === 0
     ? ""
     : keys.length === 1 && typeof response.output === "string"
     ? response.output
     : JSON.stringify(response);
-  const media = (parts ?? []).flatMap((p) => mediaText(p) ?? []);
-  return [text, ...media].filter((t) => t !== "").join("\n");
+  const shown = (fr.parts ?? []).flatMap((p, k) => media(p, images, `${where}.parts[${k}]`) ?? []);
+  return images.content(text === "" ? shown : [text, ...shown]);
 }
 
 function assistantMessage(parts: Part[]): AssistantMessage {

@@ -6,8 +6,11 @@ import { toGenerateContentResponse } from "./response.ts";
 import { thoughtSignature } from "./thought_signature.ts";
 import { answerFromRecord } from "./__fixtures__/gemini_cli.ts";
 import { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
+import { fixtureImage } from "../../../tests/support/image_files.ts";
 
 const [first, second] = loadGeminiSession();
+const PNG = await fixtureImage();
+const JPEG = await fixtureImage("progressive-1001x333.jpg");
 const url = (path: string) => new URL(path, "http://127.0.0.1");
 const call = (body: unknown, method = "generateContent") =>
   geminiCall(url(`/v1beta/models/m:${method}`), body);
@@ -121,7 +124,7 @@ Deno.test("model content: thought parts are the reasoning, pieces concatenate, i
   assert.deepEqual(foreign.messages[1], { role: "assistant", content: "xy" });
 });
 
-Deno.test("user content: tool results first, media placeholders, JSON responses, function role", () => {
+Deno.test("user content: tool results first, images, media placeholders, JSON responses, function role", () => {
   const req = toCanonicalRequest(call({
     contents: [
       user("go"),
@@ -130,14 +133,14 @@ Deno.test("user content: tool results first, media placeholders, JSON responses,
         role: "user",
         parts: [
           { text: "and look at this" },
-          { inlineData: { mimeType: "image/png", data: "AAAA" } },
+          { inlineData: { mimeType: "image/png", data: PNG.base64 } },
           { fileData: { mimeType: "application/pdf", fileUri: "gs://x" } },
           {
             functionResponse: {
               id: "a",
               name: "read",
               response: { error: "no such file" },
-              parts: [{ inlineData: { mimeType: "image/jpeg", data: "AAAA" } }],
+              parts: [{ inlineData: { mimeType: "image/jpeg", data: JPEG.base64 } }],
             },
           },
         ],
@@ -147,11 +150,46 @@ Deno.test("user content: tool results first, media placeholders, JSON responses,
     ],
   }));
   assert.deepEqual(req.messages.slice(2), [
-    { role: "tool", tool_call_id: "a", name: "read", content: '{"error":"no such file"}\n[image]' },
-    { role: "user", content: "and look at this\n[image]\n[file]" },
+    {
+      role: "tool",
+      tool_call_id: "a",
+      name: "read",
+      content: '{"error":"no such file"}',
+      images: [{ at: 24, image: JPEG.ref }],
+    },
+    { role: "user", content: "and look at this[file]", images: [{ at: 16, image: PNG.ref }] },
     { role: "tool", tool_call_id: "", name: "read", content: "" },
     { role: "user", content: "no role is user" },
   ]);
+});
+
+Deno.test("images: by reference, without data, or not an image are 400s naming the part", () => {
+  const parts = (part: unknown) => call({ contents: [{ role: "user", parts: [part] }] });
+  for (
+    const [b, pattern] of [
+      [
+        parts({ fileData: { mimeType: "image/png", fileUri: "gs://b/c.png" } }),
+        /fileData: the gateway does not fetch remote images \(gs:/,
+      ],
+      [
+        parts({ inlineData: { mimeType: "image/png" } }),
+        /inlineData.data: an image blob needs its data/,
+      ],
+      [parts({ inlineData: { mimeType: "image/png", data: btoa("%PDF-1.7") } }), /not a PNG, JPEG/],
+    ] as const
+  ) {
+    assert.throws(() => toCanonicalRequest(b), (e: Error) => {
+      assert.ok(e instanceof InvalidRequestError);
+      assert.match(e.message, /^contents\[0\]\.parts\[0\]/);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  }
+  // Other media by reference stays a placeholder.
+  const pdf = toCanonicalRequest(
+    parts({ fileData: { mimeType: "application/pdf", fileUri: "x" } }),
+  );
+  assert.deepEqual(pdf.messages, [{ role: "user", content: "[file]" }]);
 });
 
 Deno.test("system, tools, sampling: string or content, server tools dropped, only what was set", () => {

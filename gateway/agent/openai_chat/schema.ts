@@ -12,11 +12,17 @@
 import { z } from "zod";
 import { TemperatureSchema, TopPSchema } from "../../sampling_schema.ts";
 
-/** One element of an array `content`; the non-text kinds only leave a placeholder behind. */
+/**
+ * One element of an array `content`: text, an image (`image_url.url`, a `data:` URL; a bare
+ * string is taken too), or a kind that only leaves a placeholder behind (audio, files).
+ */
 export const ContentPartSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("text"), text: z.string() }),
   z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
-  z.looseObject({ type: z.literal("image_url") }),
+  z.looseObject({
+    type: z.literal("image_url"),
+    image_url: z.union([z.string(), z.looseObject({ url: z.string() })]),
+  }),
   z.looseObject({ type: z.literal("input_audio") }),
   z.looseObject({ type: z.literal("file") }),
 ]);

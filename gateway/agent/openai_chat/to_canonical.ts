@@ -1,7 +1,8 @@
 /**
  * Chat Completions request → canonical request. The canonical form is already chat-shaped, so this
- * is mostly flattening: array contents become strings, `developer` becomes `system`, tool calls
- * lose their wire envelope. Nothing is merged or reordered here: system-message placement is the
+ * is mostly flattening: array contents become strings (images become image parts, from `data:`
+ * URLs; a remote URL is refused, never fetched), `developer` becomes `system`, tool calls lose
+ * their wire envelope. Nothing is merged or reordered here: system-message placement is the
  * template's business, and history matching needs the messages one-to-one with the wire.
  *
  * @module
@@ -15,6 +16,7 @@ import type {
 } from "../../../canonical/mod.ts";
 import { InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
+import { type ContentPart, RequestImages } from "../image_input.ts";
 import {
   type ChatContent,
   type ChatMessage,
@@ -40,54 +42,66 @@ export function toCanonicalRequest(body: unknown): CanonicalRequest {
     );
   }
   const req = parsed.data;
+  const images = new RequestImages();
   return {
     protocol: "chat",
     model: req.model,
-    messages: req.messages.map(toMessage),
+    messages: req.messages.map((m, i) => toMessage(m, images, `messages[${i}]`)),
     tools: (req.tools ?? []).flatMap(toToolSpec),
     sampling: toSampling(req),
     stream: req.stream ?? false,
     includeUsage: req.stream_options?.include_usage === true,
+    ...(images.byHash.size ? { images: images.byHash } : {}),
   };
 }
 
-/** Parts are joined with newlines; media only leaves a marker, the policy cannot see it anyway. */
-export function flattenContent(content: ChatContent | undefined): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content
-    .map((part) => {
-      switch (part.type) {
-        case "text":
-          return part.text;
-        case "refusal":
-          return part.refusal;
-        case "image_url":
-          return "[image]";
-        case "input_audio":
-          return "[audio]";
-        case "file":
-          return "[file]";
+/** Text parts joined with newlines; media other than images only leaves a marker. */
+function contentParts(
+  content: ChatContent | undefined,
+  images: RequestImages | null,
+  where: string,
+): ContentPart[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === "string") return [content];
+  return content.map((part, j) => {
+    switch (part.type) {
+      case "text":
+        return part.text;
+      case "refusal":
+        return part.refusal;
+      case "image_url": {
+        const at = `${where}.content[${j}].image_url`;
+        if (!images) {
+          throw new InvalidRequestError(`${at}: images are shown in user and tool messages only`);
+        }
+        const url = part.image_url;
+        return images.fromUrl(typeof url === "string" ? url : url.url, at);
       }
-    })
-    .join("\n");
+      case "input_audio":
+        return "[audio]";
+      case "file":
+        return "[file]";
+    }
+  });
 }
 
-function toMessage(message: ChatMessage): Message {
+/** Content as text (system and assistant messages: an image there is refused). */
+function flattenContent(content: ChatContent | undefined, where: string): string {
+  return contentParts(content, null, where).join("\n");
+}
+
+function toMessage(message: ChatMessage, images: RequestImages, where: string): Message {
+  const withImages = () => images.content(contentParts(message.content, images, where));
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", content: flattenContent(message.content) };
+      return { role: "system", content: flattenContent(message.content, where) };
     case "user":
-      return { role: "user", content: flattenContent(message.content) };
+      return { role: "user", ...withImages() };
     case "tool":
-      return {
-        role: "tool",
-        content: flattenContent(message.content),
-        tool_call_id: message.tool_call_id,
-      };
+      return { role: "tool", ...withImages(), tool_call_id: message.tool_call_id };
     case "function":
-      return { role: "tool", content: flattenContent(message.content), tool_call_id: message.name };
+      return { role: "tool", ...withImages(), tool_call_id: message.name };
     case "assistant": {
       const reasoning = message.reasoning_content ||
         (typeof message.reasoning === "string" ? message.reasoning : "");
@@ -108,7 +122,7 @@ function toMessage(message: ChatMessage): Message {
       }
       return {
         role: "assistant",
-        content: flattenContent(message.content),
+        content: flattenContent(message.content, where),
         ...(reasoning ? { reasoning_content: reasoning } : {}),
         ...(calls.length ? { tool_calls: calls } : {}),
       };

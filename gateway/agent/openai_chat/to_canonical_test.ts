@@ -3,8 +3,12 @@ import type { AssistantMessage } from "../../../canonical/mod.ts";
 import { InvalidRequestError } from "../../protocol.ts";
 import { loadPiRecords } from "./pi_fixture.ts";
 import { toCanonicalRequest } from "./to_canonical.ts";
+import { fixtureImage } from "../../../tests/support/image_files.ts";
 
 const [first, second] = loadPiRecords();
+const PNG = await fixtureImage();
+const JPEG = await fixtureImage("baseline-640x480.jpg");
+const CALL = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
 
 Deno.test("pi request 1: developer prompt becomes system, user parts flattened", () => {
   const req = toCanonicalRequest(first.body);
@@ -63,18 +67,20 @@ function body(messages: unknown[], extra: Record<string, unknown> = {}) {
   return { model: "m", messages, ...extra };
 }
 
-Deno.test("content forms: null, text parts, media placeholders, refusal", () => {
+Deno.test("content forms: null, text parts, images, media placeholders, refusal", () => {
   const req = toCanonicalRequest(body([
     { role: "system", content: null },
     {
       role: "user",
       content: [
         { type: "text", text: "look:" },
-        { type: "image_url", image_url: { url: "data:," } },
+        { type: "image_url", image_url: { url: JPEG.dataUrl, detail: "high" } },
         { type: "input_audio", input_audio: { data: "", format: "wav" } },
         { type: "file", file: { file_id: "f" } },
       ],
     },
+    { role: "assistant", content: "", tool_calls: [CALL] },
+    { role: "tool", tool_call_id: "c1", content: [{ type: "image_url", image_url: PNG.dataUrl }] },
     {
       role: "assistant",
       content: [{ type: "text", text: "a" }, { type: "refusal", refusal: "no" }],
@@ -82,9 +88,38 @@ Deno.test("content forms: null, text parts, media placeholders, refusal", () => 
   ]));
   assert.deepEqual(req.messages, [
     { role: "system", content: "" },
-    { role: "user", content: "look:\n[image]\n[audio]\n[file]" },
+    { role: "user", content: "look:[audio]\n[file]", images: [{ at: 5, image: JPEG.ref }] },
+    { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "f", arguments: "{}" }] },
+    { role: "tool", content: "", images: [{ at: 0, image: PNG.ref }], tool_call_id: "c1" },
     { role: "assistant", content: "a\nno" },
   ]);
+  assert.deepEqual([...req.images!.keys()], [JPEG.ref.hash, PNG.ref.hash]);
+});
+
+Deno.test("images: a remote URL, a non-base64 data URL, an image in a system message are 400s", () => {
+  const user = (url: string) =>
+    body([{ role: "user", content: [{ type: "image_url", image_url: { url } }] }]);
+  for (
+    const [b, pattern] of [
+      [user("https://example.com/a.png"), /does not fetch remote images \(https:/],
+      [user("data:image/png,%89PNG"), /data: URL without base64/],
+      [user("data:image/png;base64,!!"), /not base64/],
+      [
+        body([{
+          role: "system",
+          content: [{ type: "image_url", image_url: { url: PNG.dataUrl } }],
+        }]),
+        /user and tool messages only/,
+      ],
+    ] as const
+  ) {
+    assert.throws(() => toCanonicalRequest(b), (e: Error) => {
+      assert.ok(e instanceof InvalidRequestError);
+      assert.match(e.message, /messages\[0\]\.content\[0\]\.image_url/);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  }
 });
 
 Deno.test("assistant: null content, reasoning fallback, empty fields omitted, custom calls", () => {

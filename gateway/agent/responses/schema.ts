@@ -56,7 +56,11 @@ export const ContentPart = byType("a content part", {
   output_text: textPart("output_text"),
   text: textPart("text"),
   refusal: z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
-  input_image: z.looseObject({ type: z.literal("input_image") }),
+  input_image: z.looseObject({
+    type: z.literal("input_image"),
+    image_url: z.string().nullish(),
+    file_id: z.string().nullish(),
+  }),
   input_file: z.looseObject({ type: z.literal("input_file") }),
 });
 export type ContentPart = z.output<typeof ContentPart>;

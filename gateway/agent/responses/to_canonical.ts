@@ -3,7 +3,9 @@
  * items (`reasoning`, `message`, `function_call`, …); the canonical form, like a chat template,
  * wants one assistant message per turn, so consecutive assistant-side items are grouped back
  * together. Opaque echoes (`encrypted_content`, item ids, statuses) are dropped: they never reach
- * the model, and history matching compares only what the model sees.
+ * the model, and history matching compares only what the model sees. An `input_image` with a
+ * `data:` URL is an image part of a user message or a tool output; a remote URL or a `file_id` is
+ * refused (never fetched).
  *
  * @module
  */
@@ -21,6 +23,8 @@ import {
   type ResponsesRequest,
   type Tool,
 } from "./schema.ts";
+import { InvalidRequestError } from "../../protocol.ts";
+import { type ContentPart as Part, remoteImage, RequestImages } from "../image_input.ts";
 
 /** The argument schema a free-form (`custom`) tool gets: one raw string `input`. */
 export const CUSTOM_TOOL_PARAMETERS = {
@@ -29,10 +33,17 @@ export const CUSTOM_TOOL_PARAMETERS = {
   required: ["input"],
 };
 
-/** Flattens message or tool-output content to the text the model sees. */
-export function contentText(content: string | ContentPart[]): string {
-  if (typeof content === "string") return content;
-  return content.flatMap((part): string[] => {
+/**
+ * Message or tool-output content as the model sees it: text parts, and images where `images` is
+ * given (user messages, tool outputs; elsewhere an image is refused).
+ */
+function contentParts(
+  content: string | ContentPart[],
+  images: RequestImages | null,
+  where: string,
+): Part[] {
+  if (typeof content === "string") return [content];
+  return content.flatMap((part, j): Part[] => {
     switch (part.type) {
       case "input_text":
       case "output_text":
@@ -40,14 +51,27 @@ export function contentText(content: string | ContentPart[]): string {
         return [part.text];
       case "refusal":
         return [part.refusal];
-      case "input_image":
-        return ["[image]"];
+      case "input_image": {
+        const at = `${where}[${j}]`;
+        if (!images) {
+          throw new InvalidRequestError(
+            `${at}: images are shown in user messages and tool outputs only`,
+          );
+        }
+        if (part.image_url) return [images.fromUrl(part.image_url, `${at}.image_url`)];
+        throw remoteImage(at, part.file_id ? `file ${part.file_id}` : "no image_url");
+      }
       case "input_file":
         return ["[file]"];
       default:
         return [];
     }
-  }).join("\n");
+  });
+}
+
+/** Content as text only (system and assistant messages). */
+function contentText(content: string | ContentPart[], where: string): string {
+  return contentParts(content, null, where).join("\n");
 }
 
 type Reasoning = Extract<InputItem, { type: "reasoning" }>;
@@ -61,7 +85,7 @@ function reasoningText(item: Reasoning): string {
 }
 
 /** Converts the input items, grouping each run of assistant-side items into one message. */
-function toMessages(input: ResponsesRequest["input"]): Message[] {
+function toMessages(input: ResponsesRequest["input"], images: RequestImages): Message[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: Message[] = [];
   let group: AssistantMessage | undefined;
@@ -75,7 +99,8 @@ function toMessages(input: ResponsesRequest["input"]): Message[] {
   };
   const hasOutput = (g: AssistantMessage) => g.content !== "" || (g.tool_calls?.length ?? 0) > 0;
 
-  for (const item of input) {
+  for (const [i, item] of input.entries()) {
+    const where = `input[${i}]`;
     switch (item.type) {
       case "reasoning": {
         const g = groupFor((g) => hasOutput(g) || g.reasoning_content !== undefined);
@@ -100,13 +125,17 @@ function toMessages(input: ResponsesRequest["input"]): Message[] {
         break;
       }
       case "message": {
-        const content = contentText(item.content);
         if (item.role === "assistant") {
-          groupFor(hasOutput).content = content;
+          groupFor(hasOutput).content = contentText(item.content, `${where}.content`);
           break;
         }
         group = undefined;
-        messages.push({ role: item.role === "user" ? "user" : "system", content });
+        if (item.role === "user") {
+          const parts = contentParts(item.content, images, `${where}.content`);
+          messages.push({ role: "user", ...images.content(parts) });
+        } else {
+          messages.push({ role: "system", content: contentText(item.content, `${where}.content`) });
+        }
         break;
       }
       case "function_call_output":
@@ -115,7 +144,7 @@ function toMessages(input: ResponsesRequest["input"]): Message[] {
         messages.push({
           role: "tool",
           tool_call_id: item.call_id,
-          content: contentText(item.output),
+          ...images.content(contentParts(item.output, images, `${where}.output`)),
         });
         break;
       case "ignored":
@@ -176,12 +205,14 @@ export function toCanonicalRequest(body: unknown): CanonicalRequest {
   const instructions: Message[] = parsed.instructions
     ? [{ role: "system", content: parsed.instructions }]
     : [];
+  const images = new RequestImages();
   return {
     protocol: "responses",
     model: parsed.model,
-    messages: [...instructions, ...toMessages(parsed.input)],
+    messages: [...instructions, ...toMessages(parsed.input, images)],
     tools: toToolSpecs(parsed.tools ?? []),
     sampling: toSampling(parsed),
     stream: parsed.stream ?? false,
+    ...(images.byHash.size ? { images: images.byHash } : {}),
   };
 }

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { InvalidRequestError } from "../../protocol.ts";
 import { loadCodexRecords } from "./__fixtures__/codex.ts";
 import { CUSTOM_TOOL_PARAMETERS, toCanonicalRequest } from "./to_canonical.ts";
+import { fixtureImage } from "../../../tests/support/image_files.ts";
 
 const [first, second] = loadCodexRecords();
+const WEBP = await fixtureImage("lossy-512x288.webp");
 
 /** A minimal valid body around the given input items. */
 const withInput = (input: unknown, extra: Record<string, unknown> = {}) => ({
@@ -136,7 +138,7 @@ Deno.test("instructions, string input, sampling and stream default", () => {
   });
 });
 
-Deno.test("message content parts flatten to text; system roles stay in place", () => {
+Deno.test("message content parts: text, images; system roles stay in place", () => {
   const req = toCanonicalRequest(withInput([
     { role: "user", content: "first" },
     { role: "system", content: [{ type: "input_text", text: "mid system" }] },
@@ -145,18 +147,49 @@ Deno.test("message content parts flatten to text; system roles stay in place", (
       role: "user",
       content: [
         { type: "input_text", text: "look:" },
-        { type: "input_image", image_url: "data:image/png;base64,AAAA" },
+        { type: "input_image", image_url: WEBP.dataUrl, detail: "auto" },
         { type: "input_file", file_id: "file_1" },
         { type: "text", text: "end" },
         { type: "audio_from_the_future", data: "?" },
       ],
     },
+    { type: "function_call", call_id: "call_1", name: "view_image", arguments: "{}" },
+    {
+      type: "function_call_output",
+      call_id: "call_1",
+      output: [{ type: "input_image", image_url: WEBP.dataUrl }],
+    },
   ]));
   assert.deepEqual(req.messages, [
     { role: "user", content: "first" },
     { role: "system", content: "mid system" },
-    { role: "user", content: "look:\n[image]\n[file]\nend" },
+    { role: "user", content: "look:[file]\nend", images: [{ at: 5, image: WEBP.ref }] },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "call_1", name: "view_image", arguments: "{}" }],
+    },
+    { role: "tool", tool_call_id: "call_1", content: "", images: [{ at: 0, image: WEBP.ref }] },
   ]);
+  assert.deepEqual([...req.images!.keys()], [WEBP.ref.hash]);
+});
+
+Deno.test("images: remote URLs, file ids and images in a system message are 400s", () => {
+  const user = (part: unknown, role = "user") => withInput([{ role, content: [part] }]);
+  for (
+    const [b, pattern] of [
+      [user({ type: "input_image", image_url: "https://x/y.png" }), /does not fetch remote/],
+      [user({ type: "input_image", file_id: "file_9" }), /remote images \(file file_9\)/],
+      [user({ type: "input_image", image_url: WEBP.dataUrl }, "developer"), /user messages/],
+    ] as const
+  ) {
+    assert.throws(() => toCanonicalRequest(b), (e: Error) => {
+      assert.ok(e instanceof InvalidRequestError);
+      assert.match(e.message, /^input\[0\]\.content\[0\]/);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  }
 });
 
 Deno.test("assistant-side items group into one message per run", () => {

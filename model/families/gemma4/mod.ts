@@ -4,8 +4,9 @@
  * a tool loop that goes on inside one model turn: a call ends with the `<|tool_response>` the
  * policy samples, the results follow in the same turn, and the policy answers on
  * (`render.ts`, `output.ts`). The 26B/31B revision opens every model turn with an empty thought
- * channel; told from the template. Text turns: an image goes where `GEMMA4_VISION` names, not
- * rendered yet.
+ * channel; told from the template. Images in user turns and tool results are its soft tokens,
+ * counted by the image processor's rule (`gemma_image_tokens.ts`) with the model directory's
+ * `processor_config.json`, or Gemma 4's published one.
  *
  * Detection: a template with `<|turn>` and `<|tool_call>`.
  *
@@ -32,12 +33,17 @@ import {
   type Rendered,
   type RenderOptions,
   requireToken,
+  type VisionPlaceholder,
 } from "../family.ts";
 import { toTemplateMessages } from "../../template_input.ts";
-import { pythonStrip } from "../../python_json.ts";
 import { TokenizedRenderer } from "../text_renderer.ts";
 import { gemmaOutputFormat } from "./output.ts";
-import { GEMMA, GEMMA4_VISION, Gemma4TextRenderer, gemmaResult } from "./render.ts";
+import { GEMMA, GEMMA4_VISION, Gemma4TextRenderer } from "./render.ts";
+import {
+  GEMMA4_IMAGE_PROCESSOR,
+  gemmaImageProcessor,
+  gemmaImageTokens,
+} from "../gemma_image_tokens.ts";
 
 export { GEMMA } from "./render.ts";
 
@@ -49,8 +55,12 @@ const NAME = "gemma4";
  * follows the sampled `<turn|>` after its newline.
  */
 class Gemma4Renderer extends TokenizedRenderer {
-  constructor(readonly gemma: Gemma4TextRenderer, ctx: FamilyContext) {
-    super(gemma, ctx.tokenizer, GEMMA.turnEnd, [GEMMA.turn, GEMMA.toolResponse]);
+  constructor(readonly gemma: Gemma4TextRenderer, ctx: FamilyContext, vision: VisionPlaceholder) {
+    const id = (token: string) => requireToken(ctx, NAME, token);
+    super(gemma, ctx.tokenizer, GEMMA.turnEnd, [GEMMA.turn, GEMMA.toolResponse], {
+      placeholder: vision,
+      ids: { start: id(vision.start), pad: id(vision.pad), end: id(vision.end) },
+    });
   }
 
   override renderDelta(
@@ -73,12 +83,12 @@ class Gemma4Renderer extends TokenizedRenderer {
     let i = 0;
     for (; msgs[i]?.role === "tool"; i++) {
       if (i > 0) parts.push(GEMMA.toolResponse);
-      parts.push(gemmaResult(msgs[i].name ?? "unknown", msgs[i].content));
+      parts.push(this.gemma.result(msgs[i].name ?? "unknown", msgs[i]));
     }
     if (i === msgs.length) return parts.join("");
     parts.push(i > 0 ? `${GEMMA.turnEnd}\n` : "\n");
     for (const m of msgs.slice(i)) {
-      parts.push(`${GEMMA.turn}${m.role}\n`, pythonStrip(m.content), `${GEMMA.turnEnd}\n`);
+      parts.push(`${GEMMA.turn}${m.role}\n`, this.gemma.userContent(m), `${GEMMA.turnEnd}\n`);
     }
     parts.push(this.gemma.opening);
     return parts.join("");
@@ -95,12 +105,15 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
   const turnEnd = need(GEMMA.turnEnd), toolResponse = need(GEMMA.toolResponse);
   const toolCallEnd = need(GEMMA.toolCallEnd);
   const stops = [turnEnd, toolResponse, need(GEMMA.eos)];
+  const processor = gemmaImageProcessor(ctx.files.imageProcessor, GEMMA4_IMAGE_PROCESSOR);
+  const vision = { ...GEMMA4_VISION, tokens: gemmaImageTokens(processor) };
   const text = new Gemma4TextRenderer({
     emptyThought: template(ctx.files).includes("<|channel>thought\\n<channel|>"),
+    vision,
   });
   return Promise.resolve({
     family: NAME,
-    renderer: new Gemma4Renderer(text, ctx),
+    renderer: new Gemma4Renderer(text, ctx, vision),
     ...gemmaOutputFormat(
       { channel: need(GEMMA.channel), channelEnd: need(GEMMA.channelEnd), stops },
       (ids) => ctx.tokenizer.decode(ids),
@@ -114,7 +127,14 @@ function bind(ctx: FamilyContext): Promise<ChatFormat> {
     },
     stopTokenIds: stops,
     toolResponseMarkers: null,
-    vision: GEMMA4_VISION,
+    vision,
+    notes: [
+      `images: ${processor.patchSize}-pixel patches pooled ${processor.poolingKernelSize}×` +
+      `${processor.poolingKernelSize}, at most ${processor.maxSoftTokens} soft tokens (` +
+      (ctx.files.imageProcessor
+        ? "the model directory's image processor settings)"
+        : "Gemma 4's published processor_config.json; the directory has none)"),
+    ],
     quirks: {
       argumentRendering: "Gemma's syntax: unquoted keys sorted, strings between <|\"|>",
       dropsOldReasoning: true,

@@ -19,6 +19,10 @@
  * The text of a message with calls is written after their results: history moves text the policy
  * wrote before a call (declared in `rewritesAnswers`).
  *
+ * Images (as `renderers` writes a content list, the template's parts): in a user turn each at its
+ * place, `<|image>` + its `<|image|>` soft tokens + `<image|>`, every text part around it trimmed
+ * on its own; a tool result's images after its `<tool_response|>`.
+ *
  * @module
  */
 import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod.ts";
@@ -26,6 +30,8 @@ import { toTemplateMessages } from "../../template_input.ts";
 import { pythonStrip } from "../../python_json.ts";
 import { parseOrderedJson } from "../ordered_json.ts";
 import type { VisionPlaceholder } from "../family.ts";
+import { contentWithImages, imagePlaceholder } from "../image_placeholders.ts";
+import type { TemplateMessage } from "../../template_input.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 import { gemmaDeclarations, gemmaValue } from "./declarations.ts";
 
@@ -78,10 +84,24 @@ export function gemmaResult(name: string, output: string): string {
 export interface Gemma4Options {
   /** The 26B/31B revision: the generation prompt (and history) carry an empty thought channel. */
   emptyThought: boolean;
+  /** The placeholder with the processor's count; without one, images cannot be rendered. */
+  vision?: VisionPlaceholder;
 }
 
 export class Gemma4TextRenderer implements TextRenderer {
   constructor(readonly options: Gemma4Options) {}
+
+  /** A user (or later system) turn's content: trimmed text parts, images in place. */
+  userContent(m: TemplateMessage): string {
+    return contentWithImages(m, this.options.vision ?? GEMMA4_VISION, pythonStrip);
+  }
+
+  /** One result after its `<|tool_response>`: its body, then its images. */
+  result(name: string, m: TemplateMessage): string {
+    const vision = this.options.vision ?? GEMMA4_VISION;
+    return gemmaResult(name, m.content) +
+      (m.images ?? []).map(({ image }) => imagePlaceholder(vision, image)).join("");
+  }
 
   /** The generation prompt of a new model turn. */
   get opening(): string {
@@ -112,7 +132,7 @@ export class Gemma4TextRenderer implements TextRenderer {
       if (m.role === "tool") continue; // written with the calls they answer
       last = null;
       if (m.role !== "assistant") {
-        parts.push(`${GEMMA.turn}${m.role}\n`, pythonStrip(m.content), `${GEMMA.turnEnd}\n`);
+        parts.push(`${GEMMA.turn}${m.role}\n`, this.userContent(m), `${GEMMA.turnEnd}\n`);
         previous = m.role;
         continue;
       }
@@ -129,7 +149,7 @@ export class Gemma4TextRenderer implements TextRenderer {
       for (; msgs[j]?.role === "tool" && calls.length > 0; j++) {
         const name = calls.find((c) => c.id === msgs[j].tool_call_id)?.function.name ??
           msgs[j].name ?? "unknown";
-        parts.push(GEMMA.toolResponse, gemmaResult(name, msgs[j].content));
+        parts.push(GEMMA.toolResponse, this.result(name, msgs[j]));
       }
       const results = j > i + 1;
       const text = withoutThoughts(m.content);

@@ -13,8 +13,10 @@
  *   arguments string verbatim.
  * - Generation prompt: `<|im_start|>assistant\n`.
  *
- * An image in user or tool content goes where its block is, as `QWEN3_VL_VISION`'s tokens (not
- * rendered yet: see `VisionPlaceholder`).
+ * An image in user or tool content goes where its part is, as `<|vision_start|>` + one
+ * `<|image_pad|>` per image token + `<|vision_end|>`, its parts back to back with the text around
+ * them (as the template writes a content list); the count is the image processor's
+ * (`qwen_image_tokens.ts`).
  *
  * @module
  */
@@ -22,6 +24,7 @@ import type { AssistantMessage, Message, ToolSpec } from "../../../canonical/mod
 import { type TemplateMessage, toTemplateMessages, toTemplateTools } from "../../template_input.ts";
 import { pythonJsonDumps } from "../../python_json.ts";
 import type { VisionPlaceholder } from "../family.ts";
+import { contentWithImages } from "../image_placeholders.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 
 /** Qwen3-VL's image tokens: `<|vision_start|>` + N × `<|image_pad|>` + `<|vision_end|>`. */
@@ -41,6 +44,8 @@ const TOOLS_FOOTER = "\n</tools>\n\nFor each function call, return a json object
 export interface Qwen3VlOptions {
   /** A system message after the first is left out, as `renderers` does (test reference only). */
   dropLaterSystem?: boolean;
+  /** The placeholder with the processor's count; without one, images cannot be rendered. */
+  vision?: VisionPlaceholder;
 }
 
 export class Qwen3VlTextRenderer implements TextRenderer {
@@ -79,20 +84,25 @@ export class Qwen3VlTextRenderer implements TextRenderer {
           }
           break;
         case "user":
-          parts.push("<|im_start|>user\n", m.content, "<|im_end|>\n");
+          parts.push("<|im_start|>user\n", this.content(m), "<|im_end|>\n");
           break;
         case "assistant":
           parts.push("<|im_start|>assistant\n", this.assistantBody(m), "<|im_end|>\n");
           break;
         case "tool":
           if (msgs[i - 1]?.role !== "tool") parts.push("<|im_start|>user");
-          parts.push("\n<tool_response>\n", m.content, "\n</tool_response>");
+          parts.push("\n<tool_response>\n", this.content(m), "\n</tool_response>");
           if (msgs[i + 1]?.role !== "tool") parts.push("<|im_end|>\n");
           break;
       }
     }
     if (addGenerationPrompt) parts.push("<|im_start|>assistant\n");
     return parts.join("");
+  }
+
+  /** User or tool content, its images' placeholders in place. */
+  content(m: TemplateMessage): string {
+    return contentWithImages(m, this.options.vision ?? QWEN3_VL_VISION);
   }
 
   /** What the policy writes for `message`: its turn as history writes it, `<|im_end|>` included. */
