@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             output_dir=str(work / "trainer"), use_cpu=True, seed=a.seed, max_steps=a.steps,
             per_device_train_batch_size=a.generations, num_generations=a.generations, learning_rate=a.lr,
             temperature=a.temperature, beta=0.0, logging_steps=1, report_to="none", save_strategy="no",
-            disable_tqdm=True,
+            # TRL defaults to bf16; on a CPU that is an autocast of the loss's forward pass, which
+            # would then not be the float32 one the samples were generated and checked with.
+            bf16=False, disable_tqdm=True,
         )
         trainer = Trainer(model=model, reward_funcs=[lambda completions, rollgate_reward, **_: rollgate_reward],
                           args=args, train_dataset=Dataset.from_list([{"prompt": TASK}]),
