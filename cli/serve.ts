@@ -33,6 +33,7 @@ import { COUNT, integerFlag, parseFlags, PORT, POSITIVE } from "./flags.ts";
 import { DEFAULT_DRAIN_GRACE_S, drainGateway, onShutdownSignal } from "./shutdown.ts";
 import { modelOptions } from "./model_flags.ts";
 import { SERVE_BACKENDS, SERVE_FLAGS } from "./serve_flags.ts";
+import { teachersFromFlags } from "./teacher_flags.ts";
 import { serveLimits } from "./serve_limits.ts";
 import { JournalDamagedError, JournalLockedError, SqliteJournal } from "../journal/mod.ts";
 import { Cluster } from "../cluster/mod.ts";
@@ -184,7 +185,13 @@ export async function serve(args: string[]): Promise<void> {
       ...engine,
     });
   }
+  const databaseUrl = values["database-url"] ?? env("ROLLGATE_DATABASE_URL");
   const maxStaleness = integerFlag(values["max-staleness"], "--max-staleness", COUNT);
+  const teaching = teachersFromFlags(values, {
+    replicated: databaseUrl !== undefined,
+    engine,
+    env: env("ROLLGATE_TEACHER_URL"),
+  });
   const upstreamFlags = {
     anthropicUrl: values["upstream-anthropic-url"] ?? env("ROLLGATE_UPSTREAM_ANTHROPIC_URL"),
     openaiUrl: values["upstream-openai-url"] ?? env("ROLLGATE_UPSTREAM_OPENAI_URL"),
@@ -213,7 +220,6 @@ export async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--backend ${defaultBackend} needs --${flag}-url`);
   }
   const bounds = serveLimits(values, env);
-  const databaseUrl = values["database-url"] ?? env("ROLLGATE_DATABASE_URL");
   const dataDir = values["data-dir"] ?? env("ROLLGATE_DATA_DIR");
   if (databaseUrl && (values["data-dir"] || values["no-journal"])) {
     throw new UsageError(
@@ -298,6 +304,8 @@ export async function serve(args: string[]): Promise<void> {
     modelName: values["model-name"],
     splitSpecialTokens: values["split-special-tokens"],
     ...(maxStaleness !== undefined ? { sampleOptions: { maxStaleness } } : {}),
+    teachers: teaching.teachers,
+    teacherQueue: teaching.queue,
     loopbackOnly: isLoopbackHost(hostname),
     accessLog: values["access-log"] || envFlag(env("ROLLGATE_ACCESS_LOG"))
       ? (line) => console.log(line)

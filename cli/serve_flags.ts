@@ -6,6 +6,7 @@
  */
 import { MODEL_FLAGS } from "./model_flags.ts";
 import { LIMIT_FLAGS } from "./serve_limits.ts";
+import { TEACHER_FLAGS } from "./teacher_flags.ts";
 
 /** Who generates for rollouts that name no backend (`--backend`). */
 export const SERVE_BACKENDS = ["gate", "vllm", "sglang", "anthropic", "openai"] as const;
@@ -38,6 +39,7 @@ export const SERVE_FLAGS = {
   "sglang-routed-experts": { type: "string" },
   "logprobs-mode": { type: "string" },
   "max-staleness": { type: "string" },
+  ...TEACHER_FLAGS,
   "split-special-tokens": { type: "boolean" },
   "access-log": { type: "boolean" },
   "drain-grace": { type: "string" },

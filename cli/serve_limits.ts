@@ -49,7 +49,7 @@ export interface ServeLimits {
 
 /** Reads the flags (and `ROLLGATE_MAX_BODY_BYTES`); absent ones stay undefined. */
 export function serveLimits(
-  values: Record<string, string | boolean | undefined>,
+  values: Readonly<Record<string, string | boolean | string[] | undefined>>,
   env: (name: string) => string | undefined,
 ): ServeLimits {
   const text = (name: string) => values[name] as string | undefined;

@@ -89,6 +89,14 @@ export const USAGE = `usage: main.ts serve [options]
                         --enable-return-routed-experts): L layers, top-K, E experts
   --logprobs-mode raw|processed  how the engines compute logprobs (recorded per turn; default raw)
   --max-staleness N     turns more than N weight versions old at finish are not trained
+  --teacher NAME=URL[#MODEL]  a teacher for on-policy distillation: a vLLM-compatible server
+                        scoring the student's sampled ids (prompt_logprobs); NAME=trainer: the
+                        trainer scores them through /api/teacher/requests; repeat for several;
+                        rollouts choose one with teacher (docs/distillation.md)
+  --teacher-url URL     the teacher named default, which rollouts naming none get
+                        (env ROLLGATE_TEACHER_URL); --teacher-model NAME its "model"
+  --default-teacher NAME  the teacher rollouts naming none get (default: none, or default)
+  --teacher-concurrency N  scorings sent to one vLLM teacher at once (default 2)
   --engine-timeout-ms N per-attempt engine timeout (default ${DEFAULT_ENGINE_TIMEOUT_MS})
   --engine-retries N    retries before any response byte (default ${DEFAULT_ENGINE_RETRIES})
 

@@ -22,6 +22,7 @@ import type { Sql } from "postgres";
 import {
   abortError,
   type Completion,
+  completionKeptSets,
   completionRows,
   type GateCompletion,
   GateError,
@@ -187,6 +188,15 @@ export class ClusterGate implements RequestQueue {
       if (arrays.logprobs) completion.logprobs = arrays.logprobs;
       if (data.weight_version !== undefined) completion.weight_version = data.weight_version;
       if (data.logprobs_mode !== undefined) completion.logprobs_mode = data.logprobs_mode;
+      if (arrays.sampling_mask) {
+        const values = Int32Array.from(arrays.sampling_mask);
+        const width = data.sampling_mask_width as number;
+        completion.sampling_mask = {
+          dtype: "int32",
+          shape: [values.length / width, 1, width],
+          bytes: new Uint8Array(values.buffer),
+        };
+      }
       if (row.routed_dtype && row.routed_shape && row.routed_experts) {
         completion.routed_experts = {
           dtype: row.routed_dtype,
@@ -291,8 +301,14 @@ export class ClusterGate implements RequestQueue {
     return this.#guard(() => this.#next(waitMs, rollout, signal, leaseMs));
   }
 
-  ack(requestId: string, leaseMs?: number): Promise<Lease> {
+  ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
     if (leaseMs !== undefined) this.checkLease(leaseMs);
+    if (version !== undefined) {
+      throw new GateError(
+        "unsupported",
+        "replicas keep no weight version per ack: append the first ids with their weight_version",
+      );
+    }
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 
@@ -306,7 +322,11 @@ export class ClusterGate implements RequestQueue {
    * that changes nothing), then carried to the owner by the request's row.
    */
   complete(requestId: string, c: GateCompletion): Promise<void> {
-    const { routed_experts: wire, ...completion } = c;
+    const { routed_experts: wire, sampling_mask: kept, ...rest } = c;
+    // Checked here like one gateway checks them (the request's top_k is the owner's: the rows
+    // are as wide as the largest set), then carried in the completion's event.
+    const completion: Omit<Completion, "routed_experts"> = rest;
+    if (kept) completion.sampling_mask = completionKeptSets(kept, c.output_ids, 0);
     return this.#guard(async () => {
       const rows = wire
         ? completionRows(

@@ -248,8 +248,10 @@ export function clusterFront(o: FrontOptions): Handler {
         });
       }
       if ((path === "/api/pause" || path === "/api/resume") && req.method === "POST") {
-        await o.setPaused(path === "/api/pause");
-        return o.local(req, info);
+        // Answered here first: a refused call (a bad body) changes nothing for the others.
+        const res = await o.local(req, info);
+        if (res.ok) await o.setPaused(path === "/api/pause");
+        return res;
       }
       // A long poll for one rollout's requests is the owner's to answer (it checks the id).
       const only = path === "/api/requests/next" ? url.searchParams.get("rollout") : null;

@@ -243,6 +243,15 @@ export class RequestTable {
       string,
       unknown
     >;
+    const kept = c.sampling_mask;
+    if (kept) {
+      arrays.sampling_mask = new Int32Array(
+        kept.bytes.buffer,
+        kept.bytes.byteOffset,
+        kept.bytes.byteLength / 4,
+      );
+      data.sampling_mask_width = kept.shape[2];
+    }
     if (c.weight_version !== undefined) data.weight_version = c.weight_version;
     if (c.logprobs_mode !== undefined) data.logprobs_mode = c.logprobs_mode;
     const output = idBytes(c.output_ids);

@@ -9,7 +9,10 @@ import {
   type GateOptions,
   type GenerationBackend,
   InterceptionGate,
+  PauseGate,
   type RequestQueue,
+  type TeacherQueue,
+  type Teachers,
 } from "../generation/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
 import { tmpdir } from "node:os";
@@ -23,6 +26,7 @@ import {
   type RolloutStore,
   type SampleLog,
   type SampleOptions,
+  type TeacherScoring,
   type TurnLimits,
   type TurnRunner,
 } from "../trajectory/mod.ts";
@@ -133,6 +137,12 @@ export interface GatewayOptions {
   readiness?: Readiness;
   /** The rollout runner's results so far, shown by the viewer beside their rollouts. */
   runResults?: () => readonly RunResult[];
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** Where the scorings of the teachers that are the trainer wait (`/api/teacher/requests`). */
+  teacherQueue?: TeacherQueue;
+  /** Tries of a teacher scoring, their backoff, and how long finish waits for scorings. */
+  teacherScoring?: TeacherScoring;
 }
 
 export interface Gateway {
@@ -166,7 +176,8 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const timeouts = options.timeouts ?? {};
-  const gate = new InterceptionGate(options.delivery);
+  const pause = new PauseGate();
+  const gate = new InterceptionGate({ ...options.delivery, versionInForce: () => pause.version });
   const requests = options.requests ?? gate;
   const backends: Record<string, GenerationBackend> = { ...options.backends, gate: requests };
   const defaultName = options.defaultBackend ?? "gate";
@@ -186,7 +197,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       new ImageDirectory(join(tmpdir(), `rollgate-images-${crypto.randomUUID()}`)),
     sampleLog: options.sampleLog,
     idleTimeoutMs: timeouts.rolloutIdleMs,
+    teachers: options.teachers,
+    teacherScoring: options.teacherScoring,
     turns: {
+      pause,
       turnTimeoutMs: timeouts.turnMs,
       abandonGraceMs: timeouts.abandonGraceMs,
       limits,
@@ -244,6 +258,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       // A black-box default is recorded on each rollout so its requests are forwarded.
       defaultRolloutBackend: upstreamDefault,
       pause: runner.pause,
+      replicated: options.requests !== undefined,
+      teacherQueue: options.teacherQueue,
     }),
   );
   app.route(

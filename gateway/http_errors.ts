@@ -11,12 +11,15 @@ import {
   type GateErrorKind,
   GenerationError,
   type GenerationErrorKind,
+  UnknownTeacherError,
 } from "../generation/mod.ts";
 import {
   JournalError,
   RolloutExistsError,
   TurnError,
   type TurnErrorKind,
+  TurnRewardError,
+  type TurnRewardErrorKind,
   UnknownRolloutError,
 } from "../trajectory/mod.ts";
 import { TemplateSettingError } from "../model/mod.ts";
@@ -54,6 +57,15 @@ const GATE_STATUS: Readonly<Record<GateErrorKind, number>> = {
   output_too_long: 400,
   invalid_lease: 400,
   invalid_routed_experts: 400,
+  invalid_sampling_mask: 400,
+  invalid_logprobs: 400,
+  unsupported: 400,
+};
+
+const TURN_REWARD_STATUS: Readonly<Record<TurnRewardErrorKind, number>> = {
+  unknown_turn: 404,
+  turn_not_recorded: 409,
+  reward_conflict: 409,
 };
 
 /** The HTTP status of a known error; `undefined` for anything unexpected (the caller's 500). */
@@ -62,8 +74,10 @@ export function httpStatus(e: unknown): number | undefined {
   if (e instanceof TurnError) return TURN_STATUS[e.kind];
   if (e instanceof GenerationError) return e.requestedStatus ?? GENERATION_STATUS[e.kind];
   if (e instanceof GateError) return GATE_STATUS[e.kind];
+  if (e instanceof TurnRewardError) return TURN_REWARD_STATUS[e.kind];
   if (e instanceof InvalidRequestError) return 400;
   if (e instanceof TemplateSettingError) return 400;
+  if (e instanceof UnknownTeacherError) return 400;
   if (e instanceof RolloutExistsError) return 409;
   if (e instanceof UnknownRolloutError) return e.expired ? 410 : 404;
   // Nothing is answered as kept when the journal could not keep it.

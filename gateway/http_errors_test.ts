@@ -3,8 +3,8 @@
  * agents rely on (Claude Code retries on 5xx overload statuses, a finished rollout is a conflict).
  */
 import assert from "node:assert/strict";
-import { GateError, GenerationError } from "../generation/mod.ts";
-import { RolloutExistsError, TurnError } from "../trajectory/mod.ts";
+import { GateError, GenerationError, UnknownTeacherError } from "../generation/mod.ts";
+import { RolloutExistsError, TurnError, TurnRewardError } from "../trajectory/mod.ts";
 import { GatewayError } from "./gateway_error.ts";
 import { httpStatus } from "./http_errors.ts";
 import { InvalidRequestError } from "./protocol.ts";
@@ -25,6 +25,11 @@ Deno.test("httpStatus: every domain error kind has its status", () => {
     [new GateError("already_resolved", "x"), 409],
     [new GateError("not_appended_prefix", "x"), 400],
     [new RolloutExistsError("r"), 409],
+    [new TurnRewardError("unknown_turn", "x"), 404],
+    [new TurnRewardError("turn_not_recorded", "x"), 409],
+    [new TurnRewardError("reward_conflict", "x"), 409],
+    [new UnknownTeacherError("x"), 400],
+    [new GateError("invalid_logprobs", "x"), 400],
     [new InvalidRequestError("x"), 400],
     [new GatewayError(413, "x"), 413],
     [new Error("a bug"), undefined],

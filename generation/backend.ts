@@ -56,6 +56,12 @@ export interface Completion {
   /** Policy / weight version that produced the tokens, when known (the last chunk's). */
   weight_version?: string | number;
   /**
+   * The version in force when the first id was sampled, when the producer knows it apart from
+   * `weight_versions`: an engine's first span, a trainer's first appended chunk, the version its
+   * `ack` named or was stamped with.
+   */
+  dispatch_version?: string | number;
+  /**
    * When the ids came from different versions (streamed chunks, an engine's spans): each version
    * from where it starts, the first at offset 0. The turn's version is the first run's.
    */

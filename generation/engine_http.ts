@@ -257,8 +257,10 @@ export function routingHeaders(
 
 /**
  * Whether the engine serves `path` (POST): an empty JSON body is answered 404 where no route is
- * (FastAPI's `{"detail": "Not Found"}`) and refused as invalid (400/422) where one is. Failures
- * before an answer are retried as a generation's are; nothing is generated.
+ * (FastAPI's `{"detail": "Not Found"}`), 403 where it is there but switched off (vLLM 0.32
+ * without `--enable-scale-out`: "Scale-out endpoints are disabled"), and refused as invalid
+ * (400/422) where one is served. Failures before an answer are retried as a generation's are;
+ * nothing is generated.
  */
 export async function offersRoute(http: EngineHttp, path: string, signal?: AbortSignal) {
   const res = await http.postJson(path, {
@@ -267,7 +269,7 @@ export async function offersRoute(http: EngineHttp, path: string, signal?: Abort
     answers: () => true,
     read: (r) => r.body?.cancel() ?? Promise.resolve(),
   });
-  return res.status !== 404;
+  return res.status !== 404 && res.status !== 403;
 }
 
 /** Reads a weight version from a header value or a JSON value, when one is there. */

@@ -7,6 +7,7 @@
  */
 import type { Completion, GenerationRequest, SamplingRequest, VersionRun } from "./backend.ts";
 import { decodeTokenRows, type TokenRows, type TokenRowsWire } from "./token_rows.ts";
+import { keptSetRows } from "./kept_sets.ts";
 import { GateError } from "./gate_error.ts";
 
 /** What `GET /api/requests/next` hands a trainer. */
@@ -24,9 +25,13 @@ export interface PendingRequest {
   routed_experts_from: number;
 }
 
-/** A trainer's completion: routing rows as they came on the wire, checked by the gate. */
+/**
+ * A trainer's completion: routing rows and kept sets as they came on the wire (kept sets as vLLM
+ * sends them: one list of ids per output id), checked by the gate.
+ */
 export type GateCompletion = Omit<Completion, "routed_experts" | "sampling_mask"> & {
   routed_experts?: TokenRowsWire;
+  sampling_mask?: number[][];
 };
 
 /** What a completion's `routed_experts` must fit: the request's prompt, where its rows start. */
@@ -41,8 +46,10 @@ export interface RowsExpected {
 /**
  * The completion a trainer sent, checked against its request: `routed_experts` must have one row
  * per position `routed_experts_from … len(prompt_ids) + len(output_ids) − 2` and keep the
- * chain's row shape; a weight version that changed between appended chunks is kept per chunk.
- * Throws a {@link GateError} and changes nothing when the completion does not fit.
+ * chain's row shape; a weight version that changed between appended chunks is kept per chunk;
+ * the first id's version is the first appended chunk's, else `ackVersion` (what the trainer's
+ * acknowledgement named or was stamped with). Throws a {@link GateError} and changes nothing when
+ * the completion does not fit.
  */
 export function trainerCompletion(
   request: PendingRequest,
@@ -50,9 +57,19 @@ export function trainerCompletion(
   versions: readonly VersionRun[],
   completion: GateCompletion,
   like?: GenerationRequest["routedExpertsLike"],
+  ackVersion?: string | number,
 ): Completion {
-  const { routed_experts: wire, ...rest } = completion;
+  const { routed_experts: wire, sampling_mask: kept, ...rest } = completion;
   const resolved: Completion = rest;
+  if (kept) {
+    resolved.sampling_mask = completionKeptSets(
+      kept,
+      completion.output_ids,
+      request.sampling.top_k ?? 0,
+    );
+  }
+  const first = versions[0]?.[1] ?? ackVersion;
+  if (first !== undefined) resolved.dispatch_version = first;
   if (wire) {
     const expected = {
       promptLength: request.prompt_ids.length,
@@ -81,6 +98,22 @@ export function withVersionRuns(
     completion.weight_version = runs.at(-1)![1];
   }
   return completion;
+}
+
+/**
+ * A completion's kept sets as rows at least `width` wide (the request's `top_k`), or a
+ * {@link GateError} saying what is wrong with them.
+ */
+export function completionKeptSets(
+  sets: number[][],
+  output: number[],
+  width: number,
+): TokenRows {
+  try {
+    return keptSetRows(sets, output, width);
+  } catch (e) {
+    throw new GateError("invalid_sampling_mask", `invalid completion: ${(e as Error).message}`);
+  }
 }
 
 /** A completion's `routed_experts` decoded, or a {@link GateError} saying what was expected. */

@@ -19,7 +19,13 @@ export type GateErrorKind =
   /** A lease that is not a positive duration within the gate's bound. */
   | "invalid_lease"
   /** `routed_experts` of the wrong shape, length, dtype or encoding. */
-  | "invalid_routed_experts";
+  | "invalid_routed_experts"
+  /** `sampling_mask` that is not one kept set per output id, each holding the id sampled there. */
+  | "invalid_sampling_mask"
+  /** A teacher's answer that is not one logprob (≤ 0) per position asked for. */
+  | "invalid_logprobs"
+  /** A field this queue does not keep (a replicated queue and an ack's weight version). */
+  | "unsupported";
 
 export class GateError extends Error {
   override name = "GateError";

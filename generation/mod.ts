@@ -8,13 +8,18 @@
  * - `backend.ts`: the contract (`GenerationRequest`, `Completion`, `GenerationError`).
  * - `gate.ts`: the interception gate and its `PendingRequest`s.
  * - `request_queue.ts`: what the trainer API drives (the gate, or a replicated queue).
- * - `pause_gate.ts`: pause and drain for weight syncs.
+ * - `lease_queue.ts`: delivery with ack, lease and redelivery, behind the gate and the teacher queue.
+ * - `pause_gate.ts`: pause and drain for weight syncs (and the weight version in force).
+ * - `teacher.ts`: the teacher contract (on-policy distillation): a vLLM-compatible server
+ *   (`vllm_teacher.ts`) or the trainer through the trainer API (`teacher_queue.ts`), by name
+ *   (`teachers.ts`).
  * - `engine_http.ts`: retries, timeouts and cancellation shared by the engine backends.
  * - `ids_json.ts`: JSON bodies whose ids are typed arrays (prompts are views, never copied).
  * - `vllm.ts`, `sglang.ts`: the engines; vLLM's two endpoints read into one shape
  *   (`vllm_wire.ts`, `vllm_stream.ts`) and checked once (`vllm_answer.ts`); `npy.ts` reads the
  *   `.npy` arrays vLLM sends routing in.
- * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets).
+ * - `token_rows.ts`: per-position engine data (MoE routing, kept-token sets); `kept_sets.ts`:
+ *   kept-token sets (`sampling_mask`) checked and stored as such rows.
  * - `vllm_render.ts` (+ `vllm_render_wire.ts`): vLLM rendering prompts and parsing answers for
  *   the `engine` model family.
  *
@@ -61,6 +66,7 @@ export {
   type TokenRows,
   type TokenRowsWire,
 } from "./token_rows.ts";
+export { KEPT_ID_PAD } from "./kept_sets.ts";
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
@@ -73,6 +79,7 @@ export {
 } from "./gate.ts";
 export type { RequestQueue } from "./request_queue.ts";
 export {
+  completionKeptSets,
   completionRows,
   type GateCompletion,
   type RowsExpected,
@@ -80,6 +87,10 @@ export {
 } from "./gate_completion.ts";
 export { GateError, type GateErrorKind } from "./gate_error.ts";
 export { PauseGate } from "./pause_gate.ts";
+export type { Teacher } from "./teacher.ts";
+export { VllmTeacher } from "./vllm_teacher.ts";
+export { type PendingScore, TeacherQueue } from "./teacher_queue.ts";
+export { teacherName, Teachers, type TeacherSpec, UnknownTeacherError } from "./teachers.ts";
 export { DEFAULT_ENGINE_RETRIES, DEFAULT_ENGINE_TIMEOUT_MS } from "./engine_http.ts";
 export { jsonWithIds } from "./ids_json.ts";
 export { VllmBackend, type VllmOptions } from "./vllm.ts";

@@ -4,6 +4,11 @@
  * are counted as in flight, so a trainer can pause, wait for `inFlight` to reach 0, swap weights,
  * and resume. A held generation whose client disconnects leaves the queue.
  *
+ * A resume may name the weight version now in force: generations sent to a backend from then on
+ * (and requests a trainer acknowledges) are stamped with it as the version their first token was
+ * sampled under, unless the producer says better (an engine's per-token spans, a trainer's first
+ * appended chunk or its `ack`).
+ *
  * @module
  */
 import { abortError } from "./backend.ts";
@@ -12,6 +17,8 @@ const CLIENT_GONE = "the client disconnected while paused";
 
 export interface PauseStatus {
   paused: boolean;
+  /** The weight version the last resume named, when one did. */
+  weight_version?: string | number;
   /** Generations inside a backend now. */
   in_flight: number;
   /** Generations waiting for a resume. */
@@ -25,22 +32,34 @@ interface Held {
 export class PauseGate {
   #paused = false;
   #inFlight = 0;
+  #version?: string | number;
   readonly #held = new Set<Held>();
 
   get paused(): boolean {
     return this.#paused;
   }
 
+  /** The weight version in force (named by the last resume that named one). */
+  get version(): string | number | undefined {
+    return this.#version;
+  }
+
   status(): PauseStatus {
-    return { paused: this.#paused, in_flight: this.#inFlight, held: this.#held.size };
+    return {
+      paused: this.#paused,
+      ...(this.#version !== undefined ? { weight_version: this.#version } : {}),
+      in_flight: this.#inFlight,
+      held: this.#held.size,
+    };
   }
 
   pause(): void {
     this.#paused = true;
   }
 
-  /** Releases every held generation, in arrival order. */
-  resume(): void {
+  /** Releases every held generation, in arrival order; `version`: the weights now in force. */
+  resume(version?: string | number): void {
+    if (version !== undefined) this.#version = version;
     this.#paused = false;
     const held = [...this.#held];
     this.#held.clear();

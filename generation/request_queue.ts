@@ -18,7 +18,8 @@ export interface RequestQueue extends GenerationBackend {
     signal?: AbortSignal,
     leaseMs?: number,
   ): Promise<PendingRequest | null>;
-  ack(requestId: string, leaseMs?: number): Lease | Promise<Lease>;
+  /** `version`: the weight version the trainer generates it under (the first token's). */
+  ack(requestId: string, leaseMs?: number, version?: string | number): Lease | Promise<Lease>;
   /** Streamed ids, sampled under weight `version` when the trainer says. */
   append(requestId: string, ids: number[], version?: string | number): void | Promise<void>;
   complete(requestId: string, completion: GateCompletion): void | Promise<void>;

@@ -9,8 +9,8 @@
  *   that sampled it (it is routed in the next call's prefill).
  * - `sampling_mask` (a sampler's kept set, vLLM's `sampling_mask`): for each sampled id, the ids
  *   that survived top-k/top-p and it was drawn from, shape `[T, 1, K]` int32, each row padded
- *   with −1 ({@link keptIdRows}). A call's rows cover its sampled positions
- *   `len(prompt) … len(prompt) + len(output) − 1`. Stored per turn; samples carry routing only.
+ *   with −1 (`kept_sets.ts`). A call's rows cover its sampled positions
+ *   `len(prompt) … len(prompt) + len(output) − 1`.
  *
  * On the wire they are `{dtype, shape, data}` with `data` the base64 of the little-endian
  * values, row after row; in process the bytes are kept as they came (narrowed by the engine
@@ -186,23 +186,3 @@ export function narrowInt32Rows(int32: Uint8Array, shape: number[], dtype: RowDt
   }
   return { dtype, shape, bytes: out };
 }
-
-/** The pad of a {@link keptIdRows} row past its set's ids. */
-export const KEPT_ID_PAD = -1;
-
-/**
- * Sets of token ids (one per sampled position) as int32 rows `[T, 1, width]`, each padded with
- * {@link KEPT_ID_PAD}; `width` is at least the largest set.
- */
-export function keptIdRows(sets: readonly (readonly number[])[], width: number): TokenRows {
-  const k = Math.max(width, 1, ...sets.map((s) => s.length));
-  const values = new Int32Array(sets.length * k).fill(KEPT_ID_PAD);
-  sets.forEach((set, i) => values.set(set, i * k));
-  const bytes = new Uint8Array(values.buffer);
-  if (!LITTLE_ENDIAN) {
-    for (let i = 0; i < bytes.length; i += 4) bytes.subarray(i, i + 4).reverse();
-  }
-  return { dtype: "int32", shape: [sets.length, 1, k], bytes };
-}
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;

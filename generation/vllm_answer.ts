@@ -7,7 +7,8 @@
  *   one); vLLM's `-9999.0` stands for "no logprob" (a NaN or missing entry), so a turn with one
  *   has none.
  * - `weight_versions` spans `[{version, start, end}]` must tile the output: they become the
- *   completion's version runs, so a turn that straddles a weight update keeps each version.
+ *   completion's version runs, so a turn that straddles a weight update keeps each version; the
+ *   first span's is the first id's (`dispatch_version`).
  * - `routed_experts`: a base64 `.npy` of shape `(T, layers, top_k)`, `T` = the request's
  *   positions `routedExpertsFrom … prompt + output − 2` (the request's
  *   `routed_experts_prompt_start`), aligned as SGLang's rows are.
@@ -26,7 +27,8 @@ import {
 } from "./backend.ts";
 import { finishReason, weightVersionOf } from "./engine_http.ts";
 import { decodeNpy } from "./npy.ts";
-import { keptIdRows, ROW_DTYPES, type TokenRows } from "./token_rows.ts";
+import { ROW_DTYPES, type TokenRows } from "./token_rows.ts";
+import { keptSetRows } from "./kept_sets.ts";
 import type { VllmChoice } from "./vllm_wire.ts";
 
 /** vLLM's stand-in for a logprob it does not have (`_clamp_logprob`, a missing top-k entry). */
@@ -58,6 +60,8 @@ export function vllmCompletion(
   if (logprobs) completion.logprobs = logprobs;
   const runs = versionRuns(choice.weight_versions, ids.length, where);
   if (runs.length > 1) completion.weight_versions = runs;
+  // The engine stamped each id when it was sampled: the first span is the first id's version.
+  if (runs.length > 0) completion.dispatch_version = runs[0][1];
   const version = runs.at(-1)?.[1] ?? weightVersionOf(o.version ?? choice.weight_version);
   if (version !== undefined) completion.weight_version = version;
   if (choice.routed_experts != null) {
@@ -142,15 +146,9 @@ function keptSets(
   req: GenerationRequest,
   where: string,
 ): TokenRows {
-  const ok = Array.isArray(sets) && sets.length === ids.length &&
-    sets.every((set, i) =>
-      Array.isArray(set) && set.includes(ids[i]) &&
-      set.every((t) => Number.isInteger(t) && t >= 0 && t < 2 ** 31)
-    );
-  if (!ok) {
-    fail(
-      `${where} sent a sampling_mask that is not one set of kept ids (holding the sampled id) per each of its ${ids.length} output ids`,
-    );
+  try {
+    return keptSetRows(sets, ids, req.sampling.top_k ?? 0);
+  } catch (e) {
+    fail(`${where} sent a sampling_mask that does not fit its output: ${(e as Error).message}`);
   }
-  return keptIdRows(sets as number[][], req.sampling.top_k ?? 0);
 }

@@ -77,9 +77,11 @@ export {
   TurnRunner,
 } from "./turns/mod.ts";
 export { RolloutActions } from "./rollout_actions.ts";
+export type { TeacherScoring } from "./turns/mod.ts";
 export { Rollout } from "./rollout.ts";
 export { RolloutExistsError, RolloutStore, UnknownRolloutError } from "./rollout_store.ts";
 export { TurnError, type TurnErrorKind } from "./turn_error.ts";
+export { TurnRewardError, type TurnRewardErrorKind } from "./turn_rewards.ts";
 export {
   type Journal,
   type JournaledRollout,
@@ -87,4 +89,11 @@ export {
   type JournalEvent,
 } from "./journaling/mod.ts";
 export { type RestoreReport } from "./restore.ts";
-export { rowsOf, type RowsPlan, TokenRowsRef, type TokenRowStore } from "./token_rows/mod.ts";
+export {
+  type KeptSetsPlan,
+  KeptSetsRef,
+  rowsOf,
+  type RowsPlan,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "./token_rows/mod.ts";

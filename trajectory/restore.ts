@@ -19,6 +19,7 @@ import {
   openTurn,
   record,
   splitChain,
+  type TeacherScorer,
   type TurnFlight,
   type TurnRunner,
 } from "./turns/mod.ts";
@@ -35,6 +36,8 @@ export interface RestoreTarget {
   flight: TurnFlight;
   /** Generates the turns that were waiting for their answer again (`resume`). */
   runner: Pick<TurnRunner, "resume">;
+  /** Scores again the recorded turns that have no teacher scoring yet. */
+  scorer?: Pick<TeacherScorer, "resume">;
 }
 
 export interface RestoreReport {
@@ -98,6 +101,8 @@ export async function restore(
         apply(rollout, event, turns, target);
       }
       if (!rollout) continue;
+      const restored = rollout;
+      resume.push(() => target.scorer?.resume(restored));
       report.rollouts++;
       report.turns += turns.size;
       for (const { open, planned, toolCallIdPrefix } of turns.values()) {
@@ -204,6 +209,23 @@ function apply(
     }
     case "turn_retried":
       replayed(event.data.index).open.turn.retries++;
+      return;
+    case "teacher_scored":
+    case "teacher_failed": {
+      const { turn } = replayed(event.data.index).open;
+      (rollout.teacherScores ??= new Map()).set(
+        turn.id,
+        event.kind === "teacher_scored"
+          ? { logprobs: Float64Array.from(event.arrays?.logprobs ?? []) }
+          : { error: event.data.error },
+      );
+      return;
+    }
+    case "turn_reward":
+      (rollout.turnRewards ??= new Map()).set(
+        replayed(event.data.index).open.turn.id,
+        event.data.reward,
+      );
       return;
     case "rollout_finished":
       rollout.finish(event.data.reward, event.data.referenceVersion ?? null);

@@ -6,9 +6,15 @@
 import type { Turn } from "./turn.ts";
 import type { Chain, OpenAgentCall } from "./chains/mod.ts";
 import { TurnTree } from "./tree/mod.ts";
-import { buildSamples, newestVersion, type Sample, type SampleOptions } from "./samples/mod.ts";
+import {
+  buildSamples,
+  newestVersion,
+  type Sample,
+  type SampleOptions,
+  type TeacherScore,
+} from "./samples/mod.ts";
 import { rowsOf, type TokenRowStore } from "./token_rows/mod.ts";
-import { TOKEN_ROW_FIELDS } from "../generation/mod.ts";
+import { teacherName, type TeacherSpec, TOKEN_ROW_FIELDS } from "../generation/mod.ts";
 
 /** Sampling defaults a rollout applies to every turn unless the request says otherwise. */
 export interface RolloutSampling {
@@ -64,6 +70,12 @@ export class Rollout {
   referenceVersion: number | null = null;
   /** Where its turns' token rows are kept (set by the store). */
   rows?: TokenRowStore;
+  /** Rewards per turn, by turn id (`turn_rewards.ts`); null until the first is posted. */
+  turnRewards: Map<string, number> | null = null;
+  /** The teacher that scores its turns (on-policy distillation); null: none. */
+  teacher: TeacherSpec | null = null;
+  /** Each scored (or given up) turn's teacher scoring, by turn id; null until the first. */
+  teacherScores: Map<string, TeacherScore> | null = null;
 
   constructor(
     readonly id: string,
@@ -151,6 +163,8 @@ export class Rollout {
       created_at: this.createdAt,
       finished_at: this.finishedAt ?? null,
       reward: this.reward,
+      ...(this.turnRewards ? { turn_rewards: Object.fromEntries(this.turnRewards) } : {}),
+      ...(this.teacher ? { teacher: teacherName(this.teacher) } : {}),
       host_calls: payloads
         ? this.hostCalls
         : this.hostCalls.map(({ tool, at, bytes }) => ({ tool, at, bytes })),

@@ -32,6 +32,7 @@ import {
   type GenerationBackend,
   InterceptionGate,
   type RequestQueue,
+  Teachers,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
 import type { PolicyModel } from "../model/mod.ts";
@@ -46,10 +47,13 @@ import {
   JournalWriter,
   rolloutCreated,
   rolloutFinished,
+  turnReward,
 } from "./journaling/mod.ts";
 import {
   type BlackBoxAnswer,
   storeImages,
+  TeacherScorer,
+  type TeacherScoring,
   TurnFlight,
   TurnRunner,
   type TurnRunnerOptions,
@@ -57,6 +61,7 @@ import {
 import type { Turn } from "./turn.ts";
 import type { ImageStore } from "./image_store.ts";
 import { restore, type RestoreReport } from "./restore.ts";
+import { setTurnReward } from "./turn_rewards.ts";
 
 export interface RolloutActionsOptions {
   model: PolicyModel;
@@ -78,7 +83,11 @@ export interface RolloutActionsOptions {
   /** A rollout idle for this long leaves memory (`RolloutStore`). */
   idleTimeoutMs?: number;
   /** The turn runner's timeouts, limits, pause gate and observer. */
-  turns?: Omit<TurnRunnerOptions, "writer" | "flight">;
+  turns?: Omit<TurnRunnerOptions, "writer" | "flight" | "onRecorded">;
+  /** The teachers rollouts may name (on-policy distillation); default: none. */
+  teachers?: Teachers;
+  /** How teacher scorings are tried again and how long finishing waits for them. */
+  teacherScoring?: TeacherScoring;
 }
 
 export class RolloutActions {
@@ -86,6 +95,8 @@ export class RolloutActions {
   readonly store: RolloutStore;
   readonly runner: TurnRunner;
   readonly gate: RequestQueue;
+  readonly teachers: Teachers;
+  readonly scorer: TeacherScorer;
   readonly sampleLog: SampleLog;
   readonly #journal?: Journal;
   readonly #writer: JournalWriter;
@@ -101,10 +112,17 @@ export class RolloutActions {
     this.sampleLog = o.sampleLog ?? o.journal ?? new MemorySampleLog();
     this.gate = o.gate ?? new InterceptionGate();
     this.#flight = new TurnFlight(o.turns?.limits, o.turns?.observer);
+    this.teachers = o.teachers ?? new Teachers();
+    this.scorer = new TeacherScorer({
+      ...o.teacherScoring,
+      teachers: this.teachers,
+      writer: this.#writer,
+    });
     this.runner = new TurnRunner(o.model, o.backend ?? this.gate, o.backends, {
       ...o.turns,
       writer: this.#writer,
       flight: this.#flight,
+      onRecorded: (rollout, turn) => this.scorer.recorded(rollout, turn),
     });
   }
 
@@ -145,10 +163,14 @@ export class RolloutActions {
 
   // Rollouts.
 
-  /** A new rollout, durable when this resolves. */
+  /**
+   * A new rollout, durable when this resolves. Its teacher is the one it names, else the
+   * gateway's default (an unknown name is an `UnknownTeacherError`, and nothing is created).
+   */
   async create(spec: CreateRollout = {}): Promise<Rollout> {
-    const rollout = this.store.create(spec);
-    this.#writer.record(rolloutCreated(rollout, spec));
+    const chosen = { ...spec, teacher: this.teachers.choose(spec.teacher) ?? undefined };
+    const rollout = this.store.create(chosen);
+    this.#writer.record(rolloutCreated(rollout, chosen));
     await this.#writer.durable();
     return rollout;
   }
@@ -165,6 +187,8 @@ export class RolloutActions {
     defaults?: Partial<SampleOptions>,
     version: number | null = null,
   ): Promise<Sample[]> {
+    // Its recorded turns' teacher scorings first (bounded: what is still scoring is named).
+    await this.scorer.settled(rollout);
     rollout.finish(reward, version);
     const samples = rollout.samples(defaults);
     const event = rolloutFinished(rollout);
@@ -184,6 +208,7 @@ export class RolloutActions {
   /** Drops a rollout, from the journal too (samples already logged stay). */
   async delete(rollout: Rollout): Promise<void> {
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
+    this.scorer.forget(rollout);
     if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
     await this.#writer.durable();
   }
@@ -201,6 +226,23 @@ export class RolloutActions {
       this.#writer.expire(r.id);
     }
     return expired;
+  }
+
+  /**
+   * Gives one recorded turn (by id, or index) its reward, before or after finish; durable when
+   * this resolves. Posting the same reward again changes nothing (`recorded: false`); another
+   * reward for the same turn is a `TurnRewardError`, as is a turn that is not recorded.
+   */
+  async rewardTurn(
+    rollout: Rollout,
+    ref: string,
+    reward: number,
+  ): Promise<{ turn: Turn; recorded: boolean }> {
+    const result = setTurnReward(rollout, ref, reward);
+    if (result.recorded) this.#writer.record(turnReward(result.turn, reward));
+    // A repeat waits too: the first post may still be on its way to the disk.
+    await this.#writer.durable();
+    return result;
   }
 
   /** Records a host-side tool call the agent made (the tool already ran). */
@@ -292,12 +334,12 @@ export class RolloutActions {
   /** Rebuilds the journaled rollouts and re-queues their requests; `null` without a journal. */
   async restore(now = Date.now()): Promise<RestoreReport | null> {
     if (!this.#journal) return null;
-    return await restore(this.#journal, {
-      store: this.store,
-      writer: this.#writer,
-      flight: this.#flight,
-      runner: this.runner,
-    }, now);
+    return await restore(this.#journal, this.#replay(this.store, this.#writer), now);
+  }
+
+  /** What a restore replays into: `store` and `writer`, with this gateway's flight and runner. */
+  #replay(store: RolloutStore, writer: JournalWriter) {
+    return { store, writer, flight: this.#flight, runner: this.runner, scorer: this.scorer };
   }
 
   /**
@@ -309,12 +351,7 @@ export class RolloutActions {
     const scratch = new RolloutStore({ idleTimeoutMs: this.store.idleTimeoutMs });
     const writer = new JournalWriter(journal);
     this.#adopted.add(writer);
-    const report = await restore(journal, {
-      store: scratch,
-      writer,
-      flight: this.#flight,
-      runner: this.runner,
-    }, now);
+    const report = await restore(journal, this.#replay(scratch, writer), now);
     const rollout = scratch.get(id);
     if (rollout) this.store.add(rollout);
     else if (report.expired > 0) this.store.markExpired(id, now);
@@ -344,9 +381,10 @@ export class RolloutActions {
     return this.#flight.pending(rolloutId);
   }
 
-  /** Takes no new turns (refused as `shutting_down` with `reason`); those in flight go on. */
+  /** Takes no new turns (`shutting_down`, `reason`; those in flight go on), stops teacher scoring. */
   close(reason: string): void {
     this.#flight.close(reason);
+    this.scorer.stop();
   }
 
   /** Resolves once no turn is in flight. */

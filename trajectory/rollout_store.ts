@@ -9,6 +9,7 @@ import { Rollout, type RolloutSampling } from "./rollout.ts";
 import type { SampleOptions } from "./samples/mod.ts";
 import { randomHex } from "./random_hex.ts";
 import type { TokenRowStore } from "./token_rows/mod.ts";
+import type { TeacherSpec } from "../generation/mod.ts";
 
 export interface CreateRollout {
   id?: string;
@@ -26,6 +27,8 @@ export interface CreateRollout {
   group?: string;
   /** Template settings over the gateway's (`Rollout.template`). */
   template?: Record<string, unknown>;
+  /** The teacher scoring its turns; `null`: none (the façade resolves the gateway's default). */
+  teacher?: TeacherSpec | null;
 }
 
 /** A rollout id that is already taken. */
@@ -88,6 +91,7 @@ export class RolloutStore {
     );
     if (spec.createdAt !== undefined) rollout.createdAt = rollout.lastActivity = spec.createdAt;
     rollout.group = spec.group ?? null;
+    rollout.teacher = spec.teacher ?? null;
     this.add(rollout);
     return rollout;
   }

@@ -1,7 +1,7 @@
 /**
  * What a turn's sampled ids were produced under, beyond the ids: the sampling facts (temperature,
  * top-p, top-k and whether logprobs are raw or processed), the weight version of each streamed
- * chunk when a weight update fell inside the turn, and where its token rows (`routed_experts`,
+ * chunk when a weight update fell inside the turn, the version at completion, and where its token rows (`routed_experts`,
  * `sampling_mask`) lie. A few numbers per turn: the rows themselves live in the {@link TokenRowStore}.
  *
  * @module
@@ -35,6 +35,11 @@ export interface TurnFacts {
   sampling: SamplingFacts;
   /** Only when the turn's chunks came from more than one weight version. */
   versions?: VersionRun[];
+  /**
+   * The weight version the completion reported (its last chunk's): the version at completion,
+   * beside the turn's `weightVersion` (its first id's).
+   */
+  completionVersion?: string | number;
   rows?: Partial<Record<TokenRowField, RowsMeta>>;
 }
 
@@ -57,6 +62,7 @@ export function turnFacts(
     },
   };
   if (completion.weight_versions) facts.versions = completion.weight_versions;
+  if (completion.weight_version !== undefined) facts.completionVersion = completion.weight_version;
   const starts: Record<TokenRowField, number> = {
     routed_experts: rowsFrom,
     sampling_mask: promptLength,

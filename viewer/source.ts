@@ -78,7 +78,7 @@ function stateKey(r: Rollout): string {
     if (t.status === "done") done++;
     else if (t.status === "failed") failed++;
   }
-  return `${r.turns.length}/${done}/${failed}/${r.status}/${r.reward}`;
+  return `${r.turns.length}/${done}/${failed}/${r.status}/${r.reward}/${r.turnRewards?.size ?? 0}`;
 }
 
 export interface LiveSourceOptions {

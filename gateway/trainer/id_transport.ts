@@ -7,7 +7,9 @@
  * - token ids (`prompt_ids`, `input_ids`): `int32le`;
  * - masks (`loss_mask`, `sft_mask`): `uint8`, one byte per id;
  * - `logprobs`: `float64le` (exactly the numbers JSON would carry; a NaN where JSON has `null`,
- *   a sampled id whose turn reported no logprob).
+ *   a sampled id whose turn reported no logprob); `position_rewards` and `teacher_logprobs` the
+ *   same;
+ * - kept sets (`sampling_mask.offsets`, `.ids`): `int32le`.
  *
  * A 128k-id prompt is ~700 KB of JSON and ~1.9 ms to write; as base64 it is 683 KB of ASCII
  * written by one native call, with nothing per id but a copy into an `Int32Array`.
@@ -22,7 +24,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { jsonWithIds, type PendingRequest } from "../../generation/mod.ts";
+import { jsonWithIds, type PendingRequest, type PendingScore } from "../../generation/mod.ts";
 import type { Sample } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
 
@@ -88,14 +90,34 @@ export function pendingBody(request: PendingRequest, encoding: IdEncoding): stri
 /** A sample as the client asked for it (JSON: what `JSON.stringify` writes for a sample). */
 export function sampleBody(sample: Sample, encoding: IdEncoding): unknown {
   if (encoding === "json") return sample;
+  const kept = sample.sampling_mask?.setsOrNull();
   return {
     ...sample,
     input_ids: base64Ids(sample.input_ids),
     loss_mask: base64Mask(sample.loss_mask),
     logprobs: base64Float64(sample.logprobs),
     sft_mask: base64Mask(sample.sft_mask),
+    ...(sample.position_rewards
+      ? { position_rewards: base64Float64(sample.position_rewards) }
+      : {}),
+    ...(sample.teacher_logprobs
+      ? { teacher_logprobs: base64Float64(sample.teacher_logprobs) }
+      : {}),
+    ...(sample.sampling_mask
+      ? {
+        sampling_mask: kept && { offsets: base64Ids(kept.offsets), ids: base64Ids(kept.ids) },
+      }
+      : {}),
     ids_encoding: "base64",
   };
+}
+
+/** A pending teacher request's JSON text, its ids as the client asked for them. */
+export function pendingScoreBody(request: PendingScore, encoding: IdEncoding): string {
+  if (encoding === "json") return jsonWithIds(request);
+  const { input_ids, ...rest } = request;
+  const head = JSON.stringify({ ...rest, ids_encoding: "base64" });
+  return `${head.slice(0, -1)},"input_ids":"${base64Ids(input_ids)}"}`;
 }
 
 /** The ids of `base64Ids` (for tests and TypeScript clients). */

@@ -39,10 +39,11 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
-      const { lease } = await body(c, AckSchema, verb);
+      const { lease, weight_version } = await body(c, AckSchema, verb);
       const granted = await gate.ack(
         c.req.param("rid"),
         lease === undefined ? undefined : lease * 1000,
+        weight_version,
       );
       return c.json({
         request_id: granted.request_id,
@@ -71,6 +72,7 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
   app.post("/requests/:rid/complete", async (c) => {
     const completion = await body(c, CompleteSchema, "completion");
     checkVocab(completion.output_ids, "completion");
+    for (const set of completion.sampling_mask ?? []) checkVocab(set, "completion sampling_mask");
     // Generation ends at a stop id: ids after one were never the policy's turn.
     const ids = completion.output_ids;
     const stop = ids.findIndex((id) => stopIds.has(id));

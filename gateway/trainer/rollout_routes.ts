@@ -16,7 +16,7 @@ import { sampleBody } from "./id_transport.ts";
 import { SampleFeed } from "./sample_feed.ts";
 import { sampleForm, samplesBody } from "./sample_forms.ts";
 import { idEncoding, type TrainerContext } from "./trainer_context.ts";
-import { CreateRolloutSchema, FinishSchema } from "./trainer_schema.ts";
+import { CreateRolloutSchema, FinishSchema, TurnRewardSchema } from "./trainer_schema.ts";
 import { turnView } from "./turn_view.ts";
 
 export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Hono {
@@ -59,7 +59,7 @@ export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Ho
   app.get("/rollouts", (c) => c.json({ rollouts: rollouts.list().map((r) => r.summary(false)) }));
   app.get("/rollouts/:id", (c) => {
     const r = rollout(c);
-    return c.json({ ...r.summary(), turn_list: r.turns.map(turnView) });
+    return c.json({ ...r.summary(), turn_list: r.turns.map((t) => turnView(t, r)) });
   });
   app.delete("/rollouts/:id", async (c) => {
     const r = rollout(c);
@@ -88,6 +88,12 @@ export function rolloutRoutes({ options: o, body, rollout }: TrainerContext): Ho
     } finally {
       release();
     }
+  });
+  app.post("/rollouts/:id/turns/:turn/reward", async (c) => {
+    const r = rollout(c);
+    const { reward } = await body(c, TurnRewardSchema, "turn reward");
+    const { turn, recorded } = await rollouts.rewardTurn(r, c.req.param("turn"), reward);
+    return c.json({ id: r.id, turn: turn.id, index: turn.index, reward, recorded });
   });
   app.get("/rollouts/:id/samples", async (c) => {
     const r = rollout(c);

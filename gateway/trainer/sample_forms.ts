@@ -9,6 +9,7 @@
  */
 import {
   callsExport,
+  KeptSetsRef,
   type Rollout,
   type SampleOptions,
   TokenRowsRef,
@@ -37,6 +38,7 @@ export function sampleForm(query: string | undefined): SampleForm {
 function exportJson(value: unknown, encoding: IdEncoding): string {
   return JSON.stringify(value, (_key, v) => {
     if (v instanceof TokenRowsRef) return v.toJSON();
+    if (v instanceof KeptSetsRef) return v.setsOrNull();
     if (!ArrayBuffer.isView(v)) return v;
     if (encoding === "json") return Array.from(v as unknown as ArrayLike<number>);
     if (v instanceof Int32Array) return base64Ids(v);

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { PauseGate } from "../../generation/mod.ts";
+import type { PauseGate, TeacherQueue } from "../../generation/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout, RolloutActions, SampleOptions } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
@@ -33,6 +33,10 @@ export interface TrainerRouteOptions {
   sampleOptions?: Partial<SampleOptions>;
   /** Default of `split_special_tokens` for new rollouts. */
   splitSpecialTokens?: boolean;
+  /** The gateway is one of several replicas (their request queue is shared, `cluster/`). */
+  replicated?: boolean;
+  /** Scorings for the teachers that are the trainer (`/teacher/requests/…`); unset: those 404. */
+  teacherQueue?: TeacherQueue;
 }
 
 export interface TrainerContext {

@@ -1,7 +1,8 @@
 /**
  * The trainer API under `/api`, composed of Hono sub-apps: rollouts (`rollout_routes.ts`),
- * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`) and, when a
- * pause gate is given, pause/drain (`pause_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
+ * pending requests (`request_routes.ts`), the images turns showed (`image_routes.ts`), when a pause
+ * gate is given pause/drain (`pause_routes.ts`), and when the trainer is a teacher its scoring
+ * requests (`teacher_routes.ts`). Here: the admin token and JSON-only check every route passes first, and the
  * one mapping of errors to the API's error body. Shapes are documented in docs/api.md ("Trainer
  * side").
  *
@@ -15,6 +16,7 @@ import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
 import { imageRoutes } from "./image_routes.ts";
 import { pauseRoutes } from "./pause_routes.ts";
 import { requestRoutes } from "./request_routes.ts";
+import { teacherRoutes } from "./teacher_routes.ts";
 import { rolloutRoutes } from "./rollout_routes.ts";
 import { trainerContext, type TrainerRouteOptions } from "./trainer_context.ts";
 
@@ -52,8 +54,9 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   const context = trainerContext(o);
   app.route("/", rolloutRoutes(context));
-  if (o.pause) app.route("/", pauseRoutes(o.pause, o.rollouts.gate));
+  if (o.pause) app.route("/", pauseRoutes(context, o.pause));
   app.route("/", requestRoutes(context));
+  if (o.teacherQueue) app.route("/", teacherRoutes(context, o.teacherQueue));
   app.route("/", imageRoutes(o.rollouts));
   return app;
 }

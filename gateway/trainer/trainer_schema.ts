@@ -59,6 +59,19 @@ export const CreateRolloutSchema = closedObject({
    * generic family).
    */
   template: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The teacher that scores its turns (on-policy distillation): a name the gateway knows, a
+   * vLLM-compatible server (`{url, model?, name?}`), or `null` for none; default: the gateway's.
+   */
+  teacher: z.union([
+    z.string().min(1),
+    closedObject({
+      url: z.url({ protocol: /^https?$/ }),
+      model: z.string().min(1).optional(),
+      name: z.string().min(1).max(128).optional(),
+    }),
+    z.null(),
+  ]).optional(),
 });
 
 const VersionSchema = z.union([z.string(), z.number()]);
@@ -84,6 +97,8 @@ export const CompleteSchema = closedObject({
   logprobs_mode: z.enum(["raw", "processed"]).optional(),
   /** MoE routing of positions `routed_experts_from … len(prompt_ids) + len(output_ids) − 2`. */
   routed_experts: TokenRowsSchema.optional(),
+  /** Each output id's kept set (vLLM's `sampling_mask`): the ids it was drawn from. */
+  sampling_mask: z.array(z.array(z.number().int().nonnegative())).optional(),
 }).refine((b) => !b.logprobs || b.logprobs.length === b.output_ids.length, {
   message: "logprobs must have one entry per output id",
   path: ["logprobs"],
@@ -96,10 +111,17 @@ export const AppendSchema = closedObject({
   weight_version: VersionSchema.optional(),
 });
 
-/** `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds. */
+/**
+ * `POST /api/requests/:id/ack` (and `/renew`): the lease wanted, in seconds, and the weight
+ * version the trainer generates the request under (the first ack's is kept).
+ */
 export const AckSchema = closedObject({
   lease: z.number().positive().optional(),
+  weight_version: VersionSchema.optional(),
 });
+
+/** `POST /api/resume`: the weight version in force from now on, when the trainer names it. */
+export const ResumeSchema = closedObject({ weight_version: VersionSchema.optional() });
 
 export const FailSchema = closedObject({
   error: z.string().min(1),
@@ -111,6 +133,17 @@ export const FinishSchema = closedObject({
   /** The trainer's weight version now: what `max_staleness` is measured against. */
   weight_version: VersionSchema.optional(),
 });
+
+/** `POST /api/teacher/requests/:id/complete`: one logprob per position asked for. */
+export const TeacherCompleteSchema = closedObject({
+  logprobs: z.array(z.number().max(0, "a logprob is a log probability: at most 0")),
+});
+
+/** `POST /api/teacher/requests/:id/fail`. */
+export const TeacherFailSchema = closedObject({ error: z.string().min(1) });
+
+/** `POST /api/rollouts/:id/turns/:turn/reward`. */
+export const TurnRewardSchema = closedObject({ reward: z.number() });
 
 /** `parse` that turns zod issues into one readable line. */
 export function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, what: string): T {

@@ -6,7 +6,8 @@
  */
 import type { Rollout } from "../../trajectory/mod.ts";
 
-export function turnView(t: Rollout["turns"][number]) {
+export function turnView(t: Rollout["turns"][number], r?: Rollout) {
+  const score = r?.teacher ? r.teacherScores?.get(t.id) : undefined;
   return {
     id: t.id,
     index: t.index,
@@ -20,6 +21,14 @@ export function turnView(t: Rollout["turns"][number]) {
     finish_reason: t.finishReason ?? null,
     malformed_tool_calls: t.malformedToolCalls,
     weight_version: t.weightVersion ?? null,
+    ...(r?.turnRewards?.has(t.id) ? { reward: r.turnRewards.get(t.id) } : {}),
+    // With a teacher: whether the turn is scored, given up (and why), or not yet.
+    ...(r?.teacher && t.status === "done" && t.outputIds.length
+      ? {
+        teacher_score: !score ? "pending" : "logprobs" in score ? "scored" : "failed",
+        ...(score && "error" in score ? { teacher_error: score.error } : {}),
+      }
+      : {}),
     ...(t.facts ? { facts: t.facts } : {}),
     timings: t.timings,
     chain: t.chain,

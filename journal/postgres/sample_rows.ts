@@ -7,9 +7,10 @@
  */
 import { Buffer } from "node:buffer";
 import type { Sql } from "postgres";
-import type { LoggedSample, RowsPlan, Sample, TokenRowStore } from "../../trajectory/mod.ts";
+import type { TokenRowField } from "../../generation/mod.ts";
+import type { LoggedSample, Sample, TokenRowStore } from "../../trajectory/mod.ts";
 import { joinArrays, splitArrays } from "../sample_row.ts";
-import { sampleRowsJson, withSampleRows } from "../sample_rows_codec.ts";
+import { rowsTurns, sampleRowsJson, withSampleRows } from "../sample_rows_codec.ts";
 import { readTokenRows } from "./token_rows.ts";
 
 /** Any number: the lock that makes sample cursors commit in the order they were taken. */
@@ -61,20 +62,26 @@ export async function samplesAfter(
   }));
 }
 
-/** The token rows a page of samples refers to, read in one statement (read-only). */
+/** The token rows a page of samples refers to, read in one statement per field (read-only). */
 async function pageRows(
   sql: Sql,
   samples: readonly Record<string, unknown>[],
 ): Promise<TokenRowStore> {
-  const plans = samples.map((s) => (s.routed_experts as { $rows?: RowsPlan } | undefined)?.$rows)
-    .filter((p) => p !== undefined);
-  const turns = [...new Set(plans.flatMap((p) => p.segments.map((seg) => seg.turn)))];
-  // Samples carry one field of rows (`routed_experts`); kept sets stay with their turns.
-  const field = plans[0]?.field ?? "routed_experts";
-  const found = turns.length ? await readTokenRows(sql, turns, field) : new Map();
+  const wanted = new Map<TokenRowField, Set<string>>();
+  for (const s of samples) {
+    for (const [field, turns] of Object.entries(rowsTurns(s))) {
+      const set = wanted.get(field as TokenRowField) ?? new Set<string>();
+      for (const t of turns!) set.add(t);
+      wanted.set(field as TokenRowField, set);
+    }
+  }
+  const found = new Map<TokenRowField, Map<string, Uint8Array>>();
+  for (const [field, turns] of wanted) {
+    found.set(field, await readTokenRows(sql, [...turns], field));
+  }
   return {
     putRows: () => Promise.reject(new Error("a page of logged samples is read-only")),
-    readRows: (turn, f) => f === field ? found.get(turn) ?? null : null,
+    readRows: (turn, field) => found.get(field)?.get(turn) ?? null,
   };
 }
 

@@ -955,9 +955,13 @@ Deno.test("trainer bodies: unknown fields are a 400 naming them and the known on
       [
         "/requests/nope/ack",
         { leese: 5 },
-        /^invalid ack: body: unknown field leese \(known: lease\)/,
+        /^invalid ack: body: unknown field leese \(known: lease, weight_version\)/,
       ],
-      ["/requests/nope/renew", { lease: 5, x: 1 }, /unknown field x \(known: lease\)/],
+      [
+        "/requests/nope/renew",
+        { lease: 5, x: 1 },
+        /unknown field x \(known: lease, weight_version\)/,
+      ],
       ["/requests/nope/fail", { error: "x", code: 500 }, /unknown field code \(known: error, st/],
       [
         "/requests/nope/complete",

@@ -68,8 +68,8 @@ export async function startRig(o: {
   vllmStream?: boolean;
   /** The SGLang server routes MoE experts and the backend asks for them (issue 24). */
   sglangRouting?: { layers: number; topK: number; experts: number };
-  /** The vLLM server offers its RL API (`/inference/v1/generate`). */
-  vllmScaleOut?: boolean;
+  /** The vLLM server offers its RL API (`/inference/v1/generate`); `"disabled"`: a 403 there. */
+  vllmScaleOut?: boolean | "disabled";
   /** The vLLM server returns MoE routing (`--enable-return-routed-experts`). */
   vllmRouting?: { layers: number; topK: number };
   /** The vLLM server returns kept sets (`--return-sampling-mask`). */

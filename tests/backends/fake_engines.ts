@@ -219,11 +219,19 @@ const isIds = (v: unknown) =>
  * inside a generation (two `weight_versions` spans).
  */
 export class FakeVllm extends FakeEngine {
-  /** Serves `/inference/v1/generate` (else 404 there, as a server without the RL API). */
-  scaleOut = false;
+  /**
+   * Serves `/inference/v1/generate`; else 404 there (a vLLM without the RL API), or with
+   * `"disabled"` vLLM 0.32's own 403 for a server started without `--enable-scale-out`.
+   */
+  scaleOut: boolean | "disabled" = false;
   /** `--enable-return-routed-experts` on an MoE model of these layers and top-k (uint8 rows). */
   routedExperts?: { layers: number; topK: number };
-  /** `--return-sampling-mask`: each output id's kept set (the id and the two after it). */
+  /**
+   * `--return-sampling-mask`: each output id's kept set (the id and the two after it). A double
+   * because the CPU build cannot: vLLM 0.32 computes `sampling_mask` only in Model Runner V2's
+   * sampler (`vllm/v1/worker/gpu/sample/sampler.py`, Triton kernels), which the CPU worker does
+   * not run; the format is the real one (`sampling_mask` on the RL API's choices).
+   */
   samplingMask = false;
   /** A weight update after this many ids of the next generation (then `weightVersion`). */
   versionChange?: { after: number; version: string };
@@ -231,12 +239,24 @@ export class FakeVllm extends FakeEngine {
   readonly probes = new Log<Received>();
 
   protected generationPaths(): string[] {
-    return this.scaleOut ? ["/v1/completions", GENERATE] : ["/v1/completions"];
+    return this.scaleOut === true ? ["/v1/completions", GENERATE] : ["/v1/completions"];
   }
 
   protected override other(req: Request, path: string): Promise<Response | undefined> | undefined {
     if (path !== GENERATE) return undefined;
-    // FastAPI's own 404 for a route the server does not have.
+    if (this.scaleOut === "disabled") {
+      this.probes.push({ path, headers: req.headers, body: null });
+      // What the real vLLM 0.32 (CPU build) answers when started without --enable-scale-out.
+      return Promise.resolve(Response.json({
+        error: {
+          message:
+            "Scale-out endpoints are disabled. Restart vllm serve with --enable-scale-out to enable them.",
+          type: "PermissionDeniedError",
+          param: null,
+          code: 403,
+        },
+      }, { status: 403 }));
+    }
     if (!this.scaleOut) {
       this.probes.push({ path, headers: req.headers, body: null });
       // FastAPI's own 404 for a route the server does not have.

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { engineLogprob } from "./fake_engines.ts";
 import { READ_FILE, type Rig, startRig } from "./engine_gateway.ts";
-import { checkRoutingRows } from "../support/sample_facts_check.ts";
+import { checkRoutingRows, expandTree, keptSetsList } from "../support/sample_facts_check.ts";
 
 const USER = { role: "user" as const, content: "What does the README say?" };
 const GENERATE = "/inference/v1/generate";
@@ -80,18 +80,21 @@ for (const stream of [false, true]) {
   });
 }
 
-Deno.test("vLLM RL API: a server without it (404) is served on /v1/completions; api forces either, unprobed", async () => {
-  const plain = await startRig({ vllmScaleOut: false });
-  try {
-    const r = await plain.rollout({ backend: "vllm" });
-    await exchange(plain.agent(r));
-    assert.equal(plain.vllm.probes.items.length, 1, "the probe met a 404");
-    assert.deepEqual(plain.vllm.generations.items.map((g) => g.path), [
-      "/v1/completions",
-      "/v1/completions",
-    ]);
-  } finally {
-    await plain.close();
+Deno.test("vLLM RL API: a server without it (404, or 403 when switched off) is served on /v1/completions; api forces either, unprobed", async () => {
+  // No such route (404), or vLLM 0.32 started without --enable-scale-out (its 403).
+  for (const scaleOut of [false, "disabled"] as const) {
+    const plain = await startRig({ vllmScaleOut: scaleOut });
+    try {
+      const r = await plain.rollout({ backend: "vllm" });
+      await exchange(plain.agent(r));
+      assert.equal(plain.vllm.probes.items.length, 1, "the probe met a 404 or 403");
+      assert.deepEqual(plain.vllm.generations.items.map((g) => g.path), [
+        "/v1/completions",
+        "/v1/completions",
+      ]);
+    } finally {
+      await plain.close();
+    }
   }
   for (const api of ["completions", "generate"] as const) {
     const rig = await startRig({ vllmScaleOut: true, vllmApi: api });
@@ -116,6 +119,7 @@ for (const stream of [false, true]) {
       const sample = await finished(rig, r.id);
       const [span1, span2] = sample.turn_spans;
       assert.equal(span1.weight_version, "w-7", "sampled first under w-7");
+      assert.equal(span1.completion_version, "w-8", "and completed under w-8");
       assert.deepEqual(span1.weight_versions, [
         [span1.output_start, "w-7"],
         [span1.output_start + 3, "w-8"],
@@ -128,6 +132,27 @@ for (const stream of [false, true]) {
     }
   });
 }
+
+Deno.test("vLLM completions API: the version a resume put in force when the request went out, beside the header's at completion", async () => {
+  const rig = await startRig({ vllmScaleOut: false });
+  try {
+    rig.vllm.weightVersion = "w-3";
+    assert.equal((await rig.api("POST", "/resume", { weight_version: "w-2" })).status, 200);
+    const r = await rig.rollout({ backend: "vllm" });
+    await exchange(rig.agent(r));
+    const sample = await finished(rig, r.id);
+    for (const span of sample.turn_spans) {
+      assert.deepEqual([span.weight_version, span.completion_version], ["w-2", "w-3"]);
+    }
+    const calls = (await rig.api("GET", `/rollouts/${r.id}/samples?form=calls`)).json.calls;
+    assert.deepEqual(calls.map((c: { completion_version: string }) => c.completion_version), [
+      "w-3",
+      "w-3",
+    ]);
+  } finally {
+    await rig.close();
+  }
+});
 
 for (const api of ["generate", "completions"] as const) {
   Deno.test(`vLLM routing replay (${api}): .npy rows from routed_experts_prompt_start, aligned in the sample`, async () => {
@@ -159,7 +184,7 @@ for (const api of ["generate", "completions"] as const) {
   });
 }
 
-Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per sampled id", async () => {
+Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per sampled id, and to the samples aligned", async () => {
   for (const stream of [false, true]) {
     const rig = await startRig({ vllmScaleOut: true, vllmSamplingMask: true, vllmStream: stream });
     try {
@@ -178,6 +203,18 @@ Deno.test("vLLM kept sets (sampling_mask) go to the token-row store, one row per
         const values = Array.from(new Int32Array(bytes.slice().buffer));
         assert.deepEqual(values, out.flatMap((id) => [id, id + 1, id + 2, -1, -1]));
       }
+      // Exported aligned with the sample's ids: each sampled id's kept set, nothing elsewhere.
+      const sample = await finished(rig, r.id);
+      const want: number[][] = sample.input_ids.map(() => []);
+      sample.turn_spans.forEach((span: { output_start: number; end: number }) => {
+        for (let p = span.output_start; p < span.end; p++) {
+          const id = sample.input_ids[p];
+          want[p] = [id, id + 1, id + 2];
+        }
+      });
+      assert.deepEqual(keptSetsList(sample.sampling_mask), want);
+      const tree = (await rig.api("GET", `/rollouts/${r.id}/samples?form=tree`)).json;
+      assert.deepEqual(keptSetsList(expandTree(tree)[0].sampling_mask!), want);
     } finally {
       await rig.close();
     }

@@ -128,15 +128,32 @@ export function checkSampleFacts(sample: Sample, turns: readonly Turn[], routed:
   }
 }
 
+const nullIfNaN = (x: number) => Number.isNaN(x) ? null : x;
+
 /** The arrays a flat sample has, as plain arrays (what both export forms must give back). */
 export function flatArrays(s: Sample) {
   return {
     input_ids: Array.from(s.input_ids),
     loss_mask: Array.from(s.loss_mask),
-    logprobs: Array.from(s.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
+    logprobs: Array.from(s.logprobs, nullIfNaN),
     sft_mask: Array.from(s.sft_mask),
     routed_experts: s.routed_experts ? s.routed_experts.toJSON() : null,
+    ...(s.position_rewards ? { position_rewards: Array.from(s.position_rewards, nullIfNaN) } : {}),
+    ...(s.sampling_mask ? { sampling_mask: s.sampling_mask.toJSON() } : {}),
+    ...(s.teacher_logprobs ? { teacher_logprobs: Array.from(s.teacher_logprobs, nullIfNaN) } : {}),
   };
+}
+
+/** Kept sets `{offsets, ids}` (JSON) as one list of ids per position. */
+export function keptSetsList(kept: { offsets: number[]; ids: number[] }): number[][] {
+  return kept.offsets.slice(0, -1).map((a, i) => kept.ids.slice(a, kept.offsets[i + 1]));
+}
+
+/** One list of ids per position as kept sets `{offsets, ids}` (JSON). */
+function keptSetsJoined(sets: number[][]): { offsets: number[]; ids: number[] } {
+  const offsets = [0];
+  for (const set of sets) offsets.push(offsets.at(-1)! + set.length);
+  return { offsets, ids: sets.flat() };
 }
 
 function concatRows(parts: { data: string }[], dtype: string, shape: number[]) {
@@ -157,12 +174,26 @@ export function expandTree(tree: any) {
       string,
       number[]
     >;
+    const kept: number[][] = [];
+    let anyKept = false;
     for (const seg of path) {
       out.input_ids.push(...seg.input_ids);
       const mine = seg.trained_by === s.index;
       out.loss_mask.push(...seg.loss_mask.map((x: number) => mine ? x : 0));
       out.logprobs.push(...seg.logprobs);
       out.sft_mask.push(...seg.sft_mask);
+      if (seg.position_rewards) (out.position_rewards ??= []).push(...seg.position_rewards);
+      if (seg.teacher_logprobs) {
+        (out.teacher_logprobs ??= []).push(
+          ...seg.teacher_logprobs.map((lp: number | null) => mine ? lp : null),
+        );
+      }
+      anyKept ||= seg.sampling_mask !== undefined;
+      kept.push(
+        ...(seg.sampling_mask
+          ? keptSetsList(seg.sampling_mask)
+          : seg.input_ids.map(() => [] as number[])),
+      );
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -171,7 +202,14 @@ export function expandTree(tree: any) {
         s.routed_experts.shape,
       )
       : null;
-    return { ...out, routed_experts: rows };
+    const { position_rewards, teacher_logprobs, ...arrays } = out;
+    return {
+      ...arrays,
+      routed_experts: rows,
+      ...(position_rewards ? { position_rewards } : {}),
+      ...(teacher_logprobs ? { teacher_logprobs } : {}),
+      ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
+    };
   });
 }
 
@@ -191,6 +229,10 @@ export function expandCalls(calls: any) {
     const n = input_ids.length;
     const loss_mask = new Array(n).fill(0), logprobs = new Array(n).fill(0);
     const sft_mask = new Array(n).fill(0);
+    const rewards = s.turn_rewards ? new Array(n).fill(0) : null;
+    const kept: number[][] = input_ids.map(() => []);
+    let anyKept = false;
+    const teacher = s.teacher ? new Array(n).fill(null) : null;
     for (const turn of s.turns) {
       // deno-lint-ignore no-explicit-any
       const c: any = byTurn.get(turn);
@@ -198,8 +240,14 @@ export function expandCalls(calls: any) {
       c.output_ids.forEach((_: number, i: number) => {
         loss_mask[start + i] = c.trained_by[i] === s.index ? 1 : 0;
         logprobs[start + i] = c.logprobs[i];
+        if (teacher && c.trained_by[i] === s.index) teacher[start + i] = c.teacher_logprobs[i];
       });
       for (const [a, b] of c.sft_spans) sft_mask.fill(1, a, b);
+      if (rewards && c.output_ids.length) rewards[start + c.output_ids.length - 1] = c.reward;
+      if (c.sampling_mask) {
+        anyKept = true;
+        keptSetsList(c.sampling_mask).forEach((set, i) => kept[start + i] = set);
+      }
     }
     const rows = s.routed_experts
       ? concatRows(
@@ -209,7 +257,16 @@ export function expandCalls(calls: any) {
         s.routed_experts.shape,
       )
       : null;
-    return { input_ids, loss_mask, logprobs, sft_mask, routed_experts: rows };
+    return {
+      input_ids,
+      loss_mask,
+      logprobs,
+      sft_mask,
+      routed_experts: rows,
+      ...(rewards ? { position_rewards: rewards } : {}),
+      ...(anyKept ? { sampling_mask: keptSetsJoined(kept) } : {}),
+      ...(teacher ? { teacher_logprobs: teacher } : {}),
+    };
   });
 }
 

@@ -93,6 +93,8 @@ export interface VllmServer {
   url: string;
   servedName: string;
   model: string;
+  /** The server's process id (vLLM's engine core runs in a child of it). */
+  pid: number;
   /** What the server printed so far (for a failing test's message). */
   log(): string;
   /** Stops the server (SIGTERM, then SIGKILL after 10 s) and waits for it to exit. */
@@ -195,5 +197,5 @@ export async function startVllm(options: VllmServerOptions): Promise<VllmServer>
     } catch { /* not listening yet */ }
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  return { url, servedName, model: options.model, log: () => output, stop };
+  return { url, servedName, model: options.model, pid: child.pid, log: () => output, stop };
 }

@@ -121,6 +121,9 @@ export function rolloutFromTree(tree: TurnTreeExport): Rollout {
   rollout.createdAt = (r.created_at as number) ?? rollout.createdAt;
   rollout.hostCalls.push(...((r.host_calls ?? []) as Rollout["hostCalls"]));
   rollout.agentExit = (r.agent_exit ?? null) as Rollout["agentExit"];
+  if (r.turn_rewards && typeof r.turn_rewards === "object") {
+    rollout.turnRewards = new Map(Object.entries(r.turn_rewards as Record<string, number>));
+  }
   if (r.status === "finished") {
     rollout.finish((r.reward as number | null) ?? null);
     rollout.finishedAt = (r.finished_at as number | null) ?? undefined;

@@ -13,6 +13,9 @@
  * - `turn_recorded`: the sampled ids, logprobs, the parsed answer and the turn's facts (sampling
  *   facts, per-chunk versions, where its token rows lie: the rows themselves are kept apart);
  * - `turn_failed`, `turn_retried`;
+ * - `turn_reward`: a reward a trainer posted for one recorded turn (before or after finish);
+ * - `teacher_scored`: a teacher's logprob of each of a turn's sampled ids (in `arrays`);
+ *   `teacher_failed`: why its teacher gave none (a later scoring of the chain may still);
  * - `host_call`, `agent_exit`: what the agent told the host;
  * - `rollout_finished`: the reward and the reference version (the samples go with it, see
  *   `Journal.finish`).
@@ -105,6 +108,22 @@ export interface TurnFailed {
   completed?: number;
 }
 
+export interface TurnReward {
+  index: number;
+  reward: number;
+}
+
+export interface TeacherScored {
+  index: number;
+  teacher: string;
+}
+
+export interface TeacherFailed {
+  index: number;
+  teacher: string;
+  error: string;
+}
+
 export interface RolloutFinished {
   reward: number | null;
   finishedAt: number;
@@ -118,6 +137,9 @@ export type TurnPlannedEvent = Event<"turn_planned", TurnPlanned>;
 export type TurnRecordedEvent = Event<"turn_recorded", TurnRecorded>;
 export type TurnFailedEvent = Event<"turn_failed", TurnFailed>;
 export type TurnRetriedEvent = Event<"turn_retried", { index: number }>;
+export type TurnRewardEvent = Event<"turn_reward", TurnReward>;
+export type TeacherScoredEvent = Event<"teacher_scored", TeacherScored>;
+export type TeacherFailedEvent = Event<"teacher_failed", TeacherFailed>;
 export type HostCallEvent = Event<"host_call", HostCall>;
 export type AgentExitEvent = Event<"agent_exit", AgentExit>;
 export type RolloutFinishedEvent = Event<"rollout_finished", RolloutFinished>;
@@ -130,6 +152,9 @@ export type JournalEvent =
   | TurnRecordedEvent
   | TurnFailedEvent
   | TurnRetriedEvent
+  | TurnRewardEvent
+  | TeacherScoredEvent
+  | TeacherFailedEvent
   | HostCallEvent
   | AgentExitEvent
   | RolloutFinishedEvent;
@@ -241,4 +266,29 @@ export function turnFailed(turn: Turn): TurnFailedEvent {
 
 export function turnRetried(turn: Turn): TurnRetriedEvent {
   return { rollout: turn.rolloutId, kind: "turn_retried", data: { index: turn.index } };
+}
+
+export function turnReward(turn: Turn, reward: number): TurnRewardEvent {
+  return { rollout: turn.rolloutId, kind: "turn_reward", data: { index: turn.index, reward } };
+}
+
+export function teacherScored(
+  turn: Turn,
+  teacher: string,
+  logprobs: Float64Array,
+): TeacherScoredEvent {
+  return {
+    rollout: turn.rolloutId,
+    kind: "teacher_scored",
+    data: { index: turn.index, teacher },
+    arrays: { logprobs },
+  };
+}
+
+export function teacherFailed(turn: Turn, teacher: string, error: string): TeacherFailedEvent {
+  return {
+    rollout: turn.rolloutId,
+    kind: "teacher_failed",
+    data: { index: turn.index, teacher, error },
+  };
 }

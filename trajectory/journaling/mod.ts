@@ -26,10 +26,13 @@ export {
   type JournalEvent,
   rolloutCreated,
   rolloutFinished,
+  teacherFailed,
+  teacherScored,
   turnFailed,
   type TurnPlanned,
   turnPlanned,
   turnRecorded,
   turnRegistered,
   turnRetried,
+  turnReward,
 } from "./journal_events.ts";

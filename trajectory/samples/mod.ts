@@ -16,7 +16,9 @@
  *
  * @module
  */
-export { buildSamples, chainOf, type Sample, sampleJson, type SampleOptions } from "./samples.ts";
+export { buildSamples, chainOf, type SampleOptions } from "./samples.ts";
+export { type Sample, sampleJson } from "./sample.ts";
 export { type LoggedSample, MemorySampleLog, type SampleLog } from "./sample_log.ts";
 export { type CallsExport, callsExport, type TreeExport, treeExport } from "./sample_exports.ts";
 export { newestVersion, versionNumber } from "./sample_facts.ts";
+export type { TeacherScore } from "./teacher_logprobs.ts";

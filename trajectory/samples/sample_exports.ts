@@ -15,15 +15,28 @@
  *
  * @module
  */
-import type { Sample } from "./samples.ts";
+import type { Sample } from "./sample.ts";
 import type { Turn, TurnImage } from "../turn.ts";
 import { promptIds } from "../turn.ts";
-import { rowsOf, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
+import {
+  keptSetsPlan,
+  KeptSetsRef,
+  rowsOf,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "../token_rows/mod.ts";
 
 /** A sample without its arrays: what both forms keep of it. */
 export type SampleHead = Omit<
   Sample,
-  "input_ids" | "loss_mask" | "logprobs" | "sft_mask" | "routed_experts"
+  | "input_ids"
+  | "loss_mask"
+  | "logprobs"
+  | "sft_mask"
+  | "routed_experts"
+  | "position_rewards"
+  | "sampling_mask"
+  | "teacher_logprobs"
 >;
 
 /** One turn's own ids (bridge, delta, output) in the tree form. */
@@ -41,6 +54,12 @@ export interface TreeSegment {
   /** The sample whose loss it carries; null when no sample trains it. */
   trained_by: number | null;
   routed_experts?: SegmentRows;
+  /** When the rollout has rewards per turn: the turn's reward at its last sampled id. */
+  position_rewards?: Float64Array;
+  /** The turn's kept sets over the segment's positions, when it has them. */
+  sampling_mask?: KeptSetsRef;
+  /** With a teacher: as the sample that trains it has them (NaN when none trains it). */
+  teacher_logprobs?: Float64Array;
 }
 
 /** A segment's or call's own rows: positions `from … from + shape[0] − 1`. */
@@ -78,7 +97,15 @@ export interface CallExport {
   /** The images this call's prompt added, positioned in `prompt_ids` (absent: none). */
   images?: TurnImage[];
   weight_version: string | number | null;
+  /** The version the completion reported, when it reported one. */
+  completion_version?: string | number;
   routed_experts?: SegmentRows;
+  /** When the rollout has rewards per turn: this call's (`null`: none posted). */
+  reward?: number | null;
+  /** The call's kept sets over its output ids, when it has them. */
+  sampling_mask?: KeptSetsRef;
+  /** With a teacher: its logprob of each output id the call's training sample trains, else NaN. */
+  teacher_logprobs?: Float64Array;
 }
 
 export interface CallsExport {
@@ -90,8 +117,17 @@ export interface CallsExport {
 }
 
 function headOf(sample: Sample): SampleHead {
-  const { input_ids: _i, loss_mask: _l, logprobs: _p, sft_mask: _s, routed_experts: _r, ...head } =
-    sample;
+  const {
+    input_ids: _i,
+    loss_mask: _l,
+    logprobs: _p,
+    sft_mask: _s,
+    routed_experts: _r,
+    position_rewards: _w,
+    sampling_mask: _k,
+    teacher_logprobs: _t,
+    ...head
+  } = sample;
   return head;
 }
 
@@ -106,6 +142,12 @@ function ownRows(t: Turn, store: TokenRowStore | undefined): SegmentRows | undef
     segments: [{ turn: t.id, from: meta.from, rows: meta.shape[0] }],
   };
   return { from: meta.from, rows: new TokenRowsRef(store, plan) };
+}
+
+/** A turn's own kept sets over `length` positions, its first sampled id at `at`. */
+function ownKeptSets(t: Turn, at: number, length: number, store: TokenRowStore | undefined) {
+  const kept = store ? keptSetsPlan([{ turn: t, at }], length) : null;
+  return kept ? { sampling_mask: new KeptSetsRef(store!, kept.plan) } : {};
 }
 
 /** The turns of the samples, each once, parents first, with the sample that trains each. */
@@ -178,6 +220,15 @@ export function treeExport(
     };
     const rows = ownRows(turn, store);
     if (rows) seg.routed_experts = rows;
+    if (source.position_rewards) {
+      seg.position_rewards = source.position_rewards.subarray(span.start, end);
+    }
+    Object.assign(seg, ownKeptSets(turn, span.output_start - span.start, end - span.start, store));
+    if (source.teacher_logprobs) {
+      seg.teacher_logprobs = owner
+        ? owner.teacher_logprobs!.subarray(span.start, end)
+        : new Float64Array(end - span.start).fill(NaN);
+    }
     segmentOf.set(turn.id, seg.id);
     segments.push(seg);
   }
@@ -229,6 +280,9 @@ export function callsExport(
       trained_by: trainedBy,
       sft_spans: sft,
       weight_version: turn.weightVersion ?? null,
+      ...(span.completion_version !== undefined
+        ? { completion_version: span.completion_version }
+        : {}),
     };
     const images = (source.images ?? []).filter((i) =>
       i.start >= span.start && i.start < span.output_start
@@ -236,6 +290,13 @@ export function callsExport(
     if (images.length) call.images = images;
     const rows = ownRows(turn, store);
     if (rows) call.routed_experts = rows;
+    if (source.turn_rewards) call.reward = span.reward ?? null;
+    Object.assign(call, ownKeptSets(turn, 0, turn.outputIds.length, store));
+    if (source.teacher_logprobs) {
+      call.teacher_logprobs = owner
+        ? owner.teacher_logprobs!.subarray(span.output_start, span.end)
+        : new Float64Array(span.end - span.output_start).fill(NaN);
+    }
     calls.push(call);
   }
   return {

@@ -33,17 +33,60 @@ export interface TurnSpan {
   weight_version: string | number | null;
   /** Only when chunks came from several versions: `[position in input_ids, version]` runs. */
   weight_versions?: VersionRun[];
+  /** The version the completion reported (at its end), when it reported one. */
+  completion_version?: string | number;
   sampling: SamplingFacts | null;
   /** Older than the staleness bound at finish: not trained. */
   stale?: true;
   /** Its producer reported no logprobs: its outputs' `logprobs` are NaN (JSON `null`). */
   logprobs_absent?: true;
+  /** The reward a trainer posted for this turn (`POST /api/rollouts/:id/turns/:turn/reward`). */
+  reward?: number;
+}
+
+/** A sample's per-turn rewards, when any turn of the rollout has one. */
+export interface TurnRewardFields {
+  /** One per `turn_spans` entry: its reward, `null` where none was posted. */
+  turn_rewards: (number | null)[];
+  /**
+   * Aligned with `input_ids`: each turn's reward at its last sampled id (NaN, JSON `null`, for a
+   * turn without one), 0 everywhere else: the per-position form trainers add to their returns.
+   */
+  position_rewards: Float64Array;
+}
+
+/**
+ * Puts each span's reward on it and gives the two aligned forms; undefined (nothing added) when
+ * the rollout has no per-turn reward.
+ */
+export function turnRewardFields(
+  spans: TurnSpan[],
+  rewards: ReadonlyMap<string, number> | null | undefined,
+  length: number,
+): TurnRewardFields | undefined {
+  if (!rewards || rewards.size === 0) return undefined;
+  const position_rewards = new Float64Array(length);
+  const turn_rewards = spans.map((span) => {
+    const reward = rewards.get(span.turn);
+    if (reward !== undefined) span.reward = reward;
+    if (span.end > span.output_start) position_rewards[span.end - 1] = reward ?? NaN;
+    return reward ?? null;
+  });
+  return { turn_rewards, position_rewards };
 }
 
 /** The weight version each output id of a turn came from, as runs over its outputs. */
 export function versionRuns(turn: Turn): VersionRun[] {
   if (turn.facts?.versions) return turn.facts.versions;
   return turn.weightVersion === undefined ? [] : [[0, turn.weightVersion]];
+}
+
+/** Every version a turn names: its runs (its first id's first) and the one at completion. */
+function versionsOf(turn: Turn): (string | number)[] {
+  const all = versionRuns(turn).map(([, v]) => v);
+  const last = turn.facts?.completionVersion;
+  if (last !== undefined) all.push(last);
+  return all;
 }
 
 /** A version as a number, when it is one (`7`, `"7"`). */
@@ -57,7 +100,7 @@ export function versionNumber(v: string | number | null | undefined): number | n
 export function newestVersion(turns: readonly Turn[]): number | null {
   let newest: number | null = null;
   for (const t of turns) {
-    for (const [, v] of versionRuns(t)) {
+    for (const v of versionsOf(t)) {
       const n = versionNumber(v);
       if (n !== null && (newest === null || n > newest)) newest = n;
     }
@@ -65,7 +108,11 @@ export function newestVersion(turns: readonly Turn[]): number | null {
   return newest;
 }
 
-/** Whether a turn is older than `max` versions behind `reference`. */
+/**
+ * Whether a turn is older than `max` versions behind `reference`, by its oldest version: the one
+ * its first id was sampled under (`weightVersion`, where its runs start), never the one at
+ * completion, so a turn that waited in a queue across an update is as old as when it started.
+ */
 export function isStale(turn: Turn, reference: number | null, max: number | undefined): boolean {
   if (max === undefined || reference === null) return false;
   const runs = versionRuns(turn);
@@ -94,6 +141,8 @@ export function turnSpan(
     sampling: t.facts?.sampling ?? null,
   };
   if (runs.length > 1) span.weight_versions = runs.map(([at, v]) => [outputStart + at, v]);
+  const last = t.facts?.completionVersion;
+  if (last !== undefined) span.completion_version = last;
   if (stale) span.stale = true;
   if (!t.logprobs && t.outputIds.length > 0) span.logprobs_absent = true;
   return span;
@@ -107,6 +156,7 @@ export function versionSpan(
   for (const s of spans) {
     if (s.weight_versions) { for (const [, v] of s.weight_versions) all.push(v); }
     else if (s.weight_version !== null) all.push(s.weight_version);
+    if (s.completion_version !== undefined) all.push(s.completion_version);
   }
   if (all.length === 0) return null;
   if (all.every((v) => versionNumber(v) !== null)) {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { Sample } from "./samples.ts";
+import type { Sample } from "./sample.ts";
 
 /** A sample with its place in the log. */
 export interface LoggedSample {

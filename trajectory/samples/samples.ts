@@ -15,16 +15,27 @@
  *
  * @module
  */
-import type { Message, ToolSpec } from "../../canonical/mod.ts";
+import { teacherName, type TeacherSpec } from "../../generation/mod.ts";
+import { teacherFields, type TeacherScore } from "./teacher_logprobs.ts";
+import type { Sample } from "./sample.ts";
 import type { Turn, TurnImage } from "../turn.ts";
+import { type Chain, DEFAULT_LABEL_POLICY, type LabelPolicy } from "../chains/mod.ts";
 import {
-  type BranchLabel,
-  type Chain,
-  DEFAULT_LABEL_POLICY,
-  type LabelPolicy,
-} from "../chains/mod.ts";
-import { isStale, newestVersion, type TurnSpan, turnSpan, versionSpan } from "./sample_facts.ts";
-import { rowsPlan, TokenRowsRef, type TokenRowStore } from "../token_rows/mod.ts";
+  isStale,
+  newestVersion,
+  turnRewardFields,
+  type TurnSpan,
+  turnSpan,
+  versionSpan,
+} from "./sample_facts.ts";
+import { sampleJson } from "./sample.ts";
+import {
+  keptSetsPlan,
+  KeptSetsRef,
+  rowsPlan,
+  TokenRowsRef,
+  type TokenRowStore,
+} from "../token_rows/mod.ts";
 
 export interface SampleOptions {
   labels: Partial<LabelPolicy>;
@@ -46,66 +57,6 @@ export const DEFAULT_SAMPLE_OPTIONS: SampleOptions = {
   rewardMode: "full",
   sftWeight: 0,
 };
-
-export interface Sample {
-  rollout_id: string;
-  /** The rollout's group (`POST /api/rollouts` `group`): advantages are relative within it. */
-  group: string | null;
-  index: number;
-  branch: BranchLabel;
-  chain: number;
-  /**
-   * The chain this one hangs off: a sub-agent's spawning chain (with the turn and tool call), a
-   * compaction's replaced chain, a fork's (`rewrite`, `retry`) parent chain with the last turn
-   * they share.
-   */
-  parent: { chain: number; turn?: string; tool_call_id?: string } | null;
-  /** Turn ids from root to leaf. */
-  turns: string[];
-  /**
-   * Index in `input_ids` where this sample's own chain starts. Ids before it are a prefix shared
-   * with the chain this one forked from (`parent`; label `rewrite` or `retry`), whose sample
-   * trains it: here it is context (loss 0). 0 for chains that start from a full render.
-   */
-  trained_from: number;
-  /** Typed arrays in process; plain JSON arrays on the wire (see `sampleJson`). */
-  input_ids: Int32Array;
-  loss_mask: Uint8Array;
-  /** NaN at the sampled ids of the turns in {@link Sample.logprobs_absent} (JSON `null`). */
-  logprobs: Float64Array;
-  sft_mask: Uint8Array;
-  sft_weight: number;
-  /**
-   * The turns of the path whose sampled ids have no logprob (their producer reported none: a
-   * trainer's `complete` without `logprobs`, an engine that sent none); only when there are some.
-   */
-  logprobs_absent?: string[];
-  reward: number | null;
-  finish_reason: string | null;
-  /** Ids sampled by the policy in this sample (trained or not). */
-  num_sampled: number;
-  /** Each turn of the path: where its ids lie, loss, weight versions, sampling facts. */
-  turn_spans: TurnSpan[];
-  /**
-   * The images the sample shows, in order: where each one's pad tokens lie in `input_ids`
-   * (half-open), its sha256 (`GET /api/images/:hash` gives the bytes), type and size. Absent when
-   * it shows none.
-   */
-  images?: TurnImage[];
-  /** `[oldest, newest]` weight version of the sample's turns; null when none was reported. */
-  version_span: [string | number, string | number] | null;
-  /**
-   * MoE routing of positions `0 … len(input_ids) − 2` (`[T, layers, top_k]`, base64 on the
-   * wire), when every position is covered; read from the journal when written out.
-   */
-  routed_experts?: TokenRowsRef;
-  timings: { started: number; finished: number | null; generation_ms: number };
-  metadata: Record<string, unknown>;
-  /** Black-box rollouts only: the message-level trajectory (their id arrays are empty). */
-  messages?: Message[];
-  tools?: ToolSpec[];
-  token_ids?: false;
-}
 
 /**
  * The leaf of each chain: its deepest finished turn. A chain is a line of turns, so its sample is
@@ -213,26 +164,6 @@ export function buildSample(
   };
 }
 
-/** A sample as JSON arrays: what clients receive unless they ask for a compact encoding. */
-export type SampleJson = Omit<Sample, "input_ids" | "loss_mask" | "logprobs" | "sft_mask"> & {
-  input_ids: number[];
-  loss_mask: number[];
-  /** `null` where the sample's `logprobs` is NaN (no logprob was reported). */
-  logprobs: (number | null)[];
-  sft_mask: number[];
-};
-
-/** `sample` with plain arrays (what `JSON.stringify` writes for a built sample). */
-export function sampleJson(sample: Sample): SampleJson {
-  return {
-    ...sample,
-    input_ids: Array.from(sample.input_ids),
-    loss_mask: Array.from(sample.loss_mask),
-    logprobs: Array.from(sample.logprobs, (lp) => Number.isNaN(lp) ? null : lp),
-    sft_mask: Array.from(sample.sft_mask),
-  };
-}
-
 /**
  * Serialized, a built sample keeps the JSON it always had (typed arrays would otherwise become
  * `{"0": …}` objects); not enumerable, so samples still compare by their fields.
@@ -254,6 +185,11 @@ export interface SampleSource {
   readonly rows?: TokenRowStore;
   /** The rollout's template settings (`Rollout.template`), carried in every sample's metadata. */
   readonly template?: Readonly<Record<string, unknown>>;
+  /** Rewards per turn, by turn id (`Rollout.turnRewards`). */
+  readonly turnRewards?: ReadonlyMap<string, number> | null;
+  /** The teacher scoring its turns, and their scorings (`Rollout.teacher`, `.teacherScores`). */
+  readonly teacher?: TeacherSpec | null;
+  readonly teacherScores?: ReadonlyMap<string, TeacherScore> | null;
 }
 
 /** All samples of a rollout under the label policy; dropped labels give no sample. */
@@ -292,13 +228,32 @@ export function buildSamples(
         ? { tool_call_id: chain.evidence.tool_call_id as string }
         : {}),
     };
+    const rewards = turnRewardFields(base.turn_spans, rollout.turnRewards, base.input_ids.length);
+    const kept = rollout.rows
+      ? keptSetsPlan(
+        path.map((turn, k) => ({ turn, at: base.turn_spans[k].output_start })),
+        base.input_ids.length,
+      )
+      : null;
+    const teacher = rollout.teacher && !leaf.blackBox
+      ? teacherFields(
+        teacherName(rollout.teacher),
+        base.turn_spans,
+        base.input_ids.length,
+        rollout.teacherScores,
+      )
+      : undefined;
     return withJson({
       ...base,
+      ...rewards,
+      ...teacher,
       group: rollout.group ?? null,
       version_span: versionSpan(base.turn_spans),
       ...(plan && "segments" in plan
         ? { routed_experts: new TokenRowsRef(rollout.rows!, plan) }
         : {}),
+      ...(kept ? { sampling_mask: new KeptSetsRef(rollout.rows!, kept.plan) } : {}),
+      ...(kept?.absent.length ? { sampling_mask_absent: kept.absent } : {}),
       branch: chain.label,
       chain: chain.id,
       parent,

@@ -22,3 +22,4 @@
 export { MemoryTokenRowStore, type TokenRowStore } from "./token_row_store.ts";
 export { rowsFromFor, rowsLikeFor, rowsOf, type RowsPlan, rowsPlan } from "./chain_rows.ts";
 export { TokenRowsRef } from "./token_rows_ref.ts";
+export { type KeptSetsPlan, keptSetsPlan, KeptSetsRef } from "./kept_sets_ref.ts";

@@ -1,7 +1,8 @@
 /**
  * Turns from request to answer: the runner's entry points and generation, the prompt plan (a
  * pure function of model, mount and request), admission and drain ({@link TurnFlight}), the
- * record of a sampled answer and the chain a turn joins.
+ * record of a sampled answer and the chain a turn joins, and teacher scoring of recorded turns
+ * off their path ({@link TeacherScorer}).
  *
  * @example
  * ```ts
@@ -22,5 +23,6 @@ export { DEFAULT_TURN_LIMITS, TurnFlight, type TurnLimits } from "./turn_flight.
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
 export { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
 export { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
+export { TeacherScorer, type TeacherScoring } from "./teacher_scorer.ts";
 export { splitChain } from "./assign_chain.ts";
 export { storeImages } from "./turn_images.ts";

@@ -58,22 +58,26 @@ export function openTurn(
 
 /**
  * Places a backend's output on the turn with what it was sampled under (`rowsFrom`: where the
- * chain's earlier token rows end). Its token rows go to the journal now: the turn keeps where
- * they lie, not the bytes.
+ * chain's earlier token rows end; `sentVersion`: the weight version in force when the request
+ * went out). Its token rows go to the journal now: the turn keeps where they lie, not the bytes.
  */
 export function recordOutput(
   open: OpenTurn,
   completion: Completion,
   sampling: SamplingRequest,
   rowsFrom: number,
+  sentVersion?: string | number,
 ): void {
   const { rollout, turn } = open;
   placeOutput(turn, completion.output_ids);
   turn.logprobs = completion.logprobs ? Float64Array.from(completion.logprobs) : null;
   turn.finishReason = completion.finish_reason;
   // The version its first id was sampled under: a turn that waited across an update, or straddled
-  // one, is as old as its oldest token (every version is kept in `facts.versions`).
-  turn.weightVersion = completion.weight_versions?.[0]?.[1] ?? completion.weight_version;
+  // one, is as old as its oldest token (every version is kept in `facts.versions`). The engine's
+  // or trainer's own stamp first, then the version in force when it was sent, then the one the
+  // completion reports (`facts.completionVersion`).
+  turn.weightVersion = completion.weight_versions?.[0]?.[1] ?? completion.dispatch_version ??
+    sentVersion ?? completion.weight_version;
   turn.facts = turnFacts(completion, sampling, rowsFrom, turn.ids.outputStart);
   for (const field of TOKEN_ROW_FIELDS) {
     const rows = completion[field];

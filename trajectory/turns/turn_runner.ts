@@ -37,43 +37,22 @@ import {
   refuse,
 } from "./turn_record.ts";
 import { JournalWriter, turnPlanned, turnRetried } from "../journaling/mod.ts";
-import type { TurnObserver } from "./turn_observer.ts";
 import { promptWork } from "./prompt_plan.ts";
 import { planFor, planTurn } from "./plan_turn.ts";
-import { requireActive, requireMessages, TurnFlight, type TurnLimits } from "./turn_flight.ts";
+import { requireActive, requireMessages, TurnFlight } from "./turn_flight.ts";
 import { requireImagesShown, storeImages } from "./turn_images.ts";
 import { randomHex } from "../random_hex.ts";
+import {
+  DEFAULT_ABANDON_GRACE_MS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  type TurnRunnerOptions,
+} from "./turn_runner_options.ts";
+export type { TurnRunnerOptions } from "./turn_runner_options.ts";
 
 /** What a hosted API answered, read back into the canonical message (black-box turns). */
 export interface BlackBoxAnswer {
   message: AssistantMessage;
   usage: { input_tokens: number; output_tokens: number };
-}
-
-/** Every wait of a turn ends: how long, by default. */
-export const DEFAULT_TURN_TIMEOUT_MS = 600_000;
-export const DEFAULT_ABANDON_GRACE_MS = 10_000;
-
-export interface TurnRunnerOptions {
-  /** Holds new generations while a trainer syncs weights (`POST /api/pause`). */
-  pause?: PauseGate;
-  /**
-   * Longest time a turn waits for its answer (held by a pause, queued, generating). Past it the
-   * generation is withdrawn and the agent gets a `turn_timeout` error, which it may retry.
-   */
-  turnTimeoutMs?: number;
-  /**
-   * How long a turn whose every client disconnected keeps its generation, so the agent's retry
-   * re-attaches to it; then the generation is withdrawn (the trainer gets `withdrawn`).
-   */
-  abandonGraceMs?: number;
-  limits?: Partial<TurnLimits>;
-  /** Told when each turn starts and ends (metrics). */
-  observer?: TurnObserver;
-  /** Where turns are journaled; default: nowhere. Set by `RolloutActions`. */
-  writer?: JournalWriter;
-  /** The turns in flight (shared with a restore); default: its own, from `limits`, `observer`. */
-  flight?: TurnFlight;
 }
 
 export class TurnRunner {
@@ -82,6 +61,7 @@ export class TurnRunner {
   readonly abandonGraceMs: number;
   readonly #writer: JournalWriter;
   readonly #flight: TurnFlight;
+  readonly #onRecorded?: (rollout: Rollout, turn: Turn) => void;
   /** Pending turns by the request id their backend got. */
   readonly #byRequest = new Map<string, Turn>();
 
@@ -100,6 +80,7 @@ export class TurnRunner {
     this.abandonGraceMs = options.abandonGraceMs ?? DEFAULT_ABANDON_GRACE_MS;
     this.#writer = options.writer ?? new JournalWriter();
     this.#flight = options.flight ?? new TurnFlight(options.limits, options.observer);
+    this.#onRecorded = options.onRecorded;
   }
 
   /** The pending turn a backend request belongs to (a trainer's completion awaits its record). */
@@ -243,7 +224,10 @@ export class TurnRunner {
       );
     }, this.turnTimeoutMs);
     this.#generate(open, requestId, sampling, toolCallIdPrefix, controller.signal)
-      .then((answer) => record(open, answer))
+      .then((answer) => {
+        record(open, answer);
+        if (turn.status === "done") this.#onRecorded?.(open.rollout, turn);
+      })
       .catch((e) => fail(open, e))
       .finally(() => {
         clearTimeout(deadline);
@@ -343,6 +327,9 @@ export class TurnRunner {
     const release = await this.pause.enter(signal).finally(() =>
       open.backendMs = performance.now() - asked
     );
+    // The version in force as the request goes out: what its first id is sampled under unless
+    // the backend knows better.
+    const sentVersion = this.pause.version;
     const live = turn.live!;
     // Streamed ids go through the streaming parser in order; the complete parse below is the truth.
     const stream = model.streamingParser();
@@ -379,7 +366,7 @@ export class TurnRunner {
       turn.tools,
       { promptIds: promptIds(turn) },
     );
-    recordOutput(open, completion, sampling, rowsFrom);
+    recordOutput(open, completion, sampling, rowsFrom, sentVersion);
     turn.malformedToolCalls = parsed.malformedToolCalls;
     if (completion.finish_reason === "stop") {
       // An output that stopped without its end id gets it bridged (untrained) in the next

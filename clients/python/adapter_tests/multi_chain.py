@@ -76,13 +76,37 @@ def turn_logprob(turn: int, k: int) -> float:
     return -round((turn + 1) / 10 + (k + 1) / 1000, 6)
 
 
-class ScriptedPolicy:
-    """TEST DOUBLE of an inference engine: the next answer's real Qwen3 ids for any prompt."""
+def kept_set(k: int, token: int) -> list[int]:
+    """The double's kept set at its k-th sampled id: the id and a position-dependent other."""
+    return [token, (token + 1 + k) % 1000]
 
-    def __init__(self, answers: list[str] = ANSWERS) -> None:
+
+def teacher_logprob(p: int, token: int) -> float:
+    """The teacher double's logprob of ``token`` at position ``p`` (a function of both)."""
+    return -0.5 - ((token * 7 + p * 13) % 97) / 10
+
+
+def turn_reward(index: int) -> float:
+    """The per-turn reward the step-reward function posts for turn ``index``."""
+    return round(0.1 * (index + 1), 3)
+
+
+async def step_rewards(task: Any, run: AgentRollout) -> float:
+    """A ``reward_fn`` that gives credit per step: every turn its reward, the rollout 1.0."""
+    for t in (await run.client.get_rollout(run.rollout.id))["turn_list"]:
+        await run.reward_turn(t["index"], turn_reward(t["index"]))
+    return 1.0
+
+
+class ScriptedPolicy:
+    """TEST DOUBLE of an inference engine: the next answer's real Qwen3 ids for any prompt (with
+    ``kept``, each id's kept set too)."""
+
+    def __init__(self, answers: list[str] = ANSWERS, kept: bool = False) -> None:
         self.outputs = answer_ids(tuple(answers))
         self.prompts: list[list[int]] = []
         self.with_logprobs = True
+        self.kept = kept
 
     def sample(self, prompt_ids: list[int]) -> tuple[list[int], list[float]]:
         turn = len(self.prompts)
@@ -92,7 +116,10 @@ class ScriptedPolicy:
 
     async def handler(self, pending: PendingRequest) -> Completion:
         ids, logprobs = self.sample(pending.prompt_ids)
-        return Completion(ids, logprobs if self.with_logprobs else None, finish_reason="stop", weight_version=7)
+        kept = [kept_set(k, t) for k, t in enumerate(ids)] if self.kept else None
+        return Completion(
+            ids, logprobs if self.with_logprobs else None, finish_reason="stop", weight_version=7, sampling_mask=kept
+        )
 
 
 class ScriptedPolicies:
@@ -152,6 +179,61 @@ async def multi_chain_rollout(
     await run.finish(reward)
     assert sorted(s.branch for s in run.samples) == sorted(BRANCHES), [s.branch for s in run.samples]
     return run
+
+
+_teaching: Any = None
+
+
+def teaching_gateway() -> Any:
+    """A gateway whose rollouts all have a teacher, the trainer itself (``--teacher
+    self=trainer``), answered by a TEST DOUBLE scorer (``teacher_logprob``) on a thread of its own;
+    started on first use, stopped at exit."""
+    global _teaching
+    if _teaching is None:
+        import atexit
+
+        from rollgate_client import serve_teacher_requests
+
+        gw = support.start_gateway(args=["--teacher", "self=trainer", "--default-teacher", "self"])
+        stop = threading.Event()
+
+        def serve() -> None:
+            async def main() -> None:
+                done = asyncio.Event()
+                async with RollgateClient(gw.url, timeout=30) as client:
+                    def score(req: Any) -> list[float]:
+                        return [teacher_logprob(p, req.input_ids[p]) for p in req.scored_positions]
+
+                    task = asyncio.ensure_future(serve_teacher_requests(client, score, stop_event=done, poll_wait=0.5))
+                    while not stop.is_set():
+                        await asyncio.sleep(0.1)
+                    done.set()
+                    await task
+
+            asyncio.run(main())
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+
+        def close() -> None:
+            stop.set()
+            thread.join(10)
+            gw.stop()
+
+        atexit.register(close)
+        _teaching = gw
+    return _teaching
+
+
+def check_teacher(case: Any, input_ids: list[int], mask: list[int], teacher: list[Any], start: int = 0) -> None:
+    """``teacher`` (over ``input_ids[start:]``, against ``mask``) is the double's at every trained
+    position and ``None``/0.0 (``missing``) elsewhere."""
+    for i, (m, lp) in enumerate(zip(mask, teacher)):
+        p = start + i
+        if m:
+            case.assertEqual(lp, teacher_logprob(p, input_ids[p]), f"position {p}")
+        else:
+            case.assertIn(lp, (None, 0.0), f"untrained position {p}")
 
 
 class JsonPostServer:

@@ -16,7 +16,9 @@ rollout manager asserts of a rollout function's output (``slime/ray/rollout.py``
 
 The router double answers ``POST /generate`` in SGLang's format (``meta_info.output_token_logprobs``
 as ``[logprob, id, None]``, ``finish_reason.type``, ``weight_version``, ``routed_experts`` as base64
-of little-endian int32 rows from ``routed_experts_start_len``) with a ``ScriptedPolicy`` per
+of little-endian int32 rows from ``routed_experts_start_len``, and for
+``custom_params.return_top_p_token_ids`` the kept sets as slime reads them, ``top_p_token_ids``
+base64 int32 and ``top_p_token_offsets``, ``slime/utils/types.py``) with a ``ScriptedPolicy`` per
 ``X-SMG-Routing-Key``.
 """
 
@@ -134,6 +136,12 @@ def check_train_contract(case: Any, rollouts: list[list[Sample]], args: Any) -> 
                 case.assertEqual(len(s.rollout_log_probs), s.response_length)
             if s.rollout_routed_experts is not None:
                 case.assertEqual(len(s.rollout_routed_experts), len(s.tokens) - 1)
+            if s.teacher_log_probs is not None:
+                case.assertEqual(len(s.teacher_log_probs), s.response_length)
+            if s.rollout_top_p_token_offsets is not None:  # slime's _extract_rollout_top_p_token_data
+                offsets = s.rollout_top_p_token_offsets
+                case.assertEqual(len(offsets), s.response_length + 1)
+                case.assertEqual((offsets[0], offsets[-1]), (0, len(s.rollout_top_p_token_ids)))
 
 
 class RouterDouble(multi_chain.JsonPostServer):
@@ -153,6 +161,15 @@ class RouterDouble(multi_chain.JsonPostServer):
             "finish_reason": {"type": "stop"},
             "weight_version": "5",
         }
+        if (body["sampling_params"].get("custom_params") or {}).get("return_top_p_token_ids"):
+            # slime's SGLang: the kept sets as int32 meta arrays (ids base64, offsets a list).
+            sets = [multi_chain.kept_set(k, t) for k, t in enumerate(ids)]
+            flat = [i for s in sets for i in s]
+            offsets = [0]
+            for kept in sets:
+                offsets.append(offsets[-1] + len(kept))
+            meta["top_p_token_ids"] = base64.b64encode(struct.pack(f"<{len(flat)}i", *flat)).decode()
+            meta["top_p_token_offsets"] = offsets
         if body.get("return_routed_experts"):
             seq = body["input_ids"] + ids
             start = body["routed_experts_start_len"]

@@ -13,7 +13,14 @@ import multi_chain
 from multi_chain import support
 
 from rollgate_client import RollgateClient
-from rollgate_client.adapters import AgentRollout, MissingLogprobsError, chain_rows, cli_launcher, trained_calls
+from rollgate_client.adapters import (
+    AgentRollout,
+    MissingLogprobsError,
+    MissingTeacherError,
+    chain_rows,
+    cli_launcher,
+    trained_calls,
+)
 
 
 def policy_pairs(policy: multi_chain.ScriptedPolicy) -> list[tuple[int, float]]:
@@ -121,6 +128,83 @@ class ChainRowsTest(unittest.IsolatedAsyncioTestCase):
             chain_rows(run.samples)
         with self.assertRaises(MissingLogprobsError):
             trained_calls(await run.calls())
+
+
+class ThirdRoundFieldsTest(unittest.IsolatedAsyncioTestCase):
+    """Teacher logprobs, rewards per turn and kept sets ride along in rows and calls, on the
+    four-chain rollout of a gateway whose teacher is the trainer (a scorer double)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        multi_chain.answer_ids(tuple(multi_chain.ANSWERS))
+
+    async def asyncSetUp(self) -> None:
+        self.client = RollgateClient(multi_chain.teaching_gateway().url, timeout=60)
+        run = await AgentRollout.start(
+            self.client, multi_chain.launch_agent, generate=multi_chain.ScriptedPolicy(kept=True).handler
+        )
+        self.samples = await run.complete(60, multi_chain.step_rewards)
+        self.run = run
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+
+    async def test_rows_carry_teacher_logprobs_rewards_and_kept_sets(self) -> None:
+        rows = chain_rows(self.samples)
+        self.assertEqual(len(rows), len(multi_chain.BRANCHES))
+        for row in rows:
+            mask = [0] * len(row.prompt_ids) + row.response_mask
+            multi_chain.check_teacher(self, row.input_ids, mask, row.teacher_logprobs)
+            trained = [s for s in row.sample.turn_spans if s["trained"]]
+            index = {t: k for k, t in enumerate(self.run_turns)}
+            self.assertEqual(row.turn_rewards, [multi_chain.turn_reward(index[s["turn"]]) for s in trained])
+            for i, (m, kept) in enumerate(zip(row.response_mask, row.kept_sets)):
+                p = len(row.prompt_ids) + i
+                span = next((s for s in row.sample.turn_spans if s["output_start"] <= p < s["end"]), None)
+                if span is None:
+                    self.assertEqual(kept, [], f"position {p}: nothing sampled, no kept set")
+                else:
+                    self.assertEqual(kept, multi_chain.kept_set(p - span["output_start"], row.input_ids[p]))
+
+    async def test_calls_carry_them_too(self) -> None:
+        for ids in ("json", "base64"):
+            async with RollgateClient(self.client.base_url, ids=ids, timeout=30) as client:
+                calls = trained_calls(await client.sample_calls(self.run.rollout.id))
+            index = {t: k for k, t in enumerate(self.run_turns)}
+            for c in calls:
+                multi_chain.check_teacher(
+                    self, c.prompt_ids + c.output_ids, c.loss_mask, [None] * len(c.prompt_ids) + c.teacher_logprobs
+                )
+                self.assertEqual(c.reward, multi_chain.turn_reward(index[c.turn]))
+                self.assertEqual(c.kept_sets, [multi_chain.kept_set(k, t) for k, t in enumerate(c.output_ids)])
+
+    async def test_a_turn_without_teacher_scores_is_refused_unless_told(self) -> None:
+        main = next(s for s in self.samples if s.branch == "main")
+        lacking = copy.deepcopy(main)
+        second = lacking.turn_spans[1]
+        lacking.teacher_missing = [
+            {"turn": second["turn"], "start": second["output_start"], "end": second["end"], "reason": "down"}
+        ]
+        for i in range(second["output_start"], second["end"]):
+            lacking.teacher_logprobs[i] = None
+        with self.assertRaises(MissingTeacherError) as caught:
+            chain_rows([lacking])
+        self.assertEqual(caught.exception.turns, [second["turn"]])
+        [context] = chain_rows([lacking], missing_teacher="context")
+        self.assertEqual(context.metadata["teacher_missing_turns"], [second["turn"]])
+        self.assertEqual(sum(context.response_mask), sum(main.loss_mask) - (second["end"] - second["output_start"]))
+        multi_chain.check_teacher(
+            self, context.input_ids, [0] * len(context.prompt_ids) + context.response_mask, context.teacher_logprobs
+        )
+
+    @property
+    def run_turns(self) -> list[str]:
+        """The rollout's turn ids in arrival order (what ``reward_turn`` indexes)."""
+        seen: dict[str, int] = {}
+        for s in self.samples:
+            for t in s.turns:
+                seen.setdefault(t, int(t.split(".")[-2]))
+        return sorted(seen, key=seen.get)
 
 
 class CliLauncherTest(unittest.IsolatedAsyncioTestCase):

@@ -79,6 +79,30 @@ class OpenEnvSessionTest(unittest.TestCase):
         self.assertEqual(first.response["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "Task")
 
 
+    def test_teacher_logprobs_turn_rewards_and_kept_sets_in_the_turns_metadata(self) -> None:
+        policy = multi_chain.ScriptedPolicy(kept=True)
+        factory = RollgateSessionFactory(
+            multi_chain.teaching_gateway().url, multi_chain.launch_agent, generate=policy.handler,
+            reward_fn=multi_chain.step_rewards,
+        )
+        try:
+            session = factory.create("count the files", seed=4, episode_id="openenv-extras")
+            self.assertEqual(session.wait_for_completion(60), 0)
+            trace = session.fetch_training_trace()
+            session.close()
+        finally:
+            factory.close()
+        self.assertEqual(TrainingTrace.model_validate(trace.model_dump()), trace)
+        for t in trace.turns:
+            seq = t.prompt_token_ids + t.completion_token_ids
+            teacher = [None] * len(t.prompt_token_ids) + t.metadata["teacher_logprobs"]
+            multi_chain.check_teacher(self, seq, t.loss_mask, teacher)
+            self.assertIsInstance(t.metadata["turn_reward"], float)
+            self.assertEqual(
+                t.metadata["sampling_mask"], [multi_chain.kept_set(k, i) for k, i in enumerate(t.completion_token_ids)]
+            )
+
+
 class HarnessRolloutWorkerTest(unittest.TestCase):
     """TRL's own loop consumes the trace as it is."""
 

@@ -102,6 +102,26 @@ class SlimeAdapterTest(unittest.IsolatedAsyncioTestCase):
         self.assertTrue(sample.remove_sample)
         self.assertIn("abort_reason", sample.metadata)
 
+    async def test_teacher_logprobs_top_p_sets_and_turn_rewards_in_slimes_fields(self) -> None:
+        args = args_for(self.router)
+        args.rollout_top_p = 0.9
+        env = {"ROLLGATE_URL": multi_chain.teaching_gateway().url, "ROLLGATE_REWARD": "multi_chain.step_rewards"}
+        with mock.patch.dict(os.environ, env):
+            chains = await adapter.generate(args, base_sample(6, 1.0), {"max_new_tokens": 64, "top_p": 0.9})
+        slime_stand_in.check_train_contract(self, [chains], args)
+        self.assertTrue(
+            all(p["sampling_params"]["custom_params"]["return_top_p_token_ids"] for p in self.router.payloads)
+        )
+        for s in chains:
+            start = len(s.tokens) - s.response_length
+            multi_chain.check_teacher(self, s.tokens, s.loss_mask, s.teacher_log_probs, start)
+            ids, offsets = s.rollout_top_p_token_ids, s.rollout_top_p_token_offsets
+            for i, m in enumerate(s.loss_mask):
+                if m:  # a trained id's kept set holds it: what the sampler drew it from
+                    self.assertIn(s.tokens[start + i], ids[offsets[i] : offsets[i + 1]])
+            rewards = s.metadata["rollgate"]["turn_rewards"]
+            self.assertTrue(rewards and all(isinstance(r, float) for r in rewards))
+
     def test_reward_post_process_baselines_over_rollouts(self) -> None:
         # Rollout 0 has three chains, rollout 1 one: over samples the mean would be 0.75.
         samples = [Sample(group_index=0, index=0, rollout_id=0, reward=1.0) for _ in range(3)]

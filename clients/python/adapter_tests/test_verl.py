@@ -169,6 +169,25 @@ class VerlAgentLoopTest(unittest.IsolatedAsyncioTestCase):
         for row in per_row[n:]:
             self.assertAlmostEqual(row[0], -0.7071, places=3)
 
+    async def test_teacher_logprobs_and_turn_scores_in_verls_fields(self) -> None:
+        entry = {**self.entry(), "gateway_url": multi_chain.teaching_gateway().url, "reward_fn": "multi_chain.step_rewards"}
+        outputs = await loop_for(ServerManagerDouble(), **entry).run(
+            {"temperature": 1.0}, raw_prompt=[], uid="task-6", index=0
+        )
+        for out in outputs:
+            seq = out.prompt_ids + out.response_ids
+            ids, logprobs = out.extra_fields["teacher_ids"], out.extra_fields["teacher_logprobs"]
+            self.assertEqual(tuple(ids.shape), (len(seq), 1))  # what verl's distillation path carries
+            self.assertEqual(ids[:, 0].tolist(), seq)
+            mask = [0] * len(out.prompt_ids) + out.response_mask
+            for p, m in enumerate(mask):  # float32, as verl keeps them; 0.0 where the row trains nothing
+                want = multi_chain.teacher_logprob(p, seq[p]) if m else 0.0
+                self.assertAlmostEqual(logprobs[p, 0].item(), want, places=5, msg=f"position {p}")
+            scores = out.extra_fields["turn_scores"]
+            self.assertTrue(scores and scores == [r for r in out.extra_fields["rollgate"]["turn_rewards"] if r is not None])
+            stored = out.as_dict()  # verl moves them out of extra_fields into the row
+            self.assertEqual(tuple(stored["teacher_logprobs"].shape), (len(seq), 1))
+
     async def test_the_legacy_trainer_refuses_a_multi_chain_rollout(self) -> None:
         loop = loop_for(ServerManagerDouble(), use_v1=False, **self.entry())
         with self.assertRaisesRegex(ValueError, "trainer.use_v1=True"):

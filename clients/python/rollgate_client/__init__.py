@@ -20,6 +20,7 @@ from .transport import AsyncHTTPClient, HTTPResponse
 from .tree import expand_compact_tree
 from .sample_forms import expand_calls, expand_tree, routed_experts_rows
 from .groups import group_advantages, rollout_rewards, sample_advantages
+from .teacher import TeacherRequest, next_teacher_request, serve_teacher_requests
 
 __version__ = "0.1.0"
 
@@ -38,11 +39,14 @@ __all__ = [
     "RollgateError",
     "Sample",
     "ServeStats",
+    "TeacherRequest",
     "expand_calls",
     "expand_compact_tree",
     "expand_tree",
     "group_advantages",
+    "next_teacher_request",
     "rollout_rewards",
     "routed_experts_rows",
     "sample_advantages",
+    "serve_teacher_requests",
 ]

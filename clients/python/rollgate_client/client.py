@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from types import EllipsisType
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -154,6 +155,7 @@ class RollgateClient:
         group: str | None = None,
         max_staleness: int | None = None,
         template: Mapping[str, Any] | None = None,
+        teacher: str | Mapping[str, Any] | None | EllipsisType = ...,
     ) -> Rollout:
         """``POST /api/rollouts``. ``sampling``: defaults for every turn (``max_tokens``,
         ``temperature``, ``top_p``, ``top_k``); ``backend``: a generation backend the gateway was
@@ -161,8 +163,10 @@ class RollgateClient:
         relative to (e.g. the task); ``max_staleness``: turns more weight versions old than this at
         finish are not trained; ``template``: the chat template's variables for this rollout over
         the gateway's ``--template-kwargs`` (``{"enable_thinking": False}``,
-        ``{"reasoning_effort": "high"}``; 400 for one the model family does not read). 409 if
-        ``id`` exists."""
+        ``{"reasoning_effort": "high"}``; 400 for one the model family does not read); ``teacher``:
+        who scores its turns for distillation, a teacher name the gateway knows, a vLLM-compatible
+        server ``{"url": …, "model": …}``, or ``None`` for none (left out: the gateway's default).
+        409 if ``id`` exists."""
         body: dict[str, Any] = {}
         if group is not None:
             body["group"] = group
@@ -178,6 +182,8 @@ class RollgateClient:
             body["backend"] = backend
         if template is not None:
             body["template"] = dict(template)
+        if teacher is not ...:
+            body["teacher"] = dict(teacher) if isinstance(teacher, Mapping) else teacher
         return Rollout.from_json(await self._call("POST", "/api/rollouts", body))
 
     async def list_rollouts(self) -> list[dict[str, Any]]:
@@ -207,6 +213,14 @@ class RollgateClient:
             "POST", f"/api/rollouts/{_seg(id)}/finish", body, query={"ids": self.ids}
         )
         return [Sample.from_json(s) for s in data.get("samples", [])]
+
+    async def reward_turn(self, id: str, turn: str | int, reward: float) -> dict[str, Any]:  # noqa: A002
+        """``POST /api/rollouts/:id/turns/:turn/reward``: one recorded turn's reward (by turn id, or
+        index in arrival order), before or after finish. Posting the same reward again is a no-op
+        (``recorded: False``); another reward for the same turn is a 409 ``RollgateError``."""
+        return await self._call(
+            "POST", f"/api/rollouts/{_seg(id)}/turns/{_seg(str(turn))}/reward", {"reward": reward}
+        )
 
     async def samples(self, id: str) -> list[Sample]:  # noqa: A002
         """``GET /api/rollouts/:id/samples`` (finished or not)."""
@@ -302,11 +316,17 @@ class RollgateClient:
         )
         return PendingRequest.from_json(data) if data else None
 
-    async def ack(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
+    async def ack(
+        self, request_id: str, lease: float | None = None, weight_version: str | int | None = None
+    ) -> dict[str, Any]:
         """``POST /api/requests/:id/ack``: the request is yours for ``lease`` seconds (default:
         what ``next_request`` asked for, else the gateway's). Returns ``{request_id, lease_s,
-        expires_at}``. 410 when the request was withdrawn (its agent is gone): drop the work."""
-        body = {"lease": float(lease)} if lease is not None else {}
+        expires_at}``. 410 when the request was withdrawn (its agent is gone): drop the work.
+        ``weight_version``: the version you generate it under, the turn's version (its first
+        id's) unless an appended chunk names one; the completion's stays its version at completion."""
+        body: dict[str, Any] = {"lease": float(lease)} if lease is not None else {}
+        if weight_version is not None:
+            body["weight_version"] = weight_version
         return await self._call("POST", f"/api/requests/{_seg(request_id)}/ack", body)
 
     async def renew(self, request_id: str, lease: float | None = None) -> dict[str, Any]:
@@ -335,12 +355,16 @@ class RollgateClient:
         weight_version: str | int | None = None,
         logprobs_mode: str | None = None,
         routed_experts: Mapping[str, Any] | None = None,
+        sampling_mask: list[list[int]] | None = None,
     ) -> dict[str, Any]:
         """``POST /api/requests/:id/complete``. 404 unknown id, 409 already resolved, 410
         withdrawn (the agent is gone), 400 ids outside the vocabulary, more than ``max_tokens``
-        ids, ``logprobs`` not one per output id, or ``routed_experts`` not one row per position
-        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``."""
+        ids, ``logprobs`` not one per output id, ``routed_experts`` not one row per position
+        ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``, or ``sampling_mask`` (each
+        output id's kept set, vLLM's format) not one set per output id holding the id sampled there."""
         body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
+        if sampling_mask is not None:
+            body["sampling_mask"] = [list(s) for s in sampling_mask]
         if logprobs_mode is not None:
             body["logprobs_mode"] = logprobs_mode
         if routed_experts is not None:
@@ -366,9 +390,12 @@ class RollgateClient:
         Use around a weight update: ``pause()``, ``drain()``, swap weights, ``resume()``."""
         return GatewayStatus.from_json(await self._call("POST", "/api/pause") or {})
 
-    async def resume(self) -> GatewayStatus:
-        """``POST /api/resume``: release the held turns, in arrival order."""
-        return GatewayStatus.from_json(await self._call("POST", "/api/resume") or {})
+    async def resume(self, weight_version: str | int | None = None) -> GatewayStatus:
+        """``POST /api/resume``: release the held turns, in arrival order. ``weight_version``: the
+        version now in force; turns sent from now on (and requests acknowledged without a version)
+        are stamped with it as their first id's version (one gateway; replicas refuse it)."""
+        body = {"weight_version": weight_version} if weight_version is not None else None
+        return GatewayStatus.from_json(await self._call("POST", "/api/resume", body) or {})
 
     async def status(self) -> GatewayStatus:
         """``GET /api/status``: ``{paused, in_flight, held, pending_requests}``."""
@@ -528,6 +555,7 @@ class RollgateClient:
                 weight_version=completion.weight_version,
                 logprobs_mode=completion.logprobs_mode,
                 routed_experts=completion.routed_experts,
+                sampling_mask=completion.sampling_mask,
             )
             stats.completed += 1
         except RollgateError as e:
@@ -594,6 +622,7 @@ def _as_completion(result: Any) -> Completion:
             weight_version=result.get("weight_version"),
             logprobs_mode=result.get("logprobs_mode"),
             routed_experts=result.get("routed_experts"),
+            sampling_mask=result.get("sampling_mask"),
         )
     raise TypeError(f"the handler must return a Completion, got {type(result).__name__}")
 

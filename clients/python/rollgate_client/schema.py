@@ -42,6 +42,8 @@ _BASE64_FIELDS = {
     "loss_mask": "B",
     "sft_mask": "B",
     "logprobs": "d",
+    "position_rewards": "d",
+    "teacher_logprobs": "d",
 }
 
 
@@ -52,11 +54,20 @@ def _decoded(data: Mapping[str, Any]) -> Mapping[str, Any]:
     out = {k: v for k, v in data.items() if k != "ids_encoding"}
     for name, code in _BASE64_FIELDS.items():
         if isinstance(out.get(name), str):
-            values = array(code, base64.b64decode(out[name]))
-            if sys.byteorder == "big" and values.itemsize > 1:
-                values.byteswap()
-            out[name] = absent_as_none(values.tolist()) if code == "d" else values.tolist()
+            out[name] = decode_base64(out[name], code)
+    kept = out.get("sampling_mask")
+    if isinstance(kept, Mapping) and isinstance(kept.get("ids"), str):
+        out["sampling_mask"] = {k: decode_base64(kept[k], "i") for k in ("offsets", "ids")}
     return out
+
+
+def decode_base64(text: str, code: str) -> list[Any]:
+    """A base64 array of the compact transport (``code`` as ``array``'s: ``i`` int32, ``B`` byte,
+    ``d`` float64 with NaN as ``None``) as a list."""
+    values = array(code, base64.b64decode(text))
+    if sys.byteorder == "big" and values.itemsize > 1:
+        values.byteswap()
+    return absent_as_none(values.tolist()) if code == "d" else values.tolist()
 
 
 def absent_as_none(logprobs: list[float]) -> list[float | None]:
@@ -151,6 +162,9 @@ class Completion:
     #: MoE routing ``{dtype, shape: [T, layers, top_k], data: base64}`` for positions
     #: ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2`` of the request.
     routed_experts: dict[str, Any] | None = None
+    #: Each output id's kept set (the ids it was drawn from after top-k/top-p), as vLLM's
+    #: ``sampling_mask``: one list per output id, holding that id.
+    sampling_mask: list[list[int]] | None = None
 
 
 @dataclass
@@ -191,6 +205,24 @@ class Sample:
     #: Turns whose sampled ids have no logprob (``None`` in ``logprobs``): their producer reported
     #: none (a ``complete`` without ``logprobs``, an engine that sent none).
     logprobs_absent: list[str] = field(default_factory=list)
+    #: Rewards per turn (``reward_turn``), one per ``turn_spans`` entry, ``None`` where none was
+    #: posted; ``None`` when the rollout has none at all.
+    turn_rewards: list[float | None] | None = None
+    #: Aligned with ``input_ids``: each turn's reward at its last sampled id (``None`` for a turn
+    #: without one), 0 elsewhere; ``None`` when the rollout has no per-turn reward.
+    position_rewards: list[float | None] | None = None
+    #: Kept-token sets ``{offsets, ids}`` aligned with ``input_ids`` (``kept_sets`` gives one list
+    #: per position), when some turn of the sample has them; ``sampling_mask_absent`` names the
+    #: sampled turns without.
+    sampling_mask: dict[str, Any] | None = None
+    sampling_mask_absent: list[str] = field(default_factory=list)
+    #: The rollout's teacher (on-policy distillation), when it has one.
+    teacher: str | None = None
+    #: With ``teacher``: aligned with ``input_ids``, its logprob of the sampled id at every trained
+    #: position, ``None`` elsewhere and at the positions of ``teacher_missing``.
+    teacher_logprobs: list[float | None] | None = None
+    #: Trained turns the teacher gave no scores for: ``{turn, start, end, reason}`` each.
+    teacher_missing: list[dict[str, Any]] = field(default_factory=list)
     #: The images the sample shows, in order: ``{start, end, hash, mime, width, height}``, where
     #: ``input_ids[start:end]`` are the image's pad tokens; ``RollgateClient.image(hash)`` gives
     #: its bytes, for the model's own processor to compute pixel values from.
@@ -207,6 +239,19 @@ class Sample:
         False
         """
         return all(lp is not None for lp, m in zip(self.logprobs, self.loss_mask) if m)
+
+    @property
+    def kept_sets(self) -> list[list[int]] | None:
+        """The kept set of each position (empty where nothing was sampled), or ``None``.
+
+        >>> Sample(input_ids=[5, 6, 7], loss_mask=[0, 1, 1], logprobs=[0, -1, -1],
+        ...        sampling_mask={"offsets": [0, 0, 2, 3], "ids": [6, 9, 7]}).kept_sets
+        [[], [6, 9], [7]]
+        """
+        if self.sampling_mask is None:
+            return None
+        offsets, ids = self.sampling_mask["offsets"], self.sampling_mask["ids"]
+        return [ids[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
 
     @property
     def prompt_length(self) -> int:
@@ -235,6 +280,8 @@ class GatewayStatus:
     in_flight: int = 0
     held: int = 0
     pending_requests: int = 0
+    #: The weight version in force (named by the last ``resume`` that named one).
+    weight_version: str | int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -435,6 +435,37 @@ class AdminStatusTest(GatewayTestCase):
         self.assertEqual((await self.client.status()).held, 0)
 
 
+class DispatchVersionTest(unittest.IsolatedAsyncioTestCase):
+    """``ack(weight_version=)`` and ``resume(weight_version=)`` stamp a turn's first-id version,
+    beside the version at completion (a gateway of its own: the version in force stays set)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.gw = support.start_gateway()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.gw.stop()
+
+    async def turn(self, client: RollgateClient, **ack) -> dict:
+        r = await client.create_rollout(id=rid())
+        agent = asyncio.ensure_future(asyncio.to_thread(chat, r.base_url, [{"role": "user", "content": "hi"}]))
+        p = await client.next_request(wait=10, rollout=r.id)
+        await client.ack(p.request_id, **ack)
+        await client.complete(p.request_id, HELLO, weight_version=4)
+        await agent
+        [sample] = await client.finish_rollout(r.id, 1.0)
+        return sample.turn_spans[0]
+
+    async def test_versions_at_dispatch_and_completion(self) -> None:
+        async with RollgateClient(self.gw.url, timeout=30) as client:
+            span = await self.turn(client, weight_version=3)
+            self.assertEqual((span["weight_version"], span["completion_version"]), (3, 4))
+            self.assertEqual((await client.resume(weight_version=2)).weight_version, 2)
+            span = await self.turn(client)
+            self.assertEqual((span["weight_version"], span["completion_version"]), (2, 4))
+
+
 class AdminTokenTest(unittest.IsolatedAsyncioTestCase):
     TOKEN = "adm-" + uuid.uuid4().hex
 

@@ -18,6 +18,7 @@ except ImportError:  # run from inside tests/
 
 from rollgate_client import (
     RollgateClient,
+    RollgateError,
     expand_calls,
     expand_tree,
     routed_experts_rows,
@@ -40,8 +41,13 @@ def rows_for(prompt: list[int], output: list[int], start: int) -> dict:
     return {"dtype": "uint8", "shape": [len(seq) - 1 - start, LAYERS, TOP_K], "data": base64.b64encode(data).decode()}
 
 
+def kept_for(output: list[int]) -> list[list[int]]:
+    """A sampler's kept sets (TEST DOUBLE): each holds the sampled id and a position-dependent one."""
+    return [[t, (t + 1 + i) % 1000] for i, t in enumerate(output)]
+
+
 class SampleFormsTest(GatewayTestCase):
-    async def two_turns(self, group: str, reward: float, second_logprobs: bool = True) -> str:
+    async def two_turns(self, group: str, reward: float, second_logprobs: bool = True, kept: bool = False) -> str:
         r = await self.new_rollout(group=group, sampling={"temperature": 0.6})
         messages = [{"role": "user", "content": "Weather in Paris?"}]
         first = asyncio.ensure_future(
@@ -57,6 +63,7 @@ class SampleFormsTest(GatewayTestCase):
             weight_version=1,
             logprobs_mode="raw",
             routed_experts=rows_for(p1.prompt_ids, out1, 0),
+            sampling_mask=kept_for(out1) if kept else None,
         )
         ans = await first
         call = ans.tool_calls[0]
@@ -79,6 +86,7 @@ class SampleFormsTest(GatewayTestCase):
             logprobs=support.logprobs_for(out2) if second_logprobs else None,
             weight_version=2,
             routed_experts=rows_for(p2.prompt_ids, out2, p2.routed_experts_from),
+            sampling_mask=kept_for(out2) if kept else None,
         )
         await second
         await self.client.finish_rollout(r.id, reward)
@@ -129,6 +137,45 @@ class SampleFormsTest(GatewayTestCase):
         [whole] = await self.client.samples(await self.two_turns("whole", 1.0))
         self.assertTrue(whole.fit_for_importance_ratio)
         self.assertEqual(whole.logprobs_absent, [])
+
+    async def test_turn_rewards_in_every_form(self) -> None:
+        rollout = await self.two_turns("stepwise", 1.0)
+        [plain] = await self.client.samples(rollout)
+        self.assertIsNone(plain.turn_rewards)
+        posted = await self.client.reward_turn(rollout, 0, 0.5)
+        self.assertTrue(posted["recorded"])
+        self.assertFalse((await self.client.reward_turn(rollout, posted["turn"], 0.5))["recorded"])
+        with self.assertRaises(RollgateError) as conflict:
+            await self.client.reward_turn(rollout, 0, 0.75)
+        self.assertEqual(conflict.exception.status, 409)
+        for ids in ("json", "base64"):
+            async with RollgateClient(self.gw.url, ids=ids, timeout=30) as client:
+                [sample] = await client.samples(rollout)
+                tree = await client.sample_tree(rollout)
+                calls = await client.sample_calls(rollout)
+            first, second = sample.turn_spans
+            self.assertEqual(sample.turn_rewards, [0.5, None], ids)
+            want = [0.0] * len(sample.input_ids)
+            want[first["end"] - 1], want[second["end"] - 1] = 0.5, None
+            self.assertEqual(sample.position_rewards, want, ids)
+            for expanded in (expand_tree(tree), expand_calls(calls)):
+                self.assertEqual([s["position_rewards"] for s in expanded], [want], ids)
+
+    async def test_kept_sets_in_every_form(self) -> None:
+        rollout = await self.two_turns("kept", 1.0, kept=True)
+        for ids in ("json", "base64"):
+            async with RollgateClient(self.gw.url, ids=ids, timeout=30) as client:
+                [sample] = await client.samples(rollout)
+                tree = await client.sample_tree(rollout)
+                calls = await client.sample_calls(rollout)
+            want: list[list[int]] = [[] for _ in sample.input_ids]
+            for span in sample.turn_spans:
+                output = sample.input_ids[span["output_start"] : span["end"]]
+                want[span["output_start"] : span["end"]] = kept_for(output)
+            self.assertEqual(sample.kept_sets, want, ids)
+            self.assertEqual(sample.sampling_mask_absent, [], ids)
+            for expanded in (expand_tree(tree), expand_calls(calls)):
+                self.assertEqual([s["sampling_mask"] for s in expanded], [sample.sampling_mask], ids)
 
     async def test_advantages_are_per_rollout(self) -> None:
         a = await self.two_turns("g-adv", 1.0)

@@ -184,6 +184,11 @@ class AgentRollout:
             await asyncio.shield(self.abandon())
             raise
 
+    async def reward_turn(self, turn: str | int, reward: float) -> dict[str, Any]:
+        """One recorded turn's reward (by id, or index in arrival order): a ``reward_fn`` that
+        gives credit per step posts them before returning the rollout's reward."""
+        return await self.client.reward_turn(self.rollout.id, turn, reward)
+
     async def calls(self) -> dict[str, Any]:
         """The finished rollout's ``?form=calls`` export."""
         return await self.client.sample_calls(self.rollout.id)

@@ -16,6 +16,12 @@ made-up value trains on noise, so ``missing_logprobs`` decides, per adapter:
   (verl's actor, slime's actor without ``--use-rollout-logprobs``);
 - ``"context"``: the turns without logprobs stay in the sequence as context (loss 0), named in the
   row's ``metadata["logprobs_absent_turns"]`` (OpenEnv's convention for rejected logprobs).
+
+The third round of sample fields rides along: teacher logprobs (on-policy distillation), rewards
+per turn and kept-token sets. A trained turn its teacher gave no score for (``teacher_missing``)
+is refused the same way (``missing_teacher="refuse"``, ``MissingTeacherError``), or kept as
+context (``"context"``: loss 0, named in ``metadata["teacher_missing_turns"]``): a distillation
+loss against a made-up teacher logprob trains toward noise.
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..sample_forms import _values, routed_experts_rows
+from ..sample_forms import _kept_sets, _values, routed_experts_rows
 from ..schema import Sample
 
 __all__ = [
     "MISSING_LOGPROBS_MODES",
     "ChainRow",
     "MissingLogprobsError",
+    "MissingTeacherError",
     "TrainedCall",
     "chain_rows",
     "check_missing_logprobs_mode",
@@ -53,10 +60,24 @@ class MissingLogprobsError(ValueError):
         self.turns = list(turns)
 
 
-def check_missing_logprobs_mode(mode: str, allowed: Sequence[str]) -> None:
+class MissingTeacherError(ValueError):
+    """A trained position has no teacher logprob: a distillation loss would use a made-up one."""
+
+    def __init__(self, rollout_id: Any, sample_index: Any, missing: Sequence[Mapping[str, Any]]) -> None:
+        reasons = "; ".join(f"{m['turn']}: {m.get('reason')}" for m in missing)
+        super().__init__(
+            f"rollout {rollout_id} sample {sample_index}: the teacher gave no logprobs for trained turns "
+            f"({reasons}). Pass missing_teacher='context' to keep them as context (loss 0)"
+        )
+        self.rollout_id = rollout_id
+        self.sample_index = sample_index
+        self.turns = [str(m["turn"]) for m in missing]
+
+
+def check_missing_logprobs_mode(mode: str, allowed: Sequence[str], what: str = "missing_logprobs") -> None:
     """Raises for a mode the calling adapter's trainer cannot honour."""
     if mode not in allowed:
-        raise ValueError(f"missing_logprobs must be one of {', '.join(map(repr, allowed))}, not {mode!r}")
+        raise ValueError(f"{what} must be one of {', '.join(map(repr, allowed))}, not {mode!r}")
 
 
 @dataclass
@@ -79,6 +100,15 @@ class ChainRow:
     #: Weight version of each turn whose output this row trains, in order.
     weight_versions: list[Any]
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The teacher's logprob at each of ``input_ids`` this row trains, ``None`` elsewhere; ``None``
+    #: when the rollout has no teacher.
+    teacher_logprobs: list[float | None] | None = None
+    #: The reward posted for each turn whose output this row trains (``None``: none posted), in
+    #: the order of ``weight_versions``; ``None`` when the rollout has no per-turn rewards.
+    turn_rewards: list[float | None] | None = None
+    #: The kept set of each of ``response_ids`` (empty where nothing was sampled), when the
+    #: sample has kept sets.
+    kept_sets: list[list[int]] | None = None
 
     @property
     def input_ids(self) -> list[int]:
@@ -120,23 +150,37 @@ def _absent_positions(sample: Sample) -> list[int]:
     return sorted(set(out))
 
 
-def chain_rows(samples: Iterable[Sample], *, missing_logprobs: str = "refuse") -> list[ChainRow]:
+def _mask_turns(mask: list[int], spans: Iterable[Mapping[str, Any]], turns: Iterable[str]) -> None:
+    """Loss 0 over the outputs of ``turns``."""
+    names = set(map(str, turns))
+    for span in spans:
+        if str(span["turn"]) in names:
+            mask[span["output_start"] : span["end"]] = [0] * (span["end"] - span["output_start"])
+
+
+def chain_rows(
+    samples: Iterable[Sample], *, missing_logprobs: str = "refuse", missing_teacher: str = "refuse"
+) -> list[ChainRow]:
     """One row per sample that trains an id (a chain whose every turn is stale or unlabelled for
     training adds nothing to a loss and is left out; ``len(samples) - len(rows)`` says how many)."""
     check_missing_logprobs_mode(missing_logprobs, MISSING_LOGPROBS_MODES)
+    check_missing_logprobs_mode(missing_teacher, ("refuse", "context"), "missing_teacher")
     rows = []
     for sample in samples:
         mask = list(sample.loss_mask)
         metadata: dict[str, Any] = {}
+        if sample.teacher_missing:
+            if missing_teacher == "refuse":
+                raise MissingTeacherError(sample.rollout_id, sample.index, sample.teacher_missing)
+            _mask_turns(mask, sample.turn_spans, (m["turn"] for m in sample.teacher_missing))
+            metadata["teacher_missing_turns"] = [str(m["turn"]) for m in sample.teacher_missing]
         absent = _absent_positions(sample)
         if absent:
             turns = _trained_turns(sample.turn_spans, absent)
             if missing_logprobs == "refuse":
                 raise MissingLogprobsError(sample.rollout_id, sample.index, sample.branch, turns)
             if missing_logprobs == "context":
-                for span in sample.turn_spans:
-                    if str(span["turn"]) in turns:
-                        mask[span["output_start"] : span["end"]] = [0] * (span["end"] - span["output_start"])
+                _mask_turns(mask, sample.turn_spans, turns)
                 metadata["logprobs_absent_turns"] = turns
         if not any(mask):
             continue
@@ -145,11 +189,12 @@ def chain_rows(samples: Iterable[Sample], *, missing_logprobs: str = "refuse") -
         if missing_logprobs != "recompute":
             logprobs = [0.0 if not m or _missing(lp) else lp for m, lp in zip(mask[start:], sample.logprobs[start:])]
         experts = routed_experts_rows(sample.routed_experts) if sample.routed_experts else None
-        versions = [
-            s.get("weight_version")
-            for s in sample.turn_spans
-            if any(mask[s["output_start"] : s["end"]])
-        ]
+        trained = [s for s in sample.turn_spans if any(mask[s["output_start"] : s["end"]])]
+        versions = [s.get("weight_version") for s in trained]
+        teacher = None
+        if sample.teacher_logprobs is not None:
+            teacher = [lp if m and not _missing(lp) else None for m, lp in zip(mask, sample.teacher_logprobs)]
+        kept = sample.kept_sets
         rows.append(
             ChainRow(
                 sample=sample,
@@ -160,6 +205,9 @@ def chain_rows(samples: Iterable[Sample], *, missing_logprobs: str = "refuse") -
                 routed_experts=experts,
                 weight_versions=versions,
                 metadata=metadata,
+                teacher_logprobs=teacher,
+                turn_rewards=None if sample.turn_rewards is None else [s.get("reward") for s in trained],
+                kept_sets=None if kept is None else kept[start:],
             )
         )
     return rows
@@ -184,18 +232,28 @@ class TrainedCall:
     sample_index: int
     branch: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: With a teacher: its logprob of each output id a sample trains, ``None`` elsewhere.
+    teacher_logprobs: list[float | None] | None = None
+    #: The reward posted for this call's turn, when the rollout has per-turn rewards.
+    reward: float | None = None
+    #: Each output id's kept set, when the call has them.
+    kept_sets: list[list[int]] | None = None
 
 
-def trained_calls(export: Mapping[str, Any], *, missing_logprobs: str = "refuse") -> list[TrainedCall]:
+def trained_calls(
+    export: Mapping[str, Any], *, missing_logprobs: str = "refuse", missing_teacher: str = "refuse"
+) -> list[TrainedCall]:
     """A ``?form=calls`` export as one ``TrainedCall`` per call, chain after chain.
 
     Calls come in the order of the samples (index order) and, within a sample, of its turns; a
     call shared by several samples (a fork's prefix) comes once, under the first. So a consumer
     that rebuilds rows by prefix (TRL's ``HarnessRolloutWorker``) sees each chain's calls extend
     each other and starts a new row at each chain: one row per chain, as the gateway's samples.
-    ``missing_logprobs``: ``"refuse"`` or ``"context"`` (a call without logprobs keeps loss 0).
+    ``missing_logprobs``: ``"refuse"`` or ``"context"`` (a call without logprobs keeps loss 0);
+    ``missing_teacher`` the same for a trained call its teacher gave no logprobs for.
     """
     check_missing_logprobs_mode(missing_logprobs, ("refuse", "context"))
+    check_missing_logprobs_mode(missing_teacher, ("refuse", "context"), "missing_teacher")
     encoded = export.get("ids_encoding") == "base64"
     by_turn = {str(c["turn"]): c for c in export["calls"]}
     out: list[TrainedCall] = []
@@ -219,6 +277,14 @@ def trained_calls(export: Mapping[str, Any], *, missing_logprobs: str = "refuse"
                     raise MissingLogprobsError(head.get("rollout_id"), head["index"], head.get("branch"), [turn])
                 loss = [0] * len(loss)
                 metadata["logprobs_absent_turns"] = [turn]
+            teacher = _values(call, "teacher_logprobs", encoded) if "teacher_logprobs" in call else None
+            lacking = [m for m in head.get("teacher_missing") or [] if str(m["turn"]) == turn]
+            if lacking and any(loss):
+                if missing_teacher == "refuse":
+                    raise MissingTeacherError(head.get("rollout_id"), head["index"], lacking)
+                loss = [0] * len(loss)
+                metadata["teacher_missing_turns"] = [turn]
+            kept = _kept_sets(call, encoded)
             out.append(
                 TrainedCall(
                     turn=turn,
@@ -231,6 +297,11 @@ def trained_calls(export: Mapping[str, Any], *, missing_logprobs: str = "refuse"
                     sample_index=head["index"],
                     branch=str(head.get("branch")),
                     metadata=metadata,
+                    teacher_logprobs=None
+                    if teacher is None
+                    else [lp if m and not _missing(lp) else None for m, lp in zip(loss, teacher)],
+                    reward=call.get("reward"),
+                    kept_sets=kept,
                 )
             )
     return out

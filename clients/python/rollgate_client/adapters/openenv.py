@@ -26,6 +26,13 @@ makes one row per chain (as the gateway's samples) and gives every row of the ro
 advantage (TRL's "one advantage per conversation"). A call without logprobs is refused
 (``MissingLogprobsError``), or with ``missing_logprobs="context"`` kept as context (loss 0, named
 in its ``metadata``), OpenEnv's convention for logprobs rejected on ingest.
+
+``TrainingTurn`` has no field of its own for a teacher, rewards per turn or kept-token sets, so they
+ride in its ``metadata``: ``teacher_logprobs`` (one per completion id: the teacher's logprob where
+a sample trains the id, ``None`` elsewhere; a trained call its teacher gave none for is refused,
+``missing_teacher="refuse"``, or kept as context, ``"context"``), ``turn_reward`` (the reward
+posted for the call's turn) and ``sampling_mask`` (each completion id's kept set), each only when
+the rollout has it.
 """
 
 from __future__ import annotations
@@ -112,7 +119,11 @@ class RollgateSession(ResourceSession):
             self.reward = await reward if inspect.isawaitable(reward) else reward
         await self.run.finish(self.reward)
         client = self.run.client
-        calls = trained_calls(await self.run.calls(), missing_logprobs=self._factory.missing_logprobs)
+        calls = trained_calls(
+            await self.run.calls(),
+            missing_logprobs=self._factory.missing_logprobs,
+            missing_teacher=self._factory.missing_teacher,
+        )
         messages = turn_messages(await client.tree(self.rollout_id))
         turns = []
         for call in calls:
@@ -136,6 +147,9 @@ class RollgateSession(ResourceSession):
                         "sample_index": call.sample_index,
                         "weight_version": call.weight_version,
                         "reward": self.reward,
+                        **({"teacher_logprobs": call.teacher_logprobs} if call.teacher_logprobs is not None else {}),
+                        **({"turn_reward": call.reward} if call.reward is not None else {}),
+                        **({"sampling_mask": call.kept_sets} if call.kept_sets is not None else {}),
                     },
                 )
             )
@@ -192,8 +206,13 @@ class RollgateSessionFactory(ResourceSessionFactory[RollgateSession]):
         timeout_s: float = 1800.0,
         missing_logprobs: str = "refuse",
         metadata: dict[str, Any] | None = None,
+        teacher: str | None = None,
+        missing_teacher: str = "refuse",
     ) -> None:
         check_missing_logprobs_mode(missing_logprobs, ("refuse", "context"))
+        check_missing_logprobs_mode(missing_teacher, ("refuse", "context"), "missing_teacher")
+        self.teacher = teacher
+        self.missing_teacher = missing_teacher
         self.launch = launch
         self.generate = generate
         self.backend = backend
@@ -214,6 +233,7 @@ class RollgateSessionFactory(ResourceSessionFactory[RollgateSession]):
             "metadata": {**self.metadata, "openenv_seed": seed},
             "sampling": self.sampling,
             "backend": self.backend,
+            **({"teacher": self.teacher} if self.teacher else {}),
         }
         run = self._loop.call(
             AgentRollout.start(self._loop.client, self.launch, task=task, generate=self.generate, **create), 60

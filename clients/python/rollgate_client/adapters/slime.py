@@ -10,8 +10,9 @@ Settings come from the environment (slime passes only its own ``args``): ``ROLLG
 gateway), ``ROLLGATE_LAUNCHER`` (dotted path of a ``Launcher(rollout, task) -> exit code``; the task
 is slime's ``Sample``), ``ROLLGATE_REWARD`` (optional dotted path of ``reward(sample, run) -> float``;
 without it slime's reward model scores the main chain: ``slime.rollout.rm_hub.async_rm``),
-``ROLLGATE_AGENT_TIMEOUT_S`` (default 1800) and ``ROLLGATE_MISSING_LOGPROBS`` (``refuse`` or
-``recompute``).
+``ROLLGATE_AGENT_TIMEOUT_S`` (default 1800), ``ROLLGATE_MISSING_LOGPROBS`` (``refuse`` or
+``recompute``), ``ROLLGATE_TEACHER`` (a teacher name the gateway knows; unset: the gateway's
+default) and ``ROLLGATE_MISSING_TEACHER`` (``refuse`` or ``context``).
 
 Per ``generate(args, sample, sampling_params, evaluation=False)``: a rollout with ``group`` = the
 sample's ``group_index``; the agent launched at its base URL; every turn sampled by slime's SGLang
@@ -24,7 +25,13 @@ Several chains: one ``Sample`` per chain, every one with the same ``rollout_id``
 for a rollout split into samples: its loss reducer counts the rollout once) and ``group_index``,
 ``tokens`` = the chain's ids, ``loss_mask`` over the response = 1 exactly where the chain trains
 an id, ``rollout_log_probs`` aligned with it, ``weight_versions`` one per trained turn,
-``rollout_routed_experts`` for positions ``0 … len(tokens) − 2``, the same ``reward``. slime's stock
+``rollout_routed_experts`` for positions ``0 … len(tokens) − 2``, the same ``reward``; with a
+teacher, ``teacher_log_probs`` over the response (the teacher's logprob of each trained id, 0.0 off
+the mask, as slime's on-policy distillation reads it); with ``--rollout-top-p`` below 1 (SGLang
+asked for ``return_top_p_token_ids``), ``rollout_top_p_token_ids`` / ``rollout_top_p_token_offsets``
+over the response (the kept set of response token i is ``ids[offsets[i]:offsets[i + 1]]``, empty
+where nothing was sampled); rewards per turn (slime has no field for them) in
+``metadata["rollgate"]["turn_rewards"]``. slime's stock
 reward normalisation takes groups of ``n_samples_per_prompt`` samples and, when a rollout gives
 several, normalises over the whole batch; ``reward_post_process`` baselines over the rollouts of a
 group instead and gives each sample its rollout's advantage. A failed run gives back the input
@@ -34,8 +41,10 @@ sample aborted (``status=ABORTED``, ``remove_sample=True``, ``metadata["abort_re
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import os
+import struct
 from typing import Any
 
 from ..client import RollgateClient
@@ -54,7 +63,11 @@ log = logging.getLogger("rollgate_client.adapters.slime")
 def _settings() -> dict[str, Any]:
     missing = os.environ.get("ROLLGATE_MISSING_LOGPROBS", "refuse")
     check_missing_logprobs_mode(missing, ("refuse", "recompute"))
+    missing_teacher = os.environ.get("ROLLGATE_MISSING_TEACHER", "refuse")
+    check_missing_logprobs_mode(missing_teacher, ("refuse", "context"), "ROLLGATE_MISSING_TEACHER")
     return {
+        "teacher": os.environ.get("ROLLGATE_TEACHER") or None,
+        "missing_teacher": missing_teacher,
         "url": os.environ.get("ROLLGATE_URL", "http://127.0.0.1:7860"),
         "admin_token": os.environ.get("ROLLGATE_ADMIN_TOKEN"),
         "launcher": resolve_callable(os.environ.get("ROLLGATE_LAUNCHER")),
@@ -67,6 +80,8 @@ def _settings() -> dict[str, Any]:
 def _sglang_handler(args: Any, routing_key: str, sampling_params: dict[str, Any], http: Any):
     """Resolves a rollout's turns with slime's SGLang router (its ``/generate`` wire format)."""
     replay = bool(getattr(args, "use_rollout_routing_replay", False))
+    # slime's own rollout asks SGLang for the top-p kept sets when top-p truncates sampling.
+    kept = float(getattr(args, "rollout_top_p", 1.0)) != 1.0
 
     async def handle(pending: PendingRequest) -> Completion:
         params = dict(sampling_params)
@@ -75,6 +90,8 @@ def _sglang_handler(args: Any, routing_key: str, sampling_params: dict[str, Any]
             params["max_new_tokens"] = min(pending.max_tokens, limit) if limit else pending.max_tokens
         if pending.stop_token_ids:
             params["stop_token_ids"] = sorted(set(params.get("stop_token_ids") or []) | set(pending.stop_token_ids))
+        if kept:
+            params["custom_params"] = {**(params.get("custom_params") or {}), "return_top_p_token_ids": True}
         payload: dict[str, Any] = {"input_ids": list(pending.prompt_ids), "sampling_params": params, "return_logprob": True}
         if replay:
             payload["return_routed_experts"] = True
@@ -97,9 +114,44 @@ def _sglang_handler(args: Any, routing_key: str, sampling_params: dict[str, Any]
             finish_reason="length" if finish == "length" else "stop",
             weight_version=meta.get("weight_version"),
             routed_experts=rows,
+            sampling_mask=_top_p_sets(meta) if kept else None,
         )
 
     return handle
+
+
+def _int32s(value: Any) -> list[int] | None:
+    """An SGLang int32 meta array (base64 of little-endian int32, or a list) as a list."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raw = base64.b64decode(value)
+        return list(struct.unpack(f"<{len(raw) // 4}i", raw))
+    return [int(v) for v in value]
+
+
+def _top_p_sets(meta: dict[str, Any]) -> list[list[int]] | None:
+    """SGLang's top-p kept sets (``top_p_token_ids`` / ``top_p_token_offsets``, slime's keys) as
+    one set per output id, the gateway's ``sampling_mask``."""
+    ids = _int32s(meta.get("top_p_token_ids", meta.get("top_p_kept_token_ids")))
+    offsets = _int32s(meta.get("top_p_token_offsets", meta.get("top_p_kept_token_offsets")))
+    if ids is None or offsets is None:
+        return None
+    return [ids[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
+def _top_p_fields(row: Any) -> tuple[list[int] | None, list[int] | None]:
+    """slime's ragged ``rollout_top_p_token_ids`` / ``_offsets`` over the response, when every
+    trained id has its kept set (slime's top-p correction needs one at each)."""
+    sets = row.kept_sets
+    if sets is None or any(m and not k for m, k in zip(row.response_mask, sets)):
+        return None, None
+    ids: list[int] = []
+    offsets = [0]
+    for k in sets:
+        ids += k
+        offsets.append(len(ids))
+    return ids, offsets
 
 
 def _aborted(sample: Any, reason: str) -> list[Any]:
@@ -141,6 +193,7 @@ async def generate(args: Any, sample: Any, sampling_params: dict[str, Any], eval
                 group=str(sample.group_index),
                 sampling={k: sampling_params[k] for k in ("temperature", "top_p") if k in sampling_params},
                 metadata={"slime_index": sample.index, "evaluation": evaluation},
+                **({"teacher": s["teacher"]} if s["teacher"] else {}),
             )
             samples = await run.complete(s["timeout"], s["reward"], sample)
             reward = run.reward
@@ -150,12 +203,14 @@ async def generate(args: Any, sample: Any, sampling_params: dict[str, Any], eval
     finally:
         await http.close()
     # Trained ids without logprobs raise: the engine is set up wrong, every sample would train on noise.
-    rows = chain_rows(samples, missing_logprobs=s["missing_logprobs"])
+    rows = chain_rows(samples, missing_logprobs=s["missing_logprobs"], missing_teacher=s["missing_teacher"])
     if not rows:
         return _aborted(sample, "the rollout trained no id")
     out = []
     for row in sorted(rows, key=lambda r: r.sample.branch != "main"):
         last = messages.get(str(row.sample.turns[-1])) or {}
+        top_p_ids, top_p_offsets = _top_p_fields(row)
+        teacher = row.teacher_logprobs
         chain_sample = Sample(
             group_index=sample.group_index,
             index=sample.index,
@@ -169,6 +224,11 @@ async def generate(args: Any, sample: Any, sampling_params: dict[str, Any], eval
             rollout_log_probs=row.response_logprobs,
             weight_versions=[str(v) for v in row.weight_versions],
             rollout_routed_experts=row.routed_experts,
+            teacher_log_probs=None
+            if teacher is None
+            else [0.0 if lp is None else lp for lp in teacher[len(row.prompt_ids) :]],
+            rollout_top_p_token_ids=top_p_ids,
+            rollout_top_p_token_offsets=top_p_offsets,
             reward=reward,
             status=Sample.Status.TRUNCATED if row.sample.finish_reason == "length" else Sample.Status.COMPLETED,
             metadata={
@@ -179,6 +239,7 @@ async def generate(args: Any, sample: Any, sampling_params: dict[str, Any], eval
                     "branch": row.sample.branch,
                     "exit_code": run.exit_code,
                     "timed_out": run.timed_out,
+                    **({"turn_rewards": row.turn_rewards} if row.turn_rewards is not None else {}),
                     **row.metadata,
                 },
             },

@@ -19,6 +19,16 @@ Logprobs: a trained id the engine gave no logprob for is refused (``MissingLogpr
 ``missing_logprobs="recompute"``: then no output carries ``response_logprobs`` and verl's actor
 computes the old policy's (with ``actor_rollout_ref.rollout.calculate_log_probs=False``).
 
+With a teacher on the rollout (``teacher=`` in the config: a name the gateway knows; unset: the
+gateway's default), every output carries ``extra_fields["teacher_ids"]`` and
+``extra_fields["teacher_logprobs"]`` (``[len(prompt) + len(response), 1]``: each position's id and
+the teacher's logprob of it where the row trains it, 0.0 elsewhere), the fields verl's
+distillation loss reads (verl computes them itself only when it has teacher servers of its own);
+a trained turn the teacher gave no score for is refused (``missing_teacher="refuse"``) or kept as
+context (``"context"``). Rewards posted per turn go in ``extra_fields["turn_scores"]`` (the
+rewarded ones of the row's trained turns, in order; every turn's, ``None`` for none, in
+``extra_fields["rollgate"]["turn_rewards"]``). verl has no field for kept-token sets.
+
 Config (``actor_rollout_ref.rollout.agent.agent_loop_config_path``, a YAML list)::
 
     - name: rollgate
@@ -74,11 +84,16 @@ class RollgateAgentLoop(AgentLoopBase):
         admin_token: str | None = None,
         agent_timeout_s: float = 1800.0,
         missing_logprobs: str = "refuse",
+        teacher: str | None = None,
+        missing_teacher: str = "refuse",
         **kwargs: Any,
     ) -> None:
         kwargs.pop("tools", None)  # verl's own tool list: the agent brings its tools
         super().__init__(*args, **kwargs)
         check_missing_logprobs_mode(missing_logprobs, ("refuse", "recompute"))
+        check_missing_logprobs_mode(missing_teacher, ("refuse", "context"), "missing_teacher")
+        self.teacher = teacher
+        self.missing_teacher = missing_teacher
         self.gateway_url = gateway_url or os.environ.get("ROLLGATE_URL", "http://127.0.0.1:7860")
         self.launcher: Launcher | None = resolve_callable(launcher)
         self.reward_fn = resolve_callable(reward_fn)
@@ -127,11 +142,20 @@ class RollgateAgentLoop(AgentLoopBase):
                 "turns": list(sample.turns),
                 # Trained ids past rollout.response_length: verl's rows cannot hold them.
                 "truncated_trained_ids": sum(row.response_mask[n:]),
+                **({"turn_rewards": row.turn_rewards} if row.turn_rewards is not None else {}),
                 **row.metadata,
             },
-            "turn_scores": [],
+            "turn_scores": [r for r in row.turn_rewards or [] if r is not None],
             "tool_rewards": [],
         }
+        if row.teacher_logprobs is not None:
+            import torch
+
+            kept = len(row.prompt_ids) + min(n, len(row.response_ids))
+            extra["teacher_ids"] = torch.tensor(row.input_ids[:kept], dtype=torch.int32).unsqueeze(-1)
+            extra["teacher_logprobs"] = torch.tensor(
+                [0.0 if lp is None else lp for lp in row.teacher_logprobs[:kept]], dtype=torch.float32
+            ).unsqueeze(-1)
         versions = [v for v in row.weight_versions if isinstance(v, (int, float))]
         if versions:
             extra["min_global_steps"], extra["max_global_steps"] = min(versions), max(versions)
@@ -170,10 +194,11 @@ class RollgateAgentLoop(AgentLoopBase):
                 group=group,
                 sampling={k: sampling_params[k] for k in ("temperature", "top_p") if sampling_params.get(k) is not None},
                 metadata={"verl_index": str(kwargs.get("index"))},
+                **({"teacher": self.teacher} if self.teacher else {}),
             )
             samples = await run.complete(self.agent_timeout_s, self.reward_fn, kwargs)
             reward = run.reward
-        rows = chain_rows(samples, missing_logprobs=self.missing_logprobs)
+        rows = chain_rows(samples, missing_logprobs=self.missing_logprobs, missing_teacher=self.missing_teacher)
         rows.sort(key=lambda r: r.sample.branch == "main")
         if not rows:
             raise ValueError(f"rollout {rollout_id} trained no id (the agent made no call, or every turn was stale)")
