@@ -103,6 +103,21 @@ class MultiChainTest(unittest.TestCase):
             func([PROMPT], Step())
 
 
+class TeacherTest(unittest.TestCase):
+    def test_teacher_logprobs_over_the_completion(self) -> None:
+        multi_chain.answer_ids(tuple(multi_chain.ANSWERS))
+        policy = multi_chain.ScriptedPolicy()
+        func = adapter.rollout_func(multi_chain.launch_agent, gateway=multi_chain.teaching_gateway().url,
+                                    generate=lambda trainer: policy.handler, chains="main")
+        with self.assertLogs("rollgate_client.adapters.trl", "WARNING"):
+            rows = func([PROMPT], Step())
+        ids = rows["prompt_ids"][0] + rows["completion_ids"][0]
+        (teacher,) = rows["rollgate_teacher_logprobs"]
+        self.assertEqual(len(teacher), len(rows["completion_ids"][0]))
+        self.assertTrue(any(rows["env_mask"][0]))
+        multi_chain.check_teacher(self, ids, rows["env_mask"][0], teacher, len(rows["prompt_ids"][0]))
+
+
 class LogprobsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:

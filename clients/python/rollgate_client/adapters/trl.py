@@ -38,6 +38,11 @@ through ``chain_rows`` (the mapping every adapter shares), and one row becomes T
 - ``missing_logprobs`` is ``chain_rows``': ``"refuse"`` (``MissingLogprobsError``), ``"context"``
   (those turns untrained), or ``"recompute"``: the row's logprobs from the trainer's own forward pass.
 
+- With a teacher on the rollout (``create={"teacher": name}`` or the gateway's default), the
+  ``rollgate_teacher_logprobs`` column: the teacher's logprob of each completion id the row trains,
+  ``None`` elsewhere; ``missing_teacher`` (``"refuse"``: ``MissingTeacherError``, or ``"context"``)
+  is ``chain_rows``' for a trained turn the teacher gave no score for.
+
 Extra keys per row for the reward functions: ``rollgate_rollout_id``, ``rollgate_reward`` (with
 ``reward``), ``rollgate_untrained``, and ``agent_<key>`` for each key of a mapping ``launch``
 returned (``agent_outcome`` for anything else, e.g. an exit code).
@@ -87,11 +92,13 @@ def _finished_at(sample: Sample) -> float:
     return float(((sample.extra.get("timings") or {}).get("finished")) or 0)
 
 
-def pick_row(samples: list[Sample], chains: str = "last", missing_logprobs: str = "refuse") -> tuple[ChainRow, list[dict[str, Any]]]:
+def pick_row(
+    samples: list[Sample], chains: str = "last", missing_logprobs: str = "refuse", missing_teacher: str = "refuse"
+) -> tuple[ChainRow, list[dict[str, Any]]]:
     """The row TRL gets for one rollout, and what its other trained chains were."""
     if chains not in CHAINS:
         raise ValueError(f"chains must be one of {', '.join(CHAINS)}, not {chains!r}")
-    rows = chain_rows(samples, missing_logprobs=missing_logprobs)
+    rows = chain_rows(samples, missing_logprobs=missing_logprobs, missing_teacher=missing_teacher)
     if not rows:
         rid = samples[0].rollout_id if samples else "?"
         raise RolloutWithoutSample(f"rollout {rid} has no chain that trains an id (no turn finished?)")
@@ -122,12 +129,16 @@ def trl_row(row: ChainRow, recompute: Callable[[list[int]], list[float]] | None 
         if recompute is None:
             raise MissingLogprobsError(row.sample.rollout_id, row.sample.index, row.sample.branch, ["(all)"])
         logprobs = recompute(row.input_ids)[len(row.prompt_ids):]
-    return {
+    out = {
         "prompt_ids": list(row.prompt_ids),
         "completion_ids": list(row.response_ids),
         "logprobs": [float(lp) if m else None for m, lp in zip(row.response_mask, logprobs)],
         "env_mask": list(row.response_mask),
     }
+    if row.teacher_logprobs is not None:
+        # GRPOTrainer has no distillation input: a column for a reward function or a custom loss.
+        out["rollgate_teacher_logprobs"] = row.teacher_logprobs[len(row.prompt_ids):]
+    return out
 
 
 def _group(step: int, prompt: str) -> str:
@@ -165,6 +176,7 @@ def rollout_func(
     reward: Callable[[str, Any], float] | None = None,
     chains: str = "last",
     missing_logprobs: str = "refuse",
+    missing_teacher: str = "refuse",
     concurrency: int = 4,
     agent_timeout: float | None = 1800.0,
     create: Mapping[str, Any] | None = None,
@@ -197,7 +209,7 @@ def rollout_func(
                     return run, await run.complete(agent_timeout, reward_fn=score, task=prompt)
 
             results = await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts)))
-        picked = [pick_row(samples, chains, missing_logprobs) for _, samples in results]
+        picked = [pick_row(samples, chains, missing_logprobs, missing_teacher) for _, samples in results]
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
         out["rollgate_rollout_id"], out["rollgate_untrained"] = [], []
         if reward is not None:
@@ -206,9 +218,12 @@ def rollout_func(
         keys = sorted({k for o in outcomes if isinstance(o, Mapping) for k in o}) or ["outcome"]
         for k in keys:
             out[f"agent_{k}"] = []
-        for (run, _), (row, others), outcome in zip(results, picked, outcomes):
-            for k, v in trl_row(row, recompute).items():
-                out[k].append(v)
+        rows = [trl_row(row, recompute) for row, _ in picked]
+        if any("rollgate_teacher_logprobs" in r for r in rows):
+            out["rollgate_teacher_logprobs"] = [r.get("rollgate_teacher_logprobs") for r in rows]
+        for (run, _), (row, others), outcome, trl in zip(results, picked, outcomes, rows):
+            for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask"):
+                out[k].append(trl[k])
             out["rollgate_rollout_id"].append(run.rollout.id)
             out["rollgate_untrained"].append(others)
             if reward is not None:
