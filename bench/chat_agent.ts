@@ -6,7 +6,7 @@
  * @module
  */
 import { parseSseText } from "../generation/mod.ts";
-import { TOOLS } from "./agent_history.ts";
+import { agentSteps, SYSTEM_PROMPT, TASK, TOOLS } from "./agent_history.ts";
 
 /** A Chat wire message, as the agent sends and receives it. */
 export type WireMessage = Record<string, unknown>;
@@ -110,4 +110,33 @@ export async function createRollout(
   });
   if (!res.ok) throw new Error(`create rollout: ${res.status} ${await res.text()}`);
   return await res.json();
+}
+
+/**
+ * An agent history of at least `chars` characters of tool loops (the agent's own loops); `chars`
+ * in the answer is how many it has (up to one loop more).
+ */
+export function chatHistory(
+  seed: number,
+  chars: number,
+): { messages: WireMessage[]; lastCallId: string; chars: number } {
+  const messages: WireMessage[] = [{ ...SYSTEM_PROMPT }, { ...TASK }];
+  let size = 0, n = 0, lastCallId = "";
+  for (const step of agentSteps(seed, [10, 70])) {
+    lastCallId = `call_${seed}_${n++}`;
+    const args = JSON.stringify(step.args);
+    messages.push({
+      role: "assistant",
+      content: step.reasoning,
+      tool_calls: [{
+        id: lastCallId,
+        type: "function",
+        function: { name: step.tool, arguments: args },
+      }],
+    });
+    messages.push({ role: "tool", tool_call_id: lastCallId, content: step.output });
+    size += step.reasoning.length + args.length + step.output.length;
+    if (size >= chars) return { messages, lastCallId, chars: size };
+  }
+  throw new Error("unreachable");
 }

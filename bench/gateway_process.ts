@@ -42,6 +42,11 @@ export interface GatewayProcessOptions {
    */
   denoFlags?: string[];
   env?: Record<string, string>;
+  /**
+   * Pass the V8 flags of the checkout's `npm start` (default); false runs `deno run -A main.ts
+   * serve` with none, as `--help` shows it.
+   */
+  startFlags?: boolean;
   /** Longest wait for `/ready`. */
   readyTimeoutMs?: number;
 }
@@ -84,7 +89,7 @@ export async function startGatewayProcess(
     args: [
       "run",
       "-A",
-      ...await startV8Flags(checkout),
+      ...(options.startFlags === false ? [] : await startV8Flags(checkout)),
       ...(options.denoFlags ?? []),
       `${checkout}/main.ts`,
       "serve",

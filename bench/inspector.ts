@@ -169,15 +169,58 @@ export class Inspector {
     return { totalMs: (profile.endTime - profile.startTime) / 1000, functions };
   }
 
+  /**
+   * Stops the CPU profiler: milliseconds per part, each sample given to the part `classify`
+   * names for its stack (leaf first), and per leaf (with three callers) within its part.
+   */
+  async stopCpuProfileParts(
+    classify: (stack: CallFrame[]) => string,
+  ): Promise<{ totalMs: number; parts: Map<string, number>; leaves: Map<string, number> }> {
+    const { profile } = await this.call("Profiler.stop") as { profile: CpuProfile };
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const partOf = new Map<number, [string, string]>();
+    const parts = new Map<string, number>(), leaves = new Map<string, number>();
+    const name = (f: CallFrame) =>
+      `${f.functionName || "(anonymous)"} ${f.url.slice(f.url.lastIndexOf("/") + 1)}:${
+        f.lineNumber + 1
+      }`;
+    for (let i = 0; i < profile.samples.length; i++) {
+      const leaf = profile.samples[i];
+      let known = partOf.get(leaf);
+      if (known === undefined) {
+        const stack: CallFrame[] = [];
+        for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+          stack.push(byId.get(id)!.callFrame);
+        }
+        const part = classify(stack);
+        // The leaf and the three frames above it, to say what in the part costs.
+        partOf.set(leaf, known = [part, `${part}: ${stack.slice(0, 4).map(name).join(" ← ")}`]);
+      }
+      const ms = profile.timeDeltas[i] / 1000;
+      parts.set(known[0], (parts.get(known[0]) ?? 0) + ms);
+      leaves.set(known[1], (leaves.get(known[1]) ?? 0) + ms);
+    }
+    return { totalMs: (profile.endTime - profile.startTime) / 1000, parts, leaves };
+  }
+
   close(): void {
     this.socket.close();
   }
 }
 
+/** A frame of a CPU profile's stack. */
+export interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
 interface CpuProfile {
   nodes: {
     id: number;
-    callFrame: { functionName: string; url: string; lineNumber: number };
+    callFrame: CallFrame;
     children?: number[];
   }[];
   samples: number[];

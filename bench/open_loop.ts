@@ -27,7 +27,8 @@
  * `--gateway-flags "--v8-flags=--prof"` profiles the gateway process (V8 tick log in the current
  * directory; `node --prof-process` reads it). `--checkout DIR` runs another checkout's `main.ts`
  * (an earlier release, side by side; before the journal add `--old`: no `--data-dir`, ready on
- * `/health`, no `ack`). `--no-ack` has the trainers complete without acknowledging (the calls an
+ * `/health`, no `ack`); its trainers ask for the full prompt form unless `--trainer-form delta`,
+ * this checkout's for the delta form unless `--trainer-form full`). `--no-ack` has the trainers complete without acknowledging (the calls an
  * old release takes). `--serve-flags "--no-journal"` passes flags to `serve`.
  *
  * `--cold N` asks whether long first turns stall other rollouts' warm turns: N more rollouts, each
@@ -44,8 +45,8 @@
  * @module
  */
 import { PolicyModel } from "../model/mod.ts";
-import { agentSteps, pytestOutput, rng, SYSTEM_PROMPT, TASK } from "./agent_history.ts";
-import { chatBody, chatCall, createRollout } from "./chat_agent.ts";
+import { pytestOutput, rng } from "./agent_history.ts";
+import { chatBody, chatCall, chatHistory, createRollout, type WireMessage } from "./chat_agent.ts";
 import {
   type GatewayProcess,
   procCpuSeconds,
@@ -80,6 +81,11 @@ interface Options {
   ack: boolean;
   /** The id transport the trainers ask for (default base64, as the Python client). */
   ids: "base64" | "json";
+  /**
+   * The prompt form the trainers ask for: delta (as the Python client; default) or full (the
+   * default with `--checkout`, whose release may know only that form).
+   */
+  form?: "full" | "delta";
 }
 
 function parseOptions(args: string[]): Options {
@@ -122,13 +128,11 @@ function parseOptions(args: string[]): Options {
     else if (flag === "--trainers") o.trainers = Number(value);
     else if (flag === "--ids") o.ids = value as Options["ids"];
     else if (flag === "--checkout") o.checkout = value;
+    else if (flag === "--trainer-form") o.form = value as Options["form"];
     else throw new Error(`unknown flag ${flag}`);
   }
   return o;
 }
-
-/** A wire message as the agent sends it. */
-type WireMessage = Record<string, unknown>;
 
 interface Agent {
   rollout: string;
@@ -143,35 +147,6 @@ const OUTPUT = pytestOutput(rng(777), 16, "(run #) ");
 let runs = 0;
 function toolResult(callId: string): WireMessage {
   return { role: "tool", tool_call_id: callId, content: OUTPUT.replace("#", String(++runs)) };
-}
-
-/**
- * An agent history of at least `chars` characters of tool loops (the agent's own loops); `chars`
- * in the answer is how many it has (up to one loop more).
- */
-function history(
-  seed: number,
-  chars: number,
-): { messages: WireMessage[]; lastCallId: string; chars: number } {
-  const messages: WireMessage[] = [{ ...SYSTEM_PROMPT }, { ...TASK }];
-  let size = 0, n = 0, lastCallId = "";
-  for (const step of agentSteps(seed, [10, 70])) {
-    lastCallId = `call_${seed}_${n++}`;
-    const args = JSON.stringify(step.args);
-    messages.push({
-      role: "assistant",
-      content: step.reasoning,
-      tool_calls: [{
-        id: lastCallId,
-        type: "function",
-        function: { name: step.tool, arguments: args },
-      }],
-    });
-    messages.push({ role: "tool", tool_call_id: lastCallId, content: step.output });
-    size += step.reasoning.length + args.length + step.output.length;
-    if (size >= chars) return { messages, lastCallId, chars: size };
-  }
-  throw new Error("unreachable");
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -225,6 +200,7 @@ async function startGateway(o: Options): Promise<{ gw: GatewayProcess; trainers?
   const trainers = startTrainerLoops(gw.url, o.trainers, () => ({ output_ids, logprobs }), {
     ack: o.ack,
     ids: o.ids,
+    form: o.form ?? (o.checkout ? "full" : "delta"),
   });
   return { gw, trainers };
 }
@@ -247,7 +223,7 @@ async function newAgent(
   chars: number,
 ): Promise<{ agent: Agent; chars: number }> {
   const { id, token } = await createRollout(url, name);
-  const h = history(seed, chars);
+  const h = chatHistory(seed, chars);
   const agent: Agent = { rollout: id, token, history: h.messages, body: "" };
   agent.history.push(toolResult(h.lastCallId));
   agent.body = chatBody(agent.history, STREAM);

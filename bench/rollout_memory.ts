@@ -18,8 +18,10 @@
  *
  *     deno run -A bench/rollout_memory.ts [--rollouts 1000] [--turns 10] [--tokens 32768] \
  *       [--trainers 4] [--concurrency N] [--ids base64|json] [--no-stream] [--inspect] \
- *       [--serve-flags "--no-journal"] [--idle] [--allocations] [--routing] [--finish]
+ *       [--serve-flags "--no-journal"] [--trainer-form delta|full] [--no-start-flags] [--idle] \
+ *       [--allocations] [--routing] [--finish]
  *
+ * `--no-start-flags` starts the gateway without `npm start`'s V8 flags (`deno run -A main.ts serve`).
  * `--routing`: the trainer loops send MoE routing with every completion (48 layers × top-8, uint8:
  * 384 bytes a position, kept in the journal, not in memory; issue 24). `--finish`: each rollout is
  * finished when its agent is done (samples built and logged; without it they stay active).
@@ -54,6 +56,8 @@ const TOKENS = flag("tokens", 32768);
 const TRAINERS = flag("trainers", 4);
 const CONCURRENCY = flag("concurrency", ROLLOUTS);
 const IDS = text("ids", "base64") as "base64" | "json";
+/** The prompt form the trainers ask for (delta, as the Python client, unless `--trainer-form full`). */
+const FORM = text("trainer-form", "delta") as "full" | "delta";
 const STREAM = !Deno.args.includes("--no-stream");
 const ALLOCATIONS = Deno.args.includes("--allocations");
 /**
@@ -82,6 +86,7 @@ const model = await PolicyModel.load();
 const inspectPort = freePort();
 const gateway = await startGatewayProcess({
   serveFlags: SERVE_FLAGS,
+  startFlags: !Deno.args.includes("--no-start-flags"),
   denoFlags: [...DENO_FLAGS, ...(INSPECT ? [`--inspect=127.0.0.1:${inspectPort}`] : [])],
 });
 console.log(
@@ -146,7 +151,7 @@ const trainers = startTrainerLoops(gateway.url, TRAINERS, async (pending) => {
   }
   const output_ids = await model.tokenizer.encode(sampledText(steps.next().value!));
   return { output_ids, logprobs: output_ids.map((_, i) => -((i % 7) + 1) / 100) };
-}, { ids: IDS, routing: ROUTING });
+}, { ids: IDS, routing: ROUTING, form: FORM });
 
 let turnsDone = 0, lastPrompt = 0, errors = 0;
 async function playAgent(i: number): Promise<void> {

@@ -33,10 +33,12 @@ import {
 import {
   agentRoutes,
   BUILTIN_HOST_TOOLS,
+  DEFAULT_KNOWN_PREFIX_BYTES,
   DEFAULT_MAX_TOOL_BODY_BYTES,
   DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
   type HostTool,
   hostToolRoutes,
+  KnownPrefixes,
   type Upstream,
 } from "./agent/mod.ts";
 import { trainerRoutes } from "./trainer/mod.ts";
@@ -62,6 +64,11 @@ export interface GatewayLimits extends TurnLimits {
   maxToolBodyBytes: number;
   /** Host-tool arguments and results one rollout keeps. */
   maxToolBytesPerRollout: number;
+  /**
+   * Agent request bodies kept, all rollouts together, to read each rollout's next request from
+   * where it departs (`gateway/agent/known_prefix.ts`); past it requests are read whole.
+   */
+  knownPrefixBytes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<GatewayLimits> = {
@@ -70,6 +77,7 @@ export const DEFAULT_LIMITS: Readonly<GatewayLimits> = {
   maxTrainerBodyBytes: 16 * 1024 * 1024,
   maxToolBodyBytes: DEFAULT_MAX_TOOL_BODY_BYTES,
   maxToolBytesPerRollout: DEFAULT_MAX_TOOL_BYTES_PER_ROLLOUT,
+  knownPrefixBytes: DEFAULT_KNOWN_PREFIX_BYTES,
 };
 
 /** Every wait's end; each has a default. */
@@ -156,6 +164,8 @@ export interface Gateway {
   model: PolicyModel;
   limits: GatewayLimits;
   metrics: GatewayMetrics;
+  /** The agent request bodies kept to read each rollout's next request from where it departs. */
+  knownPrefixes: KnownPrefixes;
   /**
    * Rebuilds the journaled rollouts and re-queues their unanswered requests; call once, before
    * serving. `null` without a journal.
@@ -208,10 +218,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   });
   const { store, runner } = rollouts;
+  const knownPrefixes = new KnownPrefixes(limits.knownPrefixBytes);
   metrics.watch({
     pendingRequests: () => requests.pendingCount(),
     rollouts: () => rollouts.list(),
     damagedSamples: () => rollouts.sampleLog.damagedSamples ?? 0,
+    knownPrefixes: () => ({ ...knownPrefixes.stats, bytes: knownPrefixes.bytes }),
   });
   const app = new Hono();
   if (options.accessLog) app.use("*", accessLog(options.accessLog));
@@ -281,6 +293,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       adminToken: options.adminToken,
       modelName: options.modelName ?? "rollgate-policy",
       upstreams: options.upstreams,
+      knownPrefixes,
     }),
   );
   app.notFound((c) =>
@@ -300,6 +313,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     model: options.model,
     limits,
     metrics,
+    knownPrefixes,
     restore: () => rollouts.restore(),
   };
 }

@@ -41,6 +41,31 @@ export interface AnswerStreamEncoder {
   finish(answer: TurnAnswer): SseEvent[];
 }
 
+/** A request as `parseRequest` gives it, with where each history element's messages end. */
+export interface HistoryRead {
+  request: CanonicalRequest;
+  /** Canonical messages before the first element's (a system prompt from a field of its own). */
+  lead: number;
+  /**
+   * Per element of the history array: how many canonical messages it and the elements before it
+   * make (the lead not counted), or -1 after an element whose messages depend on what follows
+   * (no known prefix may end there).
+   */
+  ends: number[];
+}
+
+/**
+ * Where a protocol's request keeps its history, for reading a request whose leading history the
+ * gateway already has (`gateway/agent/known_prefix.ts`): an array of wire elements whose
+ * conversion, at the element ends `read` marks, does not depend on the elements before.
+ */
+export interface HistoryLayout {
+  /** The top-level key of the history array (`messages`, `input`, `contents`). */
+  readonly field: string;
+  /** `parseRequest` (of what `requestOf` made, where it is defined), with the element ends. */
+  read(request: unknown): HistoryRead;
+}
+
 export interface ProtocolAdapter {
   readonly name: Protocol;
   /** Prefix of the tool-call ids the gateway mints for this protocol (`toolu_`, `call_`). */
@@ -53,6 +78,8 @@ export interface ProtocolAdapter {
   requestOf?(url: URL, body: unknown): unknown;
   /** Validates (zod) and converts a request body; throws `InvalidRequestError`. */
   parseRequest(body: unknown): CanonicalRequest;
+  /** Where the history is, for a protocol whose requests may be read from a known prefix on. */
+  readonly history?: HistoryLayout;
   /** The non-streaming JSON response. */
   toResponseBody(answer: TurnAnswer, request: AnswerOptions): unknown;
   /** The complete SSE event sequence for the answer, in order, terminal event last. */

@@ -38,6 +38,18 @@ export interface GenerationRequest {
   routedExpertsFrom?: number;
   /** The dtype and row shape the chain's earlier rows have; a call's rows must keep them. */
   routedExpertsLike?: { dtype: RowDtype; shape: readonly number[] };
+  /**
+   * The earlier turn whose prompt and output this prompt starts with (its first `length` ids):
+   * a producer that keeps that turn's ids needs only the rest.
+   */
+  promptBase?: PromptBase;
+}
+
+/** Where a prompt extends an earlier turn's: that turn, and how many leading ids are its own. */
+export interface PromptBase {
+  turnId: string;
+  /** The earlier turn's prompt length plus its output length. */
+  length: number;
 }
 
 export type FinishReason = "stop" | "length";

@@ -95,6 +95,7 @@ export class InterceptionGate implements GenerationBackend {
         prompt_ids: req.promptIds,
         sampling: req.sampling,
         routed_experts_from: req.routedExpertsFrom ?? 0,
+        prompt_base: req.promptBase,
       };
       const streamed: Streamed = {
         appended: [],
@@ -190,6 +191,11 @@ export class InterceptionGate implements GenerationBackend {
   /** Requests not yet resolved (claimed or not). */
   pendingCount(rollout?: string): number {
     return this.#queue.pendingCount(rollout);
+  }
+
+  /** A pending request as handed out (a {@link GateError} when it is not pending). */
+  pendingRequest(requestId: string): PendingRequest {
+    return this.#queue.pending(requestId).request;
   }
 
   /** Where a pending request is; `undefined` when it is not pending. */

@@ -5,7 +5,13 @@
  *
  * @module
  */
-import type { Completion, GenerationRequest, SamplingRequest, VersionRun } from "./backend.ts";
+import type {
+  Completion,
+  GenerationRequest,
+  PromptBase,
+  SamplingRequest,
+  VersionRun,
+} from "./backend.ts";
 import { decodeTokenRows, type TokenRows, type TokenRowsWire } from "./token_rows.ts";
 import { keptSetRows } from "./kept_sets.ts";
 import { GateError } from "./gate_error.ts";
@@ -23,6 +29,11 @@ export interface PendingRequest {
    * chain: a completion's rows start there (0 on a chain's first turn).
    */
   routed_experts_from: number;
+  /**
+   * The earlier turn of the chain whose prompt and output `prompt_ids` starts with (not written
+   * in the full form: the trainer API hands it as the delta form's base).
+   */
+  prompt_base?: PromptBase;
 }
 
 /**

@@ -53,6 +53,7 @@ export {
   type GenerationErrorKind,
   type GenerationRequest,
   type LogprobsMode,
+  type PromptBase,
   type SamplingRequest,
   type VersionRun,
 } from "./backend.ts";

@@ -20,6 +20,11 @@ export interface RequestQueue extends GenerationBackend {
   ): Promise<PendingRequest | null>;
   /** `version`: the weight version the trainer generates it under (the first token's). */
   ack(requestId: string, leaseMs?: number, version?: string | number): Lease | Promise<Lease>;
+  /**
+   * A pending request as handed out, whole (for a trainer that got its prompt as a delta and
+   * lacks the ids it extends); a queue that never hands out a delta need not keep it.
+   */
+  pendingRequest?(requestId: string): PendingRequest | Promise<PendingRequest>;
   /** Streamed ids, sampled under weight `version` when the trainer says. */
   append(requestId: string, ids: number[], version?: string | number): void | Promise<void>;
   complete(requestId: string, completion: GateCompletion): void | Promise<void>;

@@ -29,7 +29,7 @@
  *
  * @module
  */
-export { promptIds, type Turn } from "./turn.ts";
+export { type HistoryNode, promptIds, type Turn } from "./turn.ts";
 export type { ImageStore } from "./image_store.ts";
 export {
   type Chain,
@@ -38,7 +38,7 @@ export {
   type LabelPolicy,
   POLICY_LABELS,
 } from "./chains/mod.ts";
-export { MessageNode, sameMessage, TurnTree } from "./tree/mod.ts";
+export { type KnownHistory, MessageNode, sameForm, sameMessage, TurnTree } from "./tree/mod.ts";
 export {
   buildSamples,
   type CallsExport,

@@ -29,13 +29,11 @@
  */
 import {
   type GateCompletion,
-  type GenerationBackend,
   InterceptionGate,
   type RequestQueue,
   Teachers,
 } from "../generation/mod.ts";
 import type { CanonicalRequest } from "../canonical/mod.ts";
-import type { PolicyModel } from "../model/mod.ts";
 import type { AgentExit, HostCall, Rollout } from "./rollout.ts";
 import { type CreateRollout, RolloutStore } from "./rollout_store.ts";
 import { MemorySampleLog, type Sample, type SampleLog, type SampleOptions } from "./samples/mod.ts";
@@ -53,42 +51,15 @@ import {
   type BlackBoxAnswer,
   storeImages,
   TeacherScorer,
-  type TeacherScoring,
   TurnFlight,
   TurnRunner,
-  type TurnRunnerOptions,
 } from "./turns/mod.ts";
 import type { Turn } from "./turn.ts";
-import type { ImageStore } from "./image_store.ts";
 import { restore, type RestoreReport } from "./restore.ts";
+import type { RolloutActionsOptions } from "./rollout_actions_options.ts";
 import { setTurnReward } from "./turn_rewards.ts";
 
-export interface RolloutActionsOptions {
-  model: PolicyModel;
-  /** The default generation backend; default: the gate. */
-  backend?: GenerationBackend;
-  /** Named backends a rollout can choose (`CreateRollout.backend`). */
-  backends?: Readonly<Record<string, GenerationBackend>>;
-  /**
-   * Where trainers take requests from (default: an interception gate; replicas share one in
-   * their database); its requests are completed, failed and withdrawn here.
-   */
-  gate?: RequestQueue;
-  /** The durable store of every change; default: none (a throwaway gateway). */
-  journal?: Journal;
-  /** Where the images turns show are kept; default: the journal (without one: none). */
-  images?: ImageStore;
-  /** Where finished samples are logged; default: the journal, else the latest in memory. */
-  sampleLog?: SampleLog;
-  /** A rollout idle for this long leaves memory (`RolloutStore`). */
-  idleTimeoutMs?: number;
-  /** The turn runner's timeouts, limits, pause gate and observer. */
-  turns?: Omit<TurnRunnerOptions, "writer" | "flight" | "onRecorded">;
-  /** The teachers rollouts may name (on-policy distillation); default: none. */
-  teachers?: Teachers;
-  /** How teacher scorings are tried again and how long finishing waits for them. */
-  teacherScoring?: TeacherScoring;
-}
+export type { RolloutActionsOptions } from "./rollout_actions_options.ts";
 
 export class RolloutActions {
   /** The rollouts in memory (read them here; change them through the methods below). */
@@ -104,6 +75,7 @@ export class RolloutActions {
   readonly #adopted = new Set<JournalWriter>();
   readonly #flight: TurnFlight;
   readonly #onSamples = new Set<() => void>();
+  readonly #onEnded = new Set<(rollout: Rollout) => void>();
 
   constructor(o: RolloutActionsOptions) {
     this.#journal = o.journal;
@@ -156,6 +128,11 @@ export class RolloutActions {
     return () => this.#onSamples.delete(wake);
   }
 
+  /** Calls `ended` with every rollout that takes no more turns (finished, deleted, expired). */
+  onEnded(ended: (rollout: Rollout) => void): void {
+    this.#onEnded.add(ended);
+  }
+
   /** Wakes the `onSamples` subscribers (also for samples another replica logged). */
   samplesLogged(): void {
     for (const wake of this.#onSamples) wake();
@@ -202,6 +179,7 @@ export class RolloutActions {
     this.samplesLogged();
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was finished`);
     this.#flight.observer?.rolloutFinished?.(rollout);
+    this.#onEnded.forEach((ended) => ended(rollout));
     return samples;
   }
 
@@ -210,6 +188,7 @@ export class RolloutActions {
     this.gate.cancelRollout(rollout.id, `rollout ${rollout.id} was deleted`);
     this.scorer.forget(rollout);
     if (this.store.delete(rollout.id)) this.#writer.forget(rollout.id);
+    this.#onEnded.forEach((ended) => ended(rollout));
     await this.#writer.durable();
   }
 
@@ -224,6 +203,7 @@ export class RolloutActions {
     for (const r of expired) {
       this.gate.cancelRollout(r.id, `rollout ${r.id} expired`);
       this.#writer.expire(r.id);
+      this.#onEnded.forEach((ended) => ended(r));
     }
     return expired;
   }
@@ -263,8 +243,8 @@ export class RolloutActions {
   // Turns.
 
   /** Starts (or, for a client's retry, finds) a turn; see `TurnRunner.start`. */
-  startTurn(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
-    return this.runner.start(rollout, req, toolCallIdPrefix);
+  startTurn(...args: Parameters<TurnRunner["start"]>): Promise<Turn> {
+    return this.runner.start(...args);
   }
 
   /**

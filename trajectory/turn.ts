@@ -21,7 +21,7 @@ import type {
   ToolSpec,
   TurnAnswer,
 } from "../canonical/mod.ts";
-import type { FinishReason } from "../generation/mod.ts";
+import type { FinishReason, PromptBase } from "../generation/mod.ts";
 import type { SpecialTextHit } from "../model/mod.ts";
 import type { LiveAnswer } from "./live_answer.ts";
 import { IdLine, NO_IDS } from "./id_line.ts";
@@ -301,6 +301,12 @@ export function historyOf(node: HistoryNode, edits: HistoryEdits = []): Message[
   }
   for (const [i, m] of edits) messages[i] = m;
   return messages;
+}
+
+/** The earlier turn whose prompt and output `turn`'s prompt starts with (its parent's), if any. */
+export function promptBaseOf(turn: Turn): PromptBase | undefined {
+  const p = turn.parent;
+  return p ? { turnId: p.id, length: p.promptLength + p.outputIds.length } : undefined;
 }
 
 /** The first message of a turn's history (its system prompt, when it has one). */

@@ -15,12 +15,13 @@ import {
 } from "./gemini/mod.ts";
 import type { ProtocolAdapter } from "../protocol.ts";
 import { httpStatus } from "../http_errors.ts";
-import { readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
+import { readBodyBytes, readJsonBody, resolveAgentRollout, sseResponse } from "../http/mod.ts";
 import type { AnswerOptions } from "../../canonical/mod.ts";
 import type { Rollout, RolloutActions, Turn } from "../../trajectory/mod.ts";
 import { serveBlackBox, type Upstream } from "./black_box/mod.ts";
 import { answerEvents } from "./answer_events.ts";
 import { clientSession } from "./client_session.ts";
+import { KnownPrefixes } from "./known_prefix.ts";
 
 export interface AgentRouteOptions {
   /** Turns start here. */
@@ -32,6 +33,8 @@ export interface AgentRouteOptions {
   modelName: string;
   /** Black-box backends by name: rollouts whose `backend` names one are forwarded there. */
   upstreams?: Readonly<Record<string, Upstream>>;
+  /** Bodies kept to read each rollout's next request from where it departs; default: a new set. */
+  knownPrefixes?: KnownPrefixes;
 }
 
 /** Status and message for any error thrown while serving an agent. */
@@ -49,6 +52,8 @@ function errorResponse(c: Context, adapter: ProtocolAdapter, e: unknown): Respon
 
 export function agentRoutes(o: AgentRouteOptions): Hono {
   const app = new Hono();
+  const prefixes = o.knownPrefixes ?? new KnownPrefixes();
+  o.rollouts.onEnded((rollout) => prefixes.forget(rollout));
   const rolloutOf = (c: Context) =>
     resolveAgentRollout(o.rollouts, c.req.param("id"), c.req.raw, o);
 
@@ -62,19 +67,25 @@ export function agentRoutes(o: AgentRouteOptions): Hono {
     adapter: ProtocolAdapter,
     rollout: Rollout,
   ): Promise<Response | { turn: Turn; answer: AnswerOptions }> => {
-    const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
     const upstream = rollout.backend ? o.upstreams?.[rollout.backend] : undefined;
     if (upstream) {
+      const body = await readJsonBody(c.req.raw, o.maxBodyBytes);
       return await serveBlackBox(c, adapter, o.rollouts, rollout, upstream, body, o.keepAliveMs);
     }
-    const call = adapter.requestOf ? adapter.requestOf(new URL(c.req.url), body) : body;
-    const req = {
-      ...adapter.parseRequest(call),
-      session: clientSession(c.req.raw.headers, body),
-    };
+    const bytes = await readBodyBytes(c.req.raw, o.maxBodyBytes);
+    // Parsed from where it departs from the rollout's last request (or whole).
+    const { body, request, known, keep } = prefixes.read(
+      rollout,
+      adapter,
+      new URL(c.req.url),
+      bytes,
+    );
+    const req = { ...request, session: clientSession(c.req.raw.headers, body) };
     const answer = { stream: req.stream, includeUsage: req.includeUsage };
     // Nothing after this await reads `body` or `req`: they are garbage while the prompt renders.
-    return { turn: await o.rollouts.startTurn(rollout, req, adapter.toolCallIdPrefix), answer };
+    const turn = await o.rollouts.startTurn(rollout, req, adapter.toolCallIdPrefix, known);
+    keep(turn);
+    return { turn, answer };
   };
 
   const turn = (adapter: ProtocolAdapter) => async (c: Context) => {

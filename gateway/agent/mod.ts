@@ -38,6 +38,7 @@ export {
   upstreamsFromFlags,
 } from "./black_box/mod.ts";
 export { agentRoutes } from "./agent_routes.ts";
+export { DEFAULT_KNOWN_PREFIX_BYTES, KnownPrefixes } from "./known_prefix.ts";
 export {
   BUILTIN_HOST_TOOLS,
   DEFAULT_MAX_TOOL_BODY_BYTES,

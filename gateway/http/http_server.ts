@@ -22,7 +22,7 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
-import { type BodyTimeouts, type RequestBody, requestBody } from "./body_stream.ts";
+import { type BodyTimeouts, type RequestBody, requestBody, servedWith } from "./body_stream.ts";
 
 export interface HttpTimeouts extends BodyTimeouts {
   /** From a connection's start to its first complete request head. */
@@ -188,6 +188,12 @@ export async function serveHttp(
   };
 }
 
+/**
+ * JSON answers (every API answer) are read whole and written with their head in one write; any
+ * other body (events, sample feeds, pages, a handler's own stream) is written as it is produced.
+ */
+const WHOLE = /^application\/json\b/i;
+
 /** Runs one request through the handler and writes its response, streaming. */
 async function respond(
   handler: FetchHandler,
@@ -227,11 +233,27 @@ async function respond(
   response.headers.forEach((value, key) => {
     headers[key] = key === "set-cookie" ? response.headers.getSetCookie() : value;
   });
-  res.writeHead(response.status, headers);
   if (!response.body) {
+    res.writeHead(response.status, headers);
     res.end();
     return;
   }
+  if (WHOLE.test(response.headers.get("content-type") ?? "")) {
+    // A whole answer (JSON, a page): read at once, written with its head in one write.
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch (e) {
+      console.error("rollgate: response body failed:", e);
+      return void res.destroy();
+    }
+    if (gone.signal.aborted) return;
+    headers["content-length"] = String(bytes.byteLength);
+    res.writeHead(response.status, headers);
+    res.end(bytes);
+    return;
+  }
+  res.writeHead(response.status, headers);
   const reader = response.body.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   res.on("close", stop);
@@ -265,7 +287,7 @@ function toRequest(
     headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
-  return new Request(url, {
+  const request = new Request(url, {
     method: req.method ?? "GET",
     headers,
     signal,
@@ -273,4 +295,5 @@ function toRequest(
     // @ts-ignore: `duplex` is required for a streamed request body and missing from the types.
     duplex: "half",
   });
+  return body ? servedWith(request, body) : request;
 }

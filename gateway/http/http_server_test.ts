@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { serveHttp } from "./http_server.ts";
 import { GatewayError } from "../gateway_error.ts";
+import { readBodyBytes } from "./read_body.ts";
 
 const TIMEOUTS = { headerMs: 300, bodyIdleMs: 300, idleMs: 500 };
 
@@ -162,4 +163,32 @@ Deno.test("http server: a body the handler never read does not cut the kept-aliv
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("http server: a body read whole keeps its cap and its clocks; a JSON answer goes out whole", async () => {
+  await withServer(async (req) => {
+    try {
+      const bytes = await readBodyBytes(req, 10);
+      return Response.json({ read: new TextDecoder().decode(bytes) });
+    } catch (e) {
+      assert.ok(e instanceof GatewayError);
+      return new Response(e.message, { status: e.status });
+    }
+  }, async (port) => {
+    // Chunked: no declared length, so only the cap stops it.
+    const chunked = (body: string) =>
+      `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${body}`;
+    const ok = await exchange(port, chunked("3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n"), 1_000);
+    assert.match(ok.text, /^HTTP\/1.1 200/);
+    // Written whole: a declared length, no chunk framing.
+    assert.match(ok.text, /\r\ncontent-length: 18\r\n/i);
+    assert.match(ok.text, /\r\n\r\n\{"read":"abcdefg"\}$/);
+    const big = await exchange(port, chunked("8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"));
+    assert.match(big.text, /^HTTP\/1.1 413/);
+    assert.ok(big.closedAfterMs !== null, "the connection closed");
+    const stalled = await exchange(port, chunked("3\r\nabc\r\n"));
+    assert.match(stalled.text, /^HTTP\/1.1 408/);
+    assert.match(stalled.text, /the request body stalled/);
+    assert.ok(stalled.closedAfterMs !== null, "the connection closed");
+  });
 });

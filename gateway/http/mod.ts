@@ -22,7 +22,7 @@
  *
  * @module
  */
-export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read_body.ts";
+export { DEFAULT_MAX_BODY_BYTES, parseJsonBody, readBodyBytes, readJsonBody } from "./read_body.ts";
 export { DEFAULT_KEEPALIVE_MS, sseResponse } from "./sse_response.ts";
 export { presentedToken, resolveAgentRollout } from "./auth.ts";
 export { describeIssues, explainIssues } from "./zod_issues.ts";

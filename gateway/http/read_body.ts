@@ -6,6 +6,7 @@
  * @module
  */
 import { GatewayError } from "../gateway_error.ts";
+import { directBody } from "./body_stream.ts";
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -26,19 +27,32 @@ export async function readJsonBody(
   maxBytes: number,
   options: { empty?: unknown } = {},
 ): Promise<unknown> {
+  if (Number(request.headers.get("content-length") ?? NaN) > maxBytes) throw tooLarge(maxBytes);
+  const text = request.body ? new TextDecoder().decode(await readBodyBytes(request, maxBytes)) : "";
+  if (text.trim() === "" && "empty" in options) return options.empty;
+  return parseJsonBody(text);
+}
+
+/** A request's body as bytes, under the size cap (a 413 past it). */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const empty = () => {
-    if ("empty" in options) return options.empty;
-    throw new GatewayError(400, "request body is empty; expected JSON");
-  };
-  if (!request.body) return empty();
-  // A declared length is what the server reads, no more: one native read and decode (~0.2 ms
-  // less CPU than chunk by chunk for a 128k-token history of ~500 KB).
-  const text = Number.isFinite(declared)
-    ? await request.text()
+  if (!request.body) throw new GatewayError(400, "request body is empty; expected JSON");
+  // The gateway's own server reads it into one buffer, without the stream.
+  const whole = directBody(request);
+  if (whole) return await whole(maxBytes);
+  // A declared length is what the server reads, no more: one native read.
+  return Number.isFinite(declared)
+    ? await request.bytes()
     : await readCapped(request.body, maxBytes);
-  if (text.trim() === "") return empty();
+}
+
+/**
+ * A JSON request body's text parsed (a 400 for an empty or malformed one, or one nested deeper
+ * than {@link MAX_JSON_DEPTH}).
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === "") throw new GatewayError(400, "request body is empty; expected JSON");
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -74,7 +88,7 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** A body of unknown length (chunked), read until it ends or passes `maxBytes`. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
@@ -94,7 +108,7 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
 function tooLarge(maxBytes: number): GatewayError {

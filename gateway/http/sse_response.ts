@@ -15,8 +15,11 @@ export function encodeSse(e: SseEvent): string {
 }
 
 export interface SseOptions {
-  /** The events: all at once, or as they arrive (relayed from an upstream stream). */
-  produce(): Promise<SseEvent[] | AsyncIterable<SseEvent>>;
+  /**
+   * The events: all at once, or as they arrive (relayed from an upstream stream), one by one or
+   * in batches (each batch one write: a socket write per event costs a system call each).
+   */
+  produce(): Promise<readonly SseEvent[] | AsyncIterable<SseEvent | readonly SseEvent[]>>;
   onError(error: unknown): SseEvent[];
   keepAliveMs?: number;
   /**
@@ -33,16 +36,19 @@ export function sseResponse(options: SseOptions): Response {
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const write = (text: string) => {
-        if (!closed) controller.enqueue(encoder.encode(text));
+        if (!closed && text !== "") controller.enqueue(encoder.encode(text));
       };
       const keepAlive = options.keepAlive ? encodeSse(options.keepAlive) : ": keep-alive\n\n";
       if (!options.keepAlive) write(": rollgate\n\n");
       timer = setInterval(() => write(keepAlive), options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS);
+      const batch = (events: SseEvent | readonly SseEvent[]) =>
+        write("data" in events ? encodeSse(events) : events.map(encodeSse).join(""));
       options.produce()
         .then(async (events) => {
-          for await (const e of events) write(encodeSse(e));
+          if (Array.isArray(events)) return batch(events);
+          for await (const e of events) batch(e);
         })
-        .catch((e) => options.onError(e).forEach((ev) => write(encodeSse(ev))))
+        .catch((e) => batch(options.onError(e)))
         .finally(() => {
           clearInterval(timer);
           if (!closed) {

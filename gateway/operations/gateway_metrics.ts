@@ -60,6 +60,8 @@ export interface MetricSources {
   rollouts(): readonly Pick<Rollout, "group" | "status" | "createdAt">[];
   /** Sample rows the journal found damaged and skipped. */
   damagedSamples(): number;
+  /** How agent requests were read (from a known prefix, or whole) and the bytes kept for it. */
+  knownPrefixes?(): { fromPrefix: number; whole: number; bytes: number };
 }
 
 const startedAt = Date.now() / 1000;
@@ -161,6 +163,24 @@ export class GatewayMetrics implements TurnObserver {
         "rollgate_journal_damaged_samples",
         "Sample rows the journal could not read back (damaged on disk), skipped by the sample stream.",
         () => one(this.#sources?.damagedSamples() ?? 0),
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_agent_requests_read",
+        "Agent requests read since the start, by how: from a known prefix on (only what is new " +
+          "parsed) or whole.",
+        () => {
+          const s = this.#sources?.knownPrefixes?.();
+          return s ? [[{ how: "prefix" }, s.fromPrefix], [{ how: "whole" }, s.whole]] : [];
+        },
+      ),
+    );
+    this.registry.add(
+      new Gauge(
+        "rollgate_known_prefix_bytes",
+        "Agent request bodies kept to read each rollout's next request from where it departs.",
+        () => one(this.#sources?.knownPrefixes?.().bytes ?? 0),
       ),
     );
     this.registry.add(

@@ -27,6 +27,7 @@ import { Buffer } from "node:buffer";
 import { jsonWithIds, type PendingRequest, type PendingScore } from "../../generation/mod.ts";
 import type { Sample } from "../../trajectory/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
+import type { DeltaBase } from "./prompt_bases.ts";
 
 export type IdEncoding = "json" | "base64";
 
@@ -76,15 +77,27 @@ export function base64Float64(values: ArrayLike<number>): string {
 
 /**
  * A pending request's JSON text as the client asked for it, written from the prompt's view of
- * its chain's ids (no array of the ids is built).
+ * its chain's ids (no array of the ids is built). With `base` (the delta form) `prompt_ids` holds
+ * only the ids after the base's `length`, and the body says so (`prompt_base`, `prompt_length`).
  */
-export function pendingBody(request: PendingRequest, encoding: IdEncoding): string {
-  if (encoding === "json") return jsonWithIds(request);
+export function pendingBody(
+  request: PendingRequest,
+  encoding: IdEncoding,
+  base?: DeltaBase,
+): string {
+  const { prompt_ids, prompt_base: _, ...rest } = request;
+  const ids = base ? prompt_ids.subarray(base.length) : prompt_ids;
+  const fields = base ? { ...rest, prompt_length: prompt_ids.length, prompt_base: base } : rest;
+  if (encoding === "json") {
+    // The full form as it always was (keys in the request's order, no `prompt_base`).
+    return jsonWithIds(
+      base ? { ...fields, prompt_ids: ids } : { ...request, prompt_base: undefined },
+    );
+  }
   // The base64 text goes in as it is: `JSON.stringify` would scan all of it for characters to
   // escape (half a millisecond at 128k ids) and base64 has none.
-  const { prompt_ids, ...rest } = request;
-  const head = JSON.stringify({ ...rest, ids_encoding: "base64" });
-  return `${head.slice(0, -1)},"prompt_ids":"${base64Ids(prompt_ids)}"}`;
+  const head = JSON.stringify({ ...fields, ids_encoding: "base64" });
+  return `${head.slice(0, -1)},"prompt_ids":"${base64Ids(ids)}"}`;
 }
 
 /** A sample as the client asked for it (JSON: what `JSON.stringify` writes for a sample). */

@@ -1,57 +1,155 @@
 /**
- * The trainer API's pending requests: the long poll for the next one (`/requests/next`), its
- * acknowledgement and lease renewal, and its answer: ids appended as they are generated, the
- * completion, or a failure.
+ * The trainer API's pending requests: the long poll for the next ones (`/requests/next`, one or
+ * up to `max`, each prompt whole or as a delta on a request the same trainer took), their
+ * acknowledgement and lease renewal, and their answers: ids appended as they are generated, the
+ * completion, or a failure; appends, acknowledgements and completions also several in one call.
  *
  * @module
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import type { z } from "zod";
+import type { PendingRequest } from "../../generation/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
-import { pendingBody } from "./id_transport.ts";
+import { type ApiError, apiFailure } from "./api_error.ts";
+import { type IdEncoding, pendingBody } from "./id_transport.ts";
+import { PromptBases } from "./prompt_bases.ts";
 import { idEncoding, type TrainerContext } from "./trainer_context.ts";
-import { AckSchema, AppendSchema, CompleteSchema, FailSchema } from "./trainer_schema.ts";
+import {
+  AckManySchema,
+  AckSchema,
+  AppendManySchema,
+  AppendSchema,
+  CompleteManySchema,
+  CompleteSchema,
+  FailSchema,
+} from "./trainer_schema.ts";
 
 /** Longest long poll, so a trainer cannot park a connection forever. */
 const MAX_WAIT_S = 300;
+/** Most requests one `next` hands out (`?max=`). */
+export const MAX_NEXT_BATCH = 256;
+/** What names a trainer for the delta form (`?trainer=`): its client's own id. */
+const TRAINER_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-export function requestRoutes({ options: o, body }: TrainerContext): Hono {
+/** One item's answer in a batch: what the single call answers, or its error and status. */
+type ItemResult = Record<string, unknown> | { request_id: string; status: number; error: ApiError };
+
+/** Runs `each` for every item, independently: a refused item does not refuse the others. */
+function eachItem<T extends { request_id: string }>(
+  items: readonly T[],
+  each: (item: T) => Promise<Record<string, unknown>>,
+): Promise<{ results: ItemResult[] }> {
+  return Promise.all(
+    items.map((item) =>
+      each(item).catch((e): ItemResult => ({ request_id: item.request_id, ...apiFailure(e) }))
+    ),
+  ).then((results) => ({ results }));
+}
+
+/** The delta form's query: `prompt=delta` with the trainer's id, or the full form. */
+function promptForm(c: Context): { trainer?: string; delta: boolean } {
+  const prompt = c.req.query("prompt") ?? "full";
+  if (prompt !== "full" && prompt !== "delta") {
+    throw new GatewayError(400, `prompt must be full or delta, not ${JSON.stringify(prompt)}`);
+  }
+  const trainer = c.req.query("trainer");
+  if (trainer !== undefined && !TRAINER_ID.test(trainer)) {
+    throw new GatewayError(400, "trainer must be 1-128 letters, digits or _ . : -");
+  }
+  if (prompt === "delta" && trainer === undefined) {
+    throw new GatewayError(
+      400,
+      "prompt=delta needs trainer=<id>: a delta extends a request that trainer took",
+    );
+  }
+  return { trainer, delta: prompt === "delta" };
+}
+
+export function requestRoutes({ options: o, body, checked }: TrainerContext): Hono {
   const app = new Hono();
   const { rollouts, rollouts: { gate } } = o;
+  const bases = new PromptBases();
+
+  /** A handed-out request's body, and who took it (a later delta may extend it). */
+  const handOut = (
+    request: PendingRequest,
+    encoding: IdEncoding,
+    form: { trainer?: string; delta: boolean },
+  ): string => {
+    const base = form.delta ? bases.baseFor(request.prompt_base, form.trainer!) : undefined;
+    if (form.trainer !== undefined) bases.taken(request.turn_id, request.request_id, form.trainer);
+    return pendingBody(request, encoding, base);
+  };
 
   app.get("/requests/next", async (c) => {
     const encoding = idEncoding(c);
+    const form = promptForm(c);
     const wait = Number(c.req.query("wait") ?? 0);
     if (!Number.isFinite(wait) || wait < 0) {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
     }
+    const maxParam = c.req.query("max");
+    const max = maxParam === undefined ? undefined : Number(maxParam);
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1 && max <= MAX_NEXT_BATCH)) {
+      throw new GatewayError(400, `max must be a whole number from 1 to ${MAX_NEXT_BATCH}`);
+    }
     const filter = c.req.query("rollout");
     if (filter !== undefined) rollouts.require(filter);
-    const lease = c.req.query("lease");
-    const next = await gate.next(
-      Math.min(wait, MAX_WAIT_S) * 1000,
-      filter,
-      c.req.raw.signal,
-      lease === undefined ? undefined : Number(lease) * 1000,
-    );
-    if (!next) return c.body(null, 204);
-    return c.body(pendingBody(next, encoding), 200, { "content-type": "application/json" });
+    const leaseParam = c.req.query("lease");
+    const lease = leaseParam === undefined ? undefined : Number(leaseParam) * 1000;
+    const signal = c.req.raw.signal;
+    const first = await gate.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, signal, lease);
+    if (!first) return c.body(null, 204);
+    const json = { "content-type": "application/json" };
+    if (max === undefined) return c.body(handOut(first, encoding, form), 200, json);
+    // A batch: the first after the wait, then whatever else is queued now, up to `max`.
+    const bodies = [handOut(first, encoding, form)];
+    while (bodies.length < max) {
+      const more = await gate.next(0, filter, signal, lease);
+      if (!more) break;
+      bodies.push(handOut(more, encoding, form));
+    }
+    return c.body(`{"requests":[${bodies.join(",")}]}`, 200, json);
   });
+  // A request's whole prompt, for a trainer that got a delta on ids it does not have.
+  app.get("/requests/:rid/prompt", async (c) => {
+    const rid = c.req.param("rid");
+    if (!gate.pendingRequest) {
+      throw new GatewayError(404, "this gateway hands out no deltas and keeps no prompts");
+    }
+    const request = await gate.pendingRequest(rid);
+    return c.body(pendingBody(request, idEncoding(c)), 200, { "content-type": "application/json" });
+  });
+
+  const ackOne = async (
+    rid: string,
+    lease: number | undefined,
+    version?: string | number,
+  ) => {
+    const granted = await gate.ack(rid, lease === undefined ? undefined : lease * 1000, version);
+    return {
+      request_id: granted.request_id,
+      lease_s: granted.lease_ms / 1000,
+      expires_at: granted.expires_at,
+    };
+  };
   // One call, two names: the first `ack` on receipt, then `renew` before the lease runs out.
   for (const verb of ["ack", "renew"]) {
     app.post(`/requests/:rid/${verb}`, async (c) => {
       const { lease, weight_version } = await body(c, AckSchema, verb);
-      const granted = await gate.ack(
-        c.req.param("rid"),
-        lease === undefined ? undefined : lease * 1000,
-        weight_version,
-      );
-      return c.json({
-        request_id: granted.request_id,
-        lease_s: granted.lease_ms / 1000,
-        expires_at: granted.expires_at,
-      });
+      return c.json(await ackOne(c.req.param("rid"), lease, weight_version));
     });
   }
+  app.post("/requests/ack", async (c) => {
+    const { request_ids, lease } = await body(c, AckManySchema, "acknowledgements");
+    return c.json(
+      await eachItem(
+        request_ids.map((id) => ({ request_id: id })),
+        (r) => ackOne(r.request_id, lease),
+      ),
+    );
+  });
+
   const checkVocab = (ids: number[], what: string) => {
     const vocab = o.model.vocabSize;
     const bad = ids.find((id) => id >= vocab);
@@ -62,15 +160,27 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
       );
     }
   };
-  app.post("/requests/:rid/append", async (c) => {
-    const { output_ids, weight_version } = await body(c, AppendSchema, "append");
+  const appendOne = async (rid: string, append: z.output<typeof AppendSchema>) => {
+    const { output_ids, weight_version } = append;
     checkVocab(output_ids, "append");
-    await rollouts.append(c.req.param("rid"), output_ids, weight_version);
-    return c.json({ request_id: c.req.param("rid"), appended: output_ids.length });
+    await rollouts.append(rid, output_ids, weight_version);
+    return { request_id: rid, appended: output_ids.length };
+  };
+  app.post("/requests/:rid/append", async (c) => {
+    return c.json(await appendOne(c.req.param("rid"), await body(c, AppendSchema, "append")));
   });
+  app.post("/requests/append", async (c) => {
+    const { appends } = await body(c, AppendManySchema, "appends");
+    return c.json(
+      await eachItem(
+        appends,
+        ({ request_id, ...a }) => appendOne(request_id, checked(AppendSchema, a, "append")),
+      ),
+    );
+  });
+
   const stopIds = new Set(o.model.stopTokenIds);
-  app.post("/requests/:rid/complete", async (c) => {
-    const completion = await body(c, CompleteSchema, "completion");
+  const completeOne = async (rid: string, completion: z.output<typeof CompleteSchema>) => {
     checkVocab(completion.output_ids, "completion");
     for (const set of completion.sampling_mask ?? []) checkVocab(set, "completion sampling_mask");
     // Generation ends at a stop id: ids after one were never the policy's turn.
@@ -86,10 +196,23 @@ export function requestRoutes({ options: o, body }: TrainerContext): Hono {
         } at position ${stop}; a completion ends at its stop id`,
       );
     }
-    const rid = c.req.param("rid");
     // Answered once the turn is recorded and journaled: a crash after this 200 loses nothing.
     await rollouts.complete(rid, completion);
-    return c.json({ request_id: rid, completed: true });
+    return { request_id: rid, completed: true };
+  };
+  app.post("/requests/:rid/complete", async (c) => {
+    return c.json(
+      await completeOne(c.req.param("rid"), await body(c, CompleteSchema, "completion")),
+    );
+  });
+  app.post("/requests/complete", async (c) => {
+    const { completions } = await body(c, CompleteManySchema, "completions");
+    return c.json(
+      await eachItem(
+        completions,
+        ({ request_id, ...x }) => completeOne(request_id, checked(CompleteSchema, x, "completion")),
+      ),
+    );
   });
   app.post("/requests/:rid/fail", async (c) => {
     const { error, status } = await body(c, FailSchema, "failure");

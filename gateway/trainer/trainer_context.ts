@@ -46,20 +46,26 @@ export interface TrainerContext {
    * `what`, and a field the schema does not know.
    */
   body<T>(c: Context, schema: z.ZodType<T>, what: string): Promise<T>;
+  /** `value` (one item of a batch body) checked by `schema`; a 400 names `what`. */
+  checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T;
   /** The rollout named by the `:id` path parameter (404 when unknown), marked as active. */
   rollout(c: Context): Rollout;
 }
 
 export function trainerContext(options: TrainerRouteOptions): TrainerContext {
+  const checked = <T>(schema: z.ZodType<T>, value: unknown, what: string): T => {
+    try {
+      return parseOrThrow(schema, value, what);
+    } catch (e) {
+      throw new GatewayError(400, (e as Error).message);
+    }
+  };
   return {
     options,
+    checked,
     async body(c, schema, what) {
       const raw = await readJsonBody(c.req.raw, options.maxBodyBytes, { empty: {} });
-      try {
-        return parseOrThrow(schema, raw, what);
-      } catch (e) {
-        throw new GatewayError(400, (e as Error).message);
-      }
+      return checked(schema, raw, what);
     },
     rollout(c) {
       const r = options.rollouts.require(c.req.param("id")!);

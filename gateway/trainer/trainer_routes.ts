@@ -11,7 +11,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { presentedToken } from "../http/mod.ts";
-import { httpStatus } from "../http_errors.ts";
+import { apiErrorOf, apiFailure } from "./api_error.ts";
 import { jsonBodyRefusal, sameToken } from "../security/mod.ts";
 import { imageRoutes } from "./image_routes.ts";
 import { pauseRoutes } from "./pause_routes.ts";
@@ -20,19 +20,8 @@ import { teacherRoutes } from "./teacher_routes.ts";
 import { rolloutRoutes } from "./rollout_routes.ts";
 import { trainerContext, type TrainerRouteOptions } from "./trainer_context.ts";
 
-const API_ERROR_TYPES: Readonly<Record<number, string>> = {
-  401: "unauthorized",
-  404: "not_found",
-  409: "conflict",
-  // The request was withdrawn (its agent is gone, its turn timed out): discard the generation.
-  410: "gone",
-  413: "request_too_large",
-  429: "rate_limited",
-};
-
 function apiError(c: Context, status: number, message: string): Response {
-  const type = API_ERROR_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request");
-  return c.json({ error: { type, message } }, status as ContentfulStatusCode);
+  return c.json({ error: apiErrorOf(status, message) }, status as ContentfulStatusCode);
 }
 
 export function trainerRoutes(o: TrainerRouteOptions): Hono {
@@ -47,10 +36,8 @@ export function trainerRoutes(o: TrainerRouteOptions): Hono {
   });
   // The sub-apps set no error handler of their own, so what they throw lands here.
   app.onError((e, c) => {
-    const status = httpStatus(e);
-    if (status !== undefined) return apiError(c, status, e.message);
-    console.error("rollgate: trainer API error:", e);
-    return apiError(c, 500, (e as Error).message);
+    const { status, error } = apiFailure(e);
+    return c.json({ error }, status as ContentfulStatusCode);
   });
   const context = trainerContext(o);
   app.route("/", rolloutRoutes(context));

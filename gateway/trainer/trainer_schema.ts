@@ -123,6 +123,27 @@ export const AckSchema = closedObject({
 /** `POST /api/resume`: the weight version in force from now on, when the trainer names it. */
 export const ResumeSchema = closedObject({ weight_version: VersionSchema.optional() });
 
+/** Most items one batch call takes (`/requests/ack`, `/append`, `/complete`). */
+const MAX_BATCH = 256;
+/** One item of a batch: its request, and the fields of the single call (checked on their own). */
+const RequestItem = z.looseObject({ request_id: z.string().min(1) });
+
+/** `POST /api/requests/ack`: several requests acknowledged at once, with one lease. */
+export const AckManySchema = closedObject({
+  request_ids: z.array(z.string().min(1)).min(1).max(MAX_BATCH),
+  lease: z.number().positive().optional(),
+});
+
+/** `POST /api/requests/append`: `{appends: [{request_id, output_ids, weight_version?}]}`. */
+export const AppendManySchema = closedObject({
+  appends: z.array(RequestItem).min(1).max(MAX_BATCH),
+});
+
+/** `POST /api/requests/complete`: `{completions: [{request_id, ...a completion}]}`. */
+export const CompleteManySchema = closedObject({
+  completions: z.array(RequestItem).min(1).max(MAX_BATCH),
+});
+
 export const FailSchema = closedObject({
   error: z.string().min(1),
   status: z.number().int().min(400).max(599).optional(),

@@ -210,11 +210,25 @@ export class TokenizedRenderer implements Renderer {
 
   /** The text of a one-message conversation's generation prompt (what answers follow). */
   generationPromptText(): string {
-    return this.text.render([{ role: "user", content: "." }], [], { addGenerationPrompt: true });
+    // The same for every call (the template and its settings are this renderer's): rendered once.
+    return this.#generationPrompt ??= this.text.render([{ role: "user", content: "." }], [], {
+      addGenerationPrompt: true,
+    });
   }
+
+  #generationPrompt?: string;
+  /** Each answer's text, for the two drift checks that ask for it in turn. */
+  readonly #answers = new WeakMap<AssistantMessage, string | null>();
 
   /** What the template has the policy write for `message`, end-of-turn text included, or null. */
   answerText(message: AssistantMessage): string | null {
+    if (this.#answers.has(message)) return this.#answers.get(message)!;
+    const text = this.#answerText(message);
+    this.#answers.set(message, text);
+    return text;
+  }
+
+  #answerText(message: AssistantMessage): string | null {
     if (this.text.answer) return this.text.answer(message);
     const user: Message = { role: "user", content: "." };
     const prefix = this.generationPromptText();

@@ -22,5 +22,5 @@
  * @module
  */
 export { messageChange } from "./history_change.ts";
-export { MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
+export { type KnownHistory, MessageNode, type Mount, TurnTree } from "./turn_tree.ts";
 export { sameForm, sameMessage } from "./same_message.ts";

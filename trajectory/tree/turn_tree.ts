@@ -11,7 +11,7 @@
  */
 import type { Message, ToolSpec } from "../../canonical/mod.ts";
 import { identicalJson, sameForm, sameMessage } from "./same_message.ts";
-import { type HistoryEdits, historyOf, type Turn } from "../turn.ts";
+import { type HistoryEdits, type HistoryNode, historyOf, type Turn } from "../turn.ts";
 
 /** What an empty list of a node reads as (never written: nodes add with their methods). */
 const NONE: never[] = Object.freeze([]) as never[];
@@ -67,6 +67,16 @@ export class MessageNode {
   }
 }
 
+/**
+ * Where a request's leading messages already are in the tree (the gateway read them from bytes
+ * it had seen): the node their path ends at, and which of them the client sent in another form.
+ */
+export interface KnownHistory {
+  node: HistoryNode;
+  /** Edits (as `Turn.historyEdits`) with an index below `node.depth`. */
+  edits: HistoryEdits;
+}
+
 export interface Mount {
   /** The turn whose prompt + output the history extends, or null. */
   base: Turn | null;
@@ -118,22 +128,36 @@ export class TurnTree {
    * Walks `messages` down from the root of `toolsKey`. A client `session` (when the request
    * carries one) scopes retries: only a turn of the same session is replayed, and a sampled
    * answer of the same session is preferred as the base.
+   *
+   * `known` says where the leading messages already are (a request read from a known prefix,
+   * whose first `known.node.depth` messages are that node's path): the walk starts there.
    */
-  mount(messages: readonly Message[], toolsKey: string, session?: string | null): Mount {
+  mount(
+    messages: readonly Message[],
+    toolsKey: string,
+    session?: string | null,
+    known?: KnownHistory,
+  ): Mount {
     let root = this.#roots.get(toolsKey);
     if (!root) this.#roots.set(toolsKey, root = new MessageNode(null, null, 0));
-    let node: MessageNode = root;
-    let base: Turn | null = null, baseDepth = 0, i = 0;
-    const edits: [number, Message][] = [];
+    const from = known?.node instanceof MessageNode ? known.node : undefined;
+    let node: MessageNode = from ?? root;
+    let i = node.depth;
+    const edits: (readonly [number, Message])[] = from ? [...known!.edits] : [];
     for (; i < messages.length; i++) {
       const next: MessageNode | undefined = node.child(messages[i]);
       if (!next) break;
       node = next;
       if (!sameForm(next.message!, messages[i])) edits.push([i, messages[i]]);
-      const sampled = next.sampledBy.length ? pickSampled(next.sampledBy, session) : undefined;
+    }
+    // The base is the deepest sampled answer on the matched path: walking up, the first one.
+    let base: Turn | null = null, baseDepth = 0;
+    for (let n: MessageNode | null = node; n && n !== root; n = n.parent) {
+      const sampled = n.sampledBy.length ? pickSampled(n.sampledBy, session) : undefined;
       if (sampled) {
         base = sampled;
-        baseDepth = i + 1;
+        baseDepth = n.depth;
+        break;
       }
     }
     const live = i === messages.length

@@ -21,8 +21,8 @@
  */
 export { DEFAULT_TURN_LIMITS, TurnFlight, type TurnLimits } from "./turn_flight.ts";
 export type { EndedTurn, TurnObserver } from "./turn_observer.ts";
-export { type BlackBoxAnswer, TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
-export { fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
+export { TurnRunner, type TurnRunnerOptions } from "./turn_runner.ts";
+export { type BlackBoxAnswer, fail, type OpenTurn, openTurn, record } from "./turn_record.ts";
 export { TeacherScorer, type TeacherScoring } from "./teacher_scorer.ts";
 export { splitChain } from "./assign_chain.ts";
 export { storeImages } from "./turn_images.ts";

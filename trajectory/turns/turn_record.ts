@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
+import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { Completion, SamplingRequest } from "../../generation/mod.ts";
 import { TOKEN_ROW_FIELDS } from "../../generation/mod.ts";
 import { NativeMemoryTrim } from "../../model/mod.ts";
@@ -17,6 +17,12 @@ import type { MessageNode, Mount } from "../tree/mod.ts";
 import { openAgentCalls, registerTurn } from "./assign_chain.ts";
 import { type JournalWriter, turnFailed, turnRecorded, turnRegistered } from "../journaling/mod.ts";
 import { TurnError, type TurnErrorKind } from "../turn_error.ts";
+
+/** What a hosted API answered, read back into the canonical message (black-box turns). */
+export interface BlackBoxAnswer {
+  message: AssistantMessage;
+  usage: { input_tokens: number; output_tokens: number };
+}
 
 /** A registered turn and how to settle it. */
 export interface OpenTurn {

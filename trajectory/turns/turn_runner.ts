@@ -18,16 +18,17 @@ import {
   PauseGate,
   type SamplingRequest,
 } from "../../generation/mod.ts";
-import type { AssistantMessage, CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
+import type { CanonicalRequest, TurnAnswer } from "../../canonical/mod.ts";
 import type { PolicyModel } from "../../model/mod.ts";
 import type { Rollout } from "../rollout.ts";
-import { answerId, promptIds, type Turn, turnAnswer } from "../turn.ts";
+import { answerId, promptBaseOf, promptIds, type Turn, turnAnswer } from "../turn.ts";
 import { rowsFromFor, rowsLikeFor } from "../token_rows/mod.ts";
-import { type Mount, TurnTree } from "../tree/mod.ts";
+import { type KnownHistory, type Mount, TurnTree } from "../tree/mod.ts";
 import { answerDrift } from "./drift.ts";
 import { LiveAnswer } from "../live_answer.ts";
 import { TurnError } from "../turn_error.ts";
 import {
+  type BlackBoxAnswer,
   fail,
   type OpenOptions,
   type OpenTurn,
@@ -48,12 +49,6 @@ import {
   type TurnRunnerOptions,
 } from "./turn_runner_options.ts";
 export type { TurnRunnerOptions } from "./turn_runner_options.ts";
-
-/** What a hosted API answered, read back into the canonical message (black-box turns). */
-export interface BlackBoxAnswer {
-  message: AssistantMessage;
-  usage: { input_tokens: number; output_tokens: number };
-}
 
 export class TurnRunner {
   readonly pause: PauseGate;
@@ -142,12 +137,17 @@ export class TurnRunner {
    * prompt longer than the context). Generation continues in the background; `turn.header` is
    * set once this resolves, and `turn.result` settles with the answer.
    */
-  async start(rollout: Rollout, req: CanonicalRequest, toolCallIdPrefix: string): Promise<Turn> {
+  async start(
+    rollout: Rollout,
+    req: CanonicalRequest,
+    toolCallIdPrefix: string,
+    known?: KnownHistory,
+  ): Promise<Turn> {
     requireActive(rollout);
     requireMessages(req);
     this.#flight.requireHistoryLimit(req);
     requireImagesShown(this.model, req);
-    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session);
+    const mount = rollout.tree.mount(req.messages, TurnTree.rootKey(req), req.session, known);
     if (mount.retryOf) {
       mount.retryOf.retries++;
       this.#writer.record(turnRetried(mount.retryOf));
@@ -353,6 +353,7 @@ export class TurnRunner {
       signal,
       routedExpertsFrom: rowsFrom,
       routedExpertsLike: rowsLikeFor(turn, "routed_experts"),
+      promptBase: promptBaseOf(turn),
     }).finally(() => {
       release();
       open.backendMs = performance.now() - asked;

@@ -12,10 +12,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
+import sys
+import uuid
+from array import array
 from types import EllipsisType
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import quote
 
 from .schema import (
@@ -28,6 +32,7 @@ from .schema import (
     ServeStats,
 )
 from .http_client import open_http_client
+from .prompt_cache import DEFAULT_MAX_IDS, PromptCache
 from .transport import HTTPResponse, StreamError
 from .tree import expand_compact_tree
 
@@ -78,6 +83,12 @@ class RollgateClient:
     cheaper for the gateway to write than JSON arrays, and are decoded here into the same lists.
     ``ids="json"`` asks for plain JSON arrays.
 
+    ``prompts="delta"`` (the default) asks for each prompt as the ids after a request of its chain
+    this client completed, and rebuilds the whole prompt from the ones it kept (at most
+    ``prompt_cache_ids`` ids, a rollout's dropped when it is finished or deleted; one it lacks is
+    fetched whole): a long chain's turn then costs what is new in it on the wire. Handlers and
+    engines get the whole ``prompt_ids`` either way. ``prompts="full"`` asks for them whole.
+
     One client belongs to one event loop; it is safe to share between tasks of that loop.
     """
 
@@ -88,10 +99,18 @@ class RollgateClient:
         *,
         timeout: float = 60.0,
         ids: str = "base64",
+        prompts: str = "delta",
+        prompt_cache_ids: int = DEFAULT_MAX_IDS,
     ) -> None:
         if ids not in ("base64", "json"):
             raise ValueError(f"ids must be 'base64' or 'json', not {ids!r}")
+        if prompts not in ("delta", "full"):
+            raise ValueError(f"prompts must be 'delta' or 'full', not {prompts!r}")
         self.ids = ids
+        self.prompts = prompts
+        #: Names this client to the gateway: a delta extends only a request it took.
+        self.trainer_id = f"py-{uuid.uuid4().hex}"
+        self.prompt_cache = PromptCache(prompt_cache_ids)
         headers = {"Authorization": f"Bearer {admin_token}"} if admin_token else {}
         self.base_url = base_url.rstrip("/")
         # httpx when it is importable, the standard-library transport otherwise.
@@ -196,6 +215,7 @@ class RollgateClient:
 
     async def delete_rollout(self, id: str) -> dict[str, Any]:  # noqa: A002
         """``DELETE /api/rollouts/:id``; its pending agent requests get an error."""
+        self.prompt_cache.drop_rollout(id)
         return await self._call("DELETE", f"/api/rollouts/{_seg(id)}")
 
     async def finish_rollout(
@@ -209,6 +229,7 @@ class RollgateClient:
         body: dict[str, Any] = {"reward": reward} if reward is not None else {}
         if weight_version is not None:
             body["weight_version"] = weight_version
+        self.prompt_cache.drop_rollout(id)
         data = await self._call(
             "POST", f"/api/rollouts/{_seg(id)}/finish", body, query={"ids": self.ids}
         )
@@ -304,17 +325,54 @@ class RollgateClient:
         once, then ``renew`` before its lease runs out (``serve_requests`` does both). Otherwise it
         is offered again — which is what saves it when this poll's answer is lost on the way.
         ``lease`` (seconds, ≤ the gateway's bound) is what the ``ack`` grants."""
-        wait = max(0.0, min(float(wait), MAX_WAIT_S))
-        query = {"wait": f"{wait:g}", "rollout": rollout, "ids": self.ids}
+        data = await self._next(wait, rollout, lease, None)
+        return (await self._pending(data)) if data else None
+
+    async def next_requests(
+        self, wait: float, max: int, rollout: str | None = None, lease: float | None = None  # noqa: A002
+    ) -> list[PendingRequest]:
+        """``GET /api/requests/next?max=N``: up to ``max`` (≤ 256) unclaimed requests in one
+        answer, waiting up to ``wait`` seconds for the first; ``[]`` when none arrived in time.
+        Each is yours as one from ``next_request`` is (``ack_many`` acknowledges them at once)."""
+        data = await self._next(wait, rollout, lease, max)
+        return [await self._pending(r) for r in (data or {}).get("requests", [])]
+
+    async def _next(
+        self, wait: float, rollout: str | None, lease: float | None, max: int | None  # noqa: A002
+    ) -> Any:
+        wait = max_wait(wait)
+        query: dict[str, Any] = {"wait": f"{wait:g}", "rollout": rollout, "ids": self.ids}
+        if self.prompts == "delta":
+            query.update(prompt="delta", trainer=self.trainer_id)
         if lease is not None:
             query["lease"] = f"{float(lease):g}"
+        if max is not None:
+            query["max"] = str(int(max))
+        return await self._call("GET", "/api/requests/next", query=query, timeout=self.timeout + wait)
+
+    async def _pending(self, data: Mapping[str, Any]) -> PendingRequest:
+        """A handed-out request with its whole prompt: rebuilt on a kept base, or fetched."""
+        if self.prompts != "delta":
+            return PendingRequest.from_json(data)
+        base = data.get("prompt_base")
+        base_id = str(base["request_id"]) if isinstance(base, Mapping) else None
+        prompt = _id_array(data.get("prompt_ids"))
+        if base_id is not None:
+            rebuilt = self.prompt_cache.rebuild(base_id, int(base["length"]), prompt)
+            prompt = rebuilt if rebuilt is not None else await self.prompt(str(data["request_id"]))
+        self.prompt_cache.opened(str(data["request_id"]), str(data["rollout_id"]), prompt, base_id)
+        fields = {k: v for k, v in data.items() if k not in ("prompt_base", "prompt_length")}
+        fields["prompt_ids"] = prompt.tolist()
+        fields.pop("ids_encoding", None)
+        return PendingRequest.from_json(fields)
+
+    async def prompt(self, request_id: str) -> array:
+        """``GET /api/requests/:id/prompt``: a handed-out request's whole prompt (what a delta
+        is rebuilt into when its base is not kept)."""
         data = await self._call(
-            "GET",
-            "/api/requests/next",
-            query=query,
-            timeout=self.timeout + wait,
+            "GET", f"/api/requests/{_seg(request_id)}/prompt", query={"ids": self.ids}
         )
-        return PendingRequest.from_json(data) if data else None
+        return _id_array(data.get("prompt_ids"))
 
     async def ack(
         self, request_id: str, lease: float | None = None, weight_version: str | int | None = None
@@ -344,7 +402,32 @@ class RollgateClient:
         body: dict[str, Any] = {"output_ids": list(output_ids)}
         if weight_version is not None:
             body["weight_version"] = weight_version
-        return await self._call("POST", f"/api/requests/{request_id}/append", body=body)
+        return await self._call("POST", f"/api/requests/{_seg(request_id)}/append", body=body)
+
+    async def append_many(
+        self, appends: Iterable[tuple[str, list[int]] | tuple[str, list[int], str | int | None]]
+    ) -> list[dict[str, Any] | RollgateError]:
+        """``POST /api/requests/append``: ``(request_id, output_ids[, weight_version])`` for
+        several requests in one call; per item its answer, or the ``RollgateError`` it got."""
+        items = []
+        for a in appends:
+            item: dict[str, Any] = {"request_id": a[0], "output_ids": list(a[1])}
+            if len(a) > 2 and a[2] is not None:
+                item["weight_version"] = a[2]
+            items.append(item)
+        data = await self._call("POST", "/api/requests/append", {"appends": items})
+        return [_item_result(r) for r in data["results"]]
+
+    async def ack_many(
+        self, request_ids: Iterable[str], lease: float | None = None
+    ) -> list[dict[str, Any] | RollgateError]:
+        """``POST /api/requests/ack``: acknowledges several requests at once (``lease`` for
+        all); per request ``{request_id, lease_s, expires_at}``, or the ``RollgateError`` it got."""
+        body: dict[str, Any] = {"request_ids": list(request_ids)}
+        if lease is not None:
+            body["lease"] = float(lease)
+        data = await self._call("POST", "/api/requests/ack", body)
+        return [_item_result(r) for r in data["results"]]
 
     async def complete(
         self,
@@ -362,24 +445,57 @@ class RollgateClient:
         ids, ``logprobs`` not one per output id, ``routed_experts`` not one row per position
         ``routed_experts_from … len(prompt_ids) + len(output_ids) - 2``, or ``sampling_mask`` (each
         output id's kept set, vLLM's format) not one set per output id holding the id sampled there."""
-        body: dict[str, Any] = {"output_ids": list(output_ids), "finish_reason": finish_reason}
-        if sampling_mask is not None:
-            body["sampling_mask"] = [list(s) for s in sampling_mask]
-        if logprobs_mode is not None:
-            body["logprobs_mode"] = logprobs_mode
-        if routed_experts is not None:
-            body["routed_experts"] = dict(routed_experts)
-        if logprobs is not None:
-            body["logprobs"] = list(logprobs)
-        if weight_version is not None:
-            body["weight_version"] = weight_version
-        return await self._call("POST", f"/api/requests/{_seg(request_id)}/complete", body)
+        body = _completion_body(
+            Completion(
+                output_ids=list(output_ids),
+                logprobs=logprobs,
+                finish_reason=finish_reason,
+                weight_version=weight_version,
+                logprobs_mode=logprobs_mode,
+                routed_experts=routed_experts,
+                sampling_mask=sampling_mask,
+            )
+        )
+        try:
+            answer = await self._call("POST", f"/api/requests/{_seg(request_id)}/complete", body)
+        except (RollgateError, OSError, asyncio.TimeoutError):
+            # Not known to be recorded (or not ours): the next delta must not extend it.
+            self.prompt_cache.closed(request_id)
+            raise
+        self.prompt_cache.completed(request_id, body["output_ids"])
+        return answer
+
+    async def complete_many(
+        self, completions: Iterable[tuple[str, Completion | Mapping[str, Any]]]
+    ) -> list[dict[str, Any] | RollgateError]:
+        """``POST /api/requests/complete``: several ``(request_id, Completion)`` in one call, each
+        checked and recorded on its own; per item ``{request_id, completed}`` or the
+        ``RollgateError`` it got (as ``complete`` would raise it)."""
+        items = [(rid, _completion_body(_as_completion(c))) for rid, c in completions]
+        try:
+            data = await self._call(
+                "POST",
+                "/api/requests/complete",
+                {"completions": [{"request_id": rid, **body} for rid, body in items]},
+            )
+        except (RollgateError, OSError, asyncio.TimeoutError):
+            for rid, _ in items:
+                self.prompt_cache.closed(rid)
+            raise
+        results = [_item_result(r) for r in data["results"]]
+        for (rid, body), result in zip(items, results):
+            if isinstance(result, RollgateError):
+                self.prompt_cache.closed(rid)
+            else:
+                self.prompt_cache.completed(rid, body["output_ids"])
+        return results
 
     async def fail(self, request_id: str, error: str, status: int | None = None) -> dict[str, Any]:
         """``POST /api/requests/:id/fail``: the agent gets a protocol-shaped error (default 502)."""
         body: dict[str, Any] = {"error": error}
         if status is not None:
             body["status"] = status
+        self.prompt_cache.closed(request_id)
         return await self._call("POST", f"/api/requests/{_seg(request_id)}/fail", body)
 
     # -- admission control (weight sync) ----------------------------------------------------------
@@ -520,6 +636,7 @@ class RollgateClient:
                 else:
                     stats.errors += 1
                 log.info("could not acknowledge %s: %s", rid, e)
+                self.prompt_cache.closed(rid)
                 return
             except (OSError, asyncio.TimeoutError) as e:
                 stats.errors += 1
@@ -535,6 +652,7 @@ class RollgateClient:
             if withdrawn.is_set():
                 stats.withdrawn += 1
                 log.info("request %s was withdrawn while its handler ran (agent gone?)", rid)
+                self.prompt_cache.closed(rid)
                 return
             await self._fail_quietly(rid, "the trainer worker was stopped", None, stats, count=False)
             raise
@@ -609,6 +727,44 @@ class RollgateClient:
         except (OSError, asyncio.TimeoutError) as e:
             stats.errors += 1
             log.warning("could not fail %s: %r", rid, e)
+
+
+def max_wait(wait: float) -> float:
+    """``wait`` within what the gateway accepts for a long poll."""
+    return max(0.0, min(float(wait), MAX_WAIT_S))
+
+
+def _id_array(value: Any) -> array:
+    """Token ids as the body carries them (a JSON list, or base64 of little-endian int32)."""
+    if isinstance(value, str):
+        ids = array("i", base64.b64decode(value))
+        if sys.byteorder == "big":
+            ids.byteswap()
+        return ids
+    return array("i", value or [])
+
+
+def _completion_body(c: Completion) -> dict[str, Any]:
+    body: dict[str, Any] = {"output_ids": list(c.output_ids), "finish_reason": c.finish_reason}
+    if c.sampling_mask is not None:
+        body["sampling_mask"] = [list(s) for s in c.sampling_mask]
+    if c.logprobs_mode is not None:
+        body["logprobs_mode"] = c.logprobs_mode
+    if c.routed_experts is not None:
+        body["routed_experts"] = dict(c.routed_experts)
+    if c.logprobs is not None:
+        body["logprobs"] = list(c.logprobs)
+    if c.weight_version is not None:
+        body["weight_version"] = c.weight_version
+    return body
+
+
+def _item_result(item: Mapping[str, Any]) -> dict[str, Any] | RollgateError:
+    """One item of a batch answer: its result, or its error as the single call raises it."""
+    err = item.get("error")
+    if isinstance(err, Mapping) and "status" in item:
+        return RollgateError(int(item["status"]), str(err.get("type") or "error"), str(err.get("message") or ""))
+    return dict(item)
 
 
 def _as_completion(result: Any) -> Completion:

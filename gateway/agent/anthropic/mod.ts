@@ -38,7 +38,7 @@ import type { ProtocolAdapter } from "../../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toMessageResponse } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-import { toCanonicalRequest } from "./to_canonical.ts";
+import { readMessagesHistory, toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalCountTokensRequest, toCanonicalRequest } from "./to_canonical.ts";
 
@@ -47,6 +47,7 @@ export const anthropicAdapter: ProtocolAdapter = {
   name: "anthropic",
   toolCallIdPrefix: "toolu_",
   parseRequest: toCanonicalRequest,
+  history: { field: "messages", read: readMessagesHistory },
   toResponseBody: toMessageResponse,
   toStreamEvents,
   streamEncoder,

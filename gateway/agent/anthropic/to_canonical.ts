@@ -19,7 +19,7 @@ import type {
   ToolCall,
   ToolSpec,
 } from "../../../canonical/mod.ts";
-import { InvalidRequestError } from "../../protocol.ts";
+import { type HistoryRead, InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
 import { type ContentPart, remoteImage, RequestImages } from "../image_input.ts";
 import {
@@ -59,12 +59,22 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   return result.data;
 }
 
-function convert(req: MessagesRequest | CountTokensRequest): CanonicalRequest {
+/** {@link toCanonicalRequest}, and where each wire message's canonical messages end. */
+export function readMessagesHistory(body: unknown): HistoryRead {
+  const ends: number[] = [];
+  const request = convert(parse(MessagesRequest, body), ends);
+  return { request, lead: request.messages.length - (ends.at(-1) ?? 0), ends };
+}
+
+/** Converts; `ends` (when given) gets the messages made up to each wire message, system not counted. */
+function convert(req: MessagesRequest | CountTokensRequest, ends?: number[]): CanonicalRequest {
   const messages: Message[] = [];
   const images = new RequestImages();
   pushSystem(messages, req.system);
+  const lead = messages.length;
   req.messages.forEach((message, i) => {
     messages.push(...convertMessage(message, images, `messages[${i}]`));
+    ends?.push(messages.length - lead);
   });
   return {
     protocol: "anthropic",

@@ -47,7 +47,7 @@ import { errorBody } from "./errors.ts";
 import { type GeminiCall, geminiCall } from "./gemini_call.ts";
 import { toGenerateContentResponse } from "./response.ts";
 import { KEEP_ALIVE, streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-import { toCanonicalRequest } from "./to_canonical.ts";
+import { readGeminiHistory, toCanonicalRequest } from "./to_canonical.ts";
 
 export { geminiCall } from "./gemini_call.ts";
 export { toCanonicalCountTokensRequest } from "./to_canonical.ts";
@@ -58,6 +58,7 @@ export const geminiAdapter: ProtocolAdapter = {
   toolCallIdPrefix: "call_",
   requestOf: geminiCall,
   parseRequest: (call) => toCanonicalRequest(call as GeminiCall),
+  history: { field: "contents", read: (call) => readGeminiHistory(call as GeminiCall) },
   toResponseBody: toGenerateContentResponse,
   toStreamEvents,
   streamEncoder,

@@ -22,7 +22,7 @@ import type {
   SamplingParams,
   ToolSpec,
 } from "../../../canonical/mod.ts";
-import { InvalidRequestError } from "../../protocol.ts";
+import { type HistoryRead, InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
 import { type ContentPart, remoteImage, RequestImages } from "../image_input.ts";
 import type { GeminiCall } from "./gemini_call.ts";
@@ -35,8 +35,15 @@ import {
 } from "./schema.ts";
 import { reasoningOf } from "./thought_signature.ts";
 
+/** {@link toCanonicalRequest}, and where each content's messages end. */
+export function readGeminiHistory(call: GeminiCall): HistoryRead {
+  const ends: number[] = [];
+  const request = toCanonicalRequest(call, ends);
+  return { request, lead: request.messages.length - (ends.at(-1) ?? 0), ends };
+}
+
 /** Validates and converts a `generateContent` / `streamGenerateContent` call. */
-export function toCanonicalRequest(call: GeminiCall): CanonicalRequest {
+export function toCanonicalRequest(call: GeminiCall, ends?: number[]): CanonicalRequest {
   const req = parse(GenerateContentRequest, call.body);
   const candidates = req.generationConfig?.candidateCount ?? 1;
   if (candidates !== 1) {
@@ -44,7 +51,7 @@ export function toCanonicalRequest(call: GeminiCall): CanonicalRequest {
       `generationConfig.candidateCount: the gateway answers one candidate, not ${candidates}`,
     );
   }
-  return convert(call, req);
+  return convert(call, req, ends);
 }
 
 /** Validates and converts a `countTokens` call (bare `contents` or a `generateContentRequest`). */
@@ -63,14 +70,21 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   return result.data;
 }
 
-function convert(call: GeminiCall, req: GenerateContentRequest): CanonicalRequest {
+/** Converts; `ends` (when given) gets the messages made up to each content, system not counted. */
+function convert(
+  call: GeminiCall,
+  req: GenerateContentRequest,
+  ends?: number[],
+): CanonicalRequest {
   const messages: Message[] = [];
   const images = new RequestImages();
   const system = systemText(req.systemInstruction);
   if (system !== "") messages.push({ role: "system", content: system });
+  const lead = messages.length;
   req.contents.forEach((content, i) => {
     if (content.role === "model") messages.push(assistantMessage(content.parts ?? []));
     else messages.push(...userMessages(content.parts ?? [], images, `contents[${i}].parts`));
+    ends?.push(messages.length - lead);
   });
   return {
     protocol: "gemini",

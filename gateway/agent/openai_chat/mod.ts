@@ -38,7 +38,7 @@ import type { ProtocolAdapter } from "../../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toChatCompletion } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-import { toCanonicalRequest } from "./to_canonical.ts";
+import { readChatHistory, toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalRequest } from "./to_canonical.ts";
 
@@ -47,6 +47,7 @@ export const openaiChatAdapter: ProtocolAdapter = {
   name: "chat",
   toolCallIdPrefix: "call_",
   parseRequest: toCanonicalRequest,
+  history: { field: "messages", read: readChatHistory },
   toResponseBody: toChatCompletion,
   toStreamEvents,
   streamEncoder,

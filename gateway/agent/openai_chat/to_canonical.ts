@@ -14,7 +14,7 @@ import type {
   ToolCall,
   ToolSpec,
 } from "../../../canonical/mod.ts";
-import { InvalidRequestError } from "../../protocol.ts";
+import { type HistoryRead, InvalidRequestError } from "../../protocol.ts";
 import { describeIssues } from "../../http/mod.ts";
 import { type ContentPart, RequestImages } from "../image_input.ts";
 import {
@@ -31,6 +31,12 @@ import {
  */
 function customToolParameters(): Record<string, unknown> {
   return { type: "object", properties: { input: { type: "string" } }, required: ["input"] };
+}
+
+/** {@link toCanonicalRequest}, and where each wire message's canonical one ends (one each). */
+export function readChatHistory(body: unknown): HistoryRead {
+  const request = toCanonicalRequest(body);
+  return { request, lead: 0, ends: request.messages.map((_, i) => i + 1) };
 }
 
 /** Validates a Chat Completions body and converts it; throws `InvalidRequestError`. */

@@ -34,7 +34,7 @@ import type { ProtocolAdapter } from "../../protocol.ts";
 import { errorBody } from "./errors.ts";
 import { toResponseObject } from "./response.ts";
 import { streamEncoder, streamErrorEvents, toStreamEvents } from "./stream.ts";
-import { toCanonicalRequest } from "./to_canonical.ts";
+import { readResponsesHistory, toCanonicalRequest } from "./to_canonical.ts";
 
 export { toCanonicalRequest } from "./to_canonical.ts";
 
@@ -43,6 +43,7 @@ export const responsesAdapter: ProtocolAdapter = {
   name: "responses",
   toolCallIdPrefix: "call_",
   parseRequest: toCanonicalRequest,
+  history: { field: "input", read: readResponsesHistory },
   toResponseBody: toResponseObject,
   toStreamEvents,
   streamEncoder,

@@ -16,6 +16,7 @@ import type {
   SamplingParams,
   ToolSpec,
 } from "../../../canonical/mod.ts";
+import type { HistoryRead } from "../../protocol.ts";
 import {
   type ContentPart,
   type InputItem,
@@ -84,8 +85,16 @@ function reasoningText(item: Reasoning): string {
     .join("\n");
 }
 
-/** Converts the input items, grouping each run of assistant-side items into one message. */
-function toMessages(input: ResponsesRequest["input"], images: RequestImages): Message[] {
+/**
+ * Converts the input items, grouping each run of assistant-side items into one message; `ends`
+ * (when given) gets, per item, the messages made so far, or -1 inside a run (the next item may
+ * still join the group).
+ */
+function toMessages(
+  input: ResponsesRequest["input"],
+  images: RequestImages,
+  ends?: number[],
+): Message[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: Message[] = [];
   let group: AssistantMessage | undefined;
@@ -152,6 +161,7 @@ function toMessages(input: ResponsesRequest["input"], images: RequestImages): Me
         // not interrupt an assistant turn.
         break;
     }
+    ends?.push(group === undefined ? messages.length : -1);
   }
   return messages;
 }
@@ -196,23 +206,34 @@ function toSampling(body: ResponsesRequest): SamplingParams {
   return sampling;
 }
 
+/** {@link toCanonicalRequest}, and where each input item's messages end. */
+export function readResponsesHistory(body: unknown): HistoryRead {
+  const ends: number[] = [];
+  return { ...convert(body, ends), ends };
+}
+
 /**
  * Validates a Responses request body and converts it to the canonical request.
  * Throws `InvalidRequestError` (message names the offending field) when the body does not fit.
  */
 export function toCanonicalRequest(body: unknown): CanonicalRequest {
+  return convert(body).request;
+}
+
+function convert(body: unknown, ends?: number[]): { request: CanonicalRequest; lead: number } {
   const parsed = parseResponsesRequest(body);
   const instructions: Message[] = parsed.instructions
     ? [{ role: "system", content: parsed.instructions }]
     : [];
   const images = new RequestImages();
-  return {
+  const request: CanonicalRequest = {
     protocol: "responses",
     model: parsed.model,
-    messages: [...instructions, ...toMessages(parsed.input, images)],
+    messages: [...instructions, ...toMessages(parsed.input, images, ends)],
     tools: toToolSpecs(parsed.tools ?? []),
     sampling: toSampling(parsed),
     stream: parsed.stream ?? false,
     ...(images.byHash.size ? { images: images.byHash } : {}),
   };
+  return { request, lead: instructions.length };
 }

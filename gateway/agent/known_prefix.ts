@@ -1,0 +1,345 @@
+/**
+ * Reading an agent's request from where it departs from the last one. An agent re-sends its
+ * whole history every turn, byte for byte the same up to what is new (a 128k-token history is
+ * ~600 kB of JSON for a few new kB). So the gateway keeps, per rollout, the body of the last
+ * request it read (a _lane_: a rollout may have a few, one per conversation it interleaves, such
+ * as a sub-agent's) with where each history element ends in it and where those messages are in
+ * the rollout's tree. A new body that starts with the same bytes up to an element end is not
+ * parsed there: only what follows is (`JSON.parse` of the tail, the protocol's conversion of the
+ * new elements), and the turn mounts from the known node (`KnownHistory`). Anything that does
+ * not line up (other bytes, another protocol or tool set, a changed system prompt, a scanner and
+ * parser that disagree) reads the whole body as before; the result is the same request either
+ * way.
+ *
+ * Bounded: the lanes of all rollouts hold at most `budgetBytes` of bodies; past it a request
+ * is read whole and its body not kept (the lanes kept stay: no thrashing under round-robin
+ * load). A rollout's lanes go when it ends (`forget`).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
+import {
+  type HistoryNode,
+  type KnownHistory,
+  type Rollout,
+  sameForm,
+  sameMessage,
+  type Turn,
+  TurnTree,
+} from "../../trajectory/mod.ts";
+import { parseJsonBody } from "../http/mod.ts";
+import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
+import { arrayElements, topLevelValue } from "./json_layout.ts";
+
+/** Lanes one rollout keeps (a main conversation, sub-agents, a title request…). */
+const LANES_PER_ROLLOUT = 4;
+
+/** The key the tail's elements are parsed under: one no client sends (a nonce drawn at start). */
+const TAIL_KEY = `\u0000tail:${crypto.randomUUID()}`;
+const TAIL_OPEN = `{${JSON.stringify(TAIL_KEY)}:[`;
+
+/** The default budget of kept bodies. */
+export const DEFAULT_KNOWN_PREFIX_BYTES = 256 * 1024 * 1024;
+
+interface Lane {
+  protocol: string;
+  rootKey: string;
+  bytes: Uint8Array;
+  /** Per history element: the offset after it in `bytes`; `count` are valid. */
+  ends: Int32Array;
+  /** Per history element: the canonical messages up to it (lead excluded), or -1. */
+  made: Int32Array;
+  count: number;
+  lead: number;
+  /** The body's keys before the history array, parsed. */
+  head: Record<string, unknown>;
+  /** The request's canonical messages in the tree's objects (the client's where it edited). */
+  messages: Message[];
+  history: HistoryNode;
+  edits: Turn["historyEdits"];
+}
+
+/** A request read: what the route passes on, and how to keep its body for the next one. */
+export interface PrefixRead {
+  /** The wire body (its history holds only the elements read this time). */
+  body: unknown;
+  request: CanonicalRequest;
+  /** Where the leading messages already are, when they were not parsed. */
+  known?: KnownHistory;
+  /** Keeps this body for the rollout's next request, once `turn` has it mounted. */
+  keep(turn: Turn): void;
+}
+
+/** What the next lane is made of once the turn is mounted (nothing of the parsed request). */
+interface LaneDraft {
+  protocol: string;
+  rootKey: string;
+  bytes: Uint8Array;
+  ends: Int32Array;
+  made: Int32Array;
+  count: number;
+  lead: number;
+  head: Record<string, unknown>;
+  /**
+   * The request's messages, of which the first `known` are the tree's objects already (the rest
+   * are replaced by the turn's once it is mounted); null: take them all from the turn.
+   */
+  messages: Message[] | null;
+  known: number;
+}
+
+const decoder = new TextDecoder();
+
+/** The node of `node`'s path at `depth`. */
+function ancestorAt(node: HistoryNode, depth: number): HistoryNode {
+  let n = node;
+  while (n.depth > depth) n = n.parent!;
+  return n;
+}
+
+/** Whether `node`'s path passes through `earlier`. */
+function extends_(node: HistoryNode, earlier: HistoryNode): boolean {
+  let n: HistoryNode | null = node;
+  while (n && n.depth > earlier.depth) n = n.parent;
+  return n === earlier;
+}
+
+function grown(array: Int32Array, length: number): Int32Array {
+  if (array.length >= length) return array;
+  const next = new Int32Array(Math.max(length, array.length * 2));
+  next.set(array);
+  return next;
+}
+
+/** How requests were read, since the start. */
+export interface KnownPrefixStats {
+  /** From a known prefix on (only the new elements parsed). */
+  fromPrefix: number;
+  /** Whole (a first request, a history that departs early, a protocol without a layout, …). */
+  whole: number;
+}
+
+export class KnownPrefixes {
+  readonly #lanes = new Map<Rollout, Lane[]>();
+  #bytes = 0;
+  readonly stats: KnownPrefixStats = { fromPrefix: 0, whole: 0 };
+
+  constructor(readonly budgetBytes = DEFAULT_KNOWN_PREFIX_BYTES) {}
+
+  /** Bytes of bodies kept now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Drops a rollout's lanes (it ended). */
+  forget(rollout: Rollout): void {
+    for (const lane of this.#lanes.get(rollout) ?? []) this.#bytes -= lane.bytes.byteLength;
+    this.#lanes.delete(rollout);
+  }
+
+  /**
+   * `bytes` read as `adapter`'s request for `rollout` (throws as `parseRequest` does for a body
+   * that is not one).
+   */
+  read(rollout: Rollout, adapter: ProtocolAdapter, url: URL, bytes: Uint8Array): PrefixRead {
+    const layout = adapter.history;
+    if (layout) {
+      for (const lane of this.#lanes.get(rollout) ?? []) {
+        if (lane.protocol !== adapter.name) continue;
+        const read = this.#fromLane(rollout, lane, layout, adapter, url, bytes);
+        if (read) {
+          this.stats.fromPrefix++;
+          return read;
+        }
+      }
+    }
+    this.stats.whole++;
+    const body = parseJsonBody(decoder.decode(bytes));
+    const call = adapter.requestOf ? adapter.requestOf(url, body) : body;
+    if (!layout) return { body, request: adapter.parseRequest(call), keep() {} };
+    const read = layout.read(call);
+    return {
+      body,
+      request: read.request,
+      keep: (turn) => {
+        const draft = this.#draft(adapter, layout, bytes, read);
+        if (draft) this.#keep(rollout, draft, turn);
+      },
+    };
+  }
+
+  /** How many history elements of `lane` `bytes` starts with, to a clean end (0: none). */
+  #matched(lane: Lane, bytes: Uint8Array): number {
+    const now = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const before = Buffer.from(lane.bytes.buffer, lane.bytes.byteOffset, lane.bytes.byteLength);
+    const same = (n: number) => n < now.length && now.compare(before, 0, n, 0, n) === 0;
+    let j = 0;
+    if (same(lane.ends[lane.count - 1])) j = lane.count;
+    else {
+      // Equal up to an end is monotone in the end: the longest, by bisection.
+      let lo = 0, hi = lane.count - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (same(lane.ends[mid - 1])) lo = mid;
+        else hi = mid - 1;
+      }
+      j = lo;
+    }
+    while (j > 0 && lane.made[j - 1] < 0) j--;
+    return j;
+  }
+
+  /** The request read from `lane`'s first elements on, or null where it does not line up. */
+  #fromLane(
+    rollout: Rollout,
+    lane: Lane,
+    layout: HistoryLayout,
+    adapter: ProtocolAdapter,
+    url: URL,
+    bytes: Uint8Array,
+  ): PrefixRead | null {
+    const j = this.#matched(lane, bytes);
+    if (j === 0) return null;
+    const at = lane.ends[j - 1];
+    const scan = arrayElements(bytes, at, true);
+    if (!scan || scan.ends.length === 0) return null;
+    const rest = decoder.decode(bytes.subarray(at));
+    let tail: Record<string, unknown>;
+    try {
+      // The tail begins with the comma after the last known element.
+      tail = parseJsonBody(TAIL_OPEN + rest.slice(rest.indexOf(",") + 1)) as typeof tail;
+    } catch {
+      return null;
+    }
+    const elements = tail[TAIL_KEY];
+    if (!Array.isArray(elements) || Object.hasOwn(tail, layout.field)) return null;
+    delete tail[TAIL_KEY];
+    const body = { ...lane.head, ...tail, [layout.field]: elements };
+    let read: HistoryRead;
+    try {
+      read = layout.read(adapter.requestOf ? adapter.requestOf(url, body) : body);
+    } catch {
+      return null; // the whole body says what is wrong with it
+    }
+    const { request } = read;
+    if (
+      read.lead !== lane.lead || read.ends.length !== scan.ends.length ||
+      TurnTree.rootKey(request) !== lane.rootKey
+    ) {
+      return null;
+    }
+    for (let k = 0; k < read.lead; k++) {
+      const was = lane.messages[k], now = request.messages[k];
+      if (!sameMessage(was, now) || !sameForm(was, now)) return null;
+    }
+    // Lined up: the lane is this request's now (out of the cache, so no other request reuses it).
+    this.#take(rollout, lane);
+    const depth = lane.lead + lane.made[j - 1];
+    // The lane's array becomes this request's messages, and then the next lane's.
+    const messages = lane.messages;
+    messages.length = depth;
+    for (let k = read.lead; k < request.messages.length; k++) messages.push(request.messages[k]);
+    const known: KnownHistory = {
+      node: ancestorAt(lane.history, depth),
+      edits: lane.edits.filter(([k]) => k < depth),
+    };
+    const count = j + scan.ends.length;
+    const ends = grown(lane.ends, count), made = grown(lane.made, count);
+    for (let k = 0; k < scan.ends.length; k++) {
+      ends[j + k] = scan.ends[k];
+      made[j + k] = read.ends[k] < 0 ? -1 : lane.made[j - 1] + read.ends[k];
+    }
+    const draft: LaneDraft = { ...lane, bytes, ends, made, count, messages, known: depth };
+    return {
+      body,
+      request: { ...request, messages },
+      known,
+      keep: (turn) => this.#keep(rollout, draft, turn),
+    };
+  }
+
+  /** A lane for a body read whole: its history array's element ends, and the head's keys. */
+  #draft(
+    adapter: ProtocolAdapter,
+    layout: HistoryLayout,
+    bytes: Uint8Array,
+    read: HistoryRead,
+  ): LaneDraft | null {
+    const open = topLevelValue(bytes, layout.field);
+    if (open === null || bytes[open] !== 0x5b) return null;
+    const scan = arrayElements(bytes, open + 1, false);
+    if (!scan || scan.ends.length === 0 || scan.ends.length !== read.ends.length) return null;
+    let head: Record<string, unknown>;
+    try {
+      head = JSON.parse(`${decoder.decode(bytes.subarray(0, open + 1))}]}`);
+    } catch {
+      return null;
+    }
+    delete head[layout.field];
+    return {
+      protocol: adapter.name,
+      rootKey: TurnTree.rootKey(read.request),
+      bytes,
+      ends: Int32Array.from(scan.ends),
+      made: Int32Array.from(read.ends),
+      count: scan.ends.length,
+      lead: read.lead,
+      head,
+      messages: null,
+      known: 0,
+    };
+  }
+
+  /** Keeps `draft` as a lane of `rollout`, with the history `turn` mounted (a new turn only). */
+  #keep(rollout: Rollout, draft: LaneDraft, turn: Turn): void {
+    const depth = draft.lead + draft.made[draft.count - 1];
+    // A retry answers an earlier turn, whose edits are its own request's; and a message count
+    // that does not add up means the lane would not describe this history.
+    if (turn.retries > 0 || draft.made[draft.count - 1] < 0 || turn.history.depth !== depth) {
+      return;
+    }
+    const size = draft.bytes.byteLength;
+    if (!draft.messages) {
+      // Read whole (its cost is the history's already): lanes of an earlier state of this
+      // conversation, whose history this one extends, will not be matched again.
+      for (const lane of [...this.#lanes.get(rollout) ?? []]) {
+        if (lane.protocol === draft.protocol && extends_(turn.history, lane.history)) {
+          this.#take(rollout, lane);
+        }
+      }
+    }
+    const lanes = this.#lanes.get(rollout) ?? [];
+    if (lanes.length >= LANES_PER_ROLLOUT) this.#take(rollout, lanes.at(-1)!);
+    if (this.#bytes + size > this.budgetBytes) return;
+    let messages: Message[];
+    if (draft.messages) {
+      // The known part is the tree's already; the rest from the turn's path, edits as sent (the
+      // request's own objects are garbage then: the runner is done with them).
+      messages = draft.messages;
+      const from = draft.known;
+      for (let n: HistoryNode | null = turn.history; n && n.depth > from; n = n.parent) {
+        messages[n.depth - 1] = n.message!;
+      }
+      for (const [k, m] of turn.historyEdits) if (k >= from) messages[k] = m;
+    } else messages = turn.messages;
+    const { known: _, ...kept } = draft;
+    const lane: Lane = {
+      ...kept,
+      messages,
+      history: turn.history,
+      edits: turn.historyEdits,
+    };
+    this.#bytes += size;
+    this.#lanes.set(rollout, [lane, ...(this.#lanes.get(rollout) ?? [])]);
+  }
+
+  #take(rollout: Rollout, lane: Lane): void {
+    const lanes = this.#lanes.get(rollout);
+    const i = lanes?.indexOf(lane) ?? -1;
+    if (i < 0) return;
+    lanes!.splice(i, 1);
+    this.#bytes -= lane.bytes.byteLength;
+    if (lanes!.length === 0) this.#lanes.delete(rollout);
+  }
+}
