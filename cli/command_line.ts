@@ -28,6 +28,8 @@ export async function runCommandLine(args: readonly string[]): Promise<number | 
         return await (await import("./rollout.ts")).rolloutCommand(rest);
       case "view":
         return await (await import("./view.ts")).view(rest);
+      case "agent":
+        return await (await import("./agent.ts")).agent(rest);
       case "help":
       case "--help":
         console.log(USAGE);

@@ -1,7 +1,7 @@
 /**
  * Every command-line verb: `serve` (the gateway), `rollout` (agents on tasks), `inspect` and
- * `audit` (a rollout's tree), `view` (the viewer over saved files), behind one dispatcher that
- * `main.ts` calls. The dispatcher loads a verb's module only when it is named, so this surface
+ * `audit` (a rollout's tree), `view` (the viewer over saved files), `agent` (one agent CLI run
+ * against an existing rollout), behind one dispatcher that `main.ts` calls. The dispatcher loads a verb's module only when it is named, so this surface
  * re-exports none of them: importing it must not load the whole program (tests import a verb's
  * file directly).
  *

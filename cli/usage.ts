@@ -20,6 +20,8 @@ export const USAGE = `usage: main.ts serve [options]
                        [--concurrency N] [--policy gate|gold|noop] [--out results.jsonl]
                        [--gateway-port P] [--time-budget S] [--model NAME]
                        [model flags as serve]   (see rollout --help)
+       main.ts agent --harness NAME --gateway URL --rollout ID --token TOKEN --workdir DIR
+                     --prompt TEXT   (one agent CLI run against an existing rollout; agent --help)
        main.ts <verb> --help   (each verb's own flags)
 
   --port N              port (env ROLLGATE_PORT, default 7860)

@@ -24,7 +24,7 @@ deno test -A --doc $(find . -name mod.ts -not -path './node_modules/*' -not -pat
 echo "== Python client (clients/python): standard-library transport, then httpx (the venv has it)"
 (cd clients/python && ROLLGATE_CLIENT_TRANSPORT=builtin python3 -m unittest discover) || status=1
 (cd clients/python && ../../.venv/bin/python -m unittest discover) || status=1
-echo "== trainer adapters (clients/python/adapter_tests): shared mapping, slime, verifiers in .venv-engine;"
+echo "== trainer adapters (clients/python/adapter_tests): shared mapping, slime, verifiers, TRL in .venv-engine;"
 echo "   OpenEnv + TRL and verl in .venv-trainers"
 adapter_tests() { # VENV GROUP MODULE...: the modules in that venv, or the group skipped and named
   venv=$1 group=$2
@@ -36,7 +36,7 @@ adapter_tests() { # VENV GROUP MODULE...: the modules in that venv, or the group
       "$group" "$venv" "$([ "$venv" = .venv-engine ] && echo engine || echo trainers)" >>"$ROLLGATE_SKIP_LOG"
   fi
 }
-adapter_tests .venv-engine "adapters: mapping, slime, verifiers" test_chain_rows test_slime test_verifiers
+adapter_tests .venv-engine "adapters: mapping, slime, verifiers, TRL" test_chain_rows test_slime test_verifiers test_trl
 adapter_tests .venv-trainers "adapters: OpenEnv + TRL, verl" test_openenv test_verl
 deno run --allow-read tests/support/report_skips.ts "$ROLLGATE_SKIP_LOG"
 rm -f "$ROLLGATE_SKIP_LOG"

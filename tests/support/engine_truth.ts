@@ -18,6 +18,15 @@ export async function recomputeLogprobs(
   model: string,
   ids: ArrayLike<number>,
 ): Promise<Float64Array> {
+  return (await recompute(url, model, ids)).logprobs;
+}
+
+/** {@link recomputeLogprobs}, with each id's rank among the engine's choices (1: the argmax). */
+async function recompute(
+  url: string,
+  model: string,
+  ids: ArrayLike<number>,
+): Promise<{ logprobs: Float64Array; ranks: Float64Array }> {
   const res = await fetch(`${url}/v1/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -33,16 +42,18 @@ export async function recomputeLogprobs(
   const text = await res.text();
   assert.equal(res.status, 200, `recompute answered ${res.status}: ${text.slice(0, 500)}`);
   const rows = JSON.parse(text).choices?.[0]?.prompt_logprobs as
-    | (Record<string, { logprob: number }> | null)[]
+    | (Record<string, { logprob: number; rank: number }> | null)[]
     | undefined;
   assert.ok(Array.isArray(rows) && rows.length === ids.length, "one prompt logprob per position");
-  const out = new Float64Array(ids.length).fill(NaN);
+  const logprobs = new Float64Array(ids.length).fill(NaN);
+  const ranks = new Float64Array(ids.length).fill(NaN);
   for (let i = 1; i < ids.length; i++) {
     const hit = rows[i]?.[String(ids[i])];
     assert.ok(hit, `no recomputed logprob for id ${ids[i]} at position ${i}`);
-    out[i] = hit.logprob;
+    logprobs[i] = hit.logprob;
+    ranks[i] = hit.rank;
   }
-  return out;
+  return { logprobs, ranks };
 }
 
 /** What {@link checkEngineTruth} found over one sample. */
@@ -55,7 +66,9 @@ export interface EngineTruth {
 
 /**
  * Asserts that every trained position of `sample` carries a recorded logprob within `tolerance`
- * of the engine's recompute; returns how many were checked and the largest difference.
+ * of the engine's recompute; returns how many were checked and the largest difference. With
+ * `greedy` (the sample was generated at temperature 0) each trained id must also be the engine's
+ * own argmax there: the engine, not a script, chose it.
  */
 export async function checkEngineTruth(
   url: string,
@@ -66,8 +79,9 @@ export async function checkEngineTruth(
     logprobs: ArrayLike<number | null>;
   },
   tolerance = 1e-3,
+  { greedy = false }: { greedy?: boolean } = {},
 ): Promise<EngineTruth> {
-  const truth = await recomputeLogprobs(url, model, sample.input_ids);
+  const { logprobs: truth, ranks } = await recompute(url, model, sample.input_ids);
   let trained = 0, maxAbsDiff = 0;
   for (let i = 0; i < sample.input_ids.length; i++) {
     if (sample.loss_mask[i] !== 1) continue;
@@ -83,6 +97,9 @@ export async function checkEngineTruth(
       diff <= tolerance,
       `position ${i} (id ${sample.input_ids[i]}): recorded ${recorded}, engine ${truth[i]}`,
     );
+    if (greedy) {
+      assert.equal(ranks[i], 1, `position ${i}: id ${sample.input_ids[i]} is not the argmax`);
+    }
   }
   assert.ok(trained > 0, "the sample trains no position");
   return { trained, maxAbsDiff };

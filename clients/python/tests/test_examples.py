@@ -39,7 +39,9 @@ def run_example(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 class HelpTest(unittest.TestCase):
     def test_help(self) -> None:
         for name, flags in (("vllm_gate_worker.py", ["--gateway", "--vllm", "--model", "--concurrency"]),
-                            ("grpo_loop.py", ["--gateway", "--group-size", "--vllm"])):
+                            ("grpo_loop.py", ["--gateway", "--group-size", "--vllm"]),
+                            ("grpo_trl.py", ["--steps", "--generations", "--plot"]),
+                            ("sft_samples.py", ["--vary", "--window", "--floor"])):
             out = run_example(name, "--help")
             self.assertEqual(out.returncode, 0, out.stderr)
             for flag in flags:
