@@ -28,20 +28,12 @@ import {
   type PendingRequest,
   trainerCompletion,
 } from "./gate_completion.ts";
-import {
-  type DeliveryState,
-  type Entry,
-  type GateStats,
-  type Lease,
-  type LeaseOptions,
-  LeaseQueue,
-} from "./lease_queue.ts";
+import type { GateStats, Lease } from "./gate_reports.ts";
+import { type DeliveryState, type Entry, type LeaseOptions, LeaseQueue } from "./lease_queue.ts";
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
   type DeliveryState,
-  type GateStats,
-  type Lease,
   MAX_LEASE_MS,
 } from "./lease_queue.ts";
 

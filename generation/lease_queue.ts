@@ -25,6 +25,7 @@
  *
  * @module
  */
+import type { GateStats, Lease } from "./gate_reports.ts";
 import { GateError } from "./gate_error.ts";
 
 /** Timings of delivery; every field has a default. */
@@ -77,25 +78,6 @@ interface Waiter<R> {
 
 /** How an item that is no longer pending ended. */
 type Outcome = { kind: "resolved"; output?: number } | { kind: "withdrawn"; reason: string };
-
-/** What an `ack` (or renewal) granted. */
-export interface Lease {
-  request_id: string;
-  lease_ms: number;
-  /** Milliseconds since the epoch. */
-  expires_at: number;
-}
-
-/** Counts for `/api/status`. */
-export interface GateStats {
-  queued: number;
-  delivered: number;
-  leased: number;
-  /** Deliveries whose deadline passed, so the item was offered again (since start). */
-  redelivered: number;
-  /** Items withdrawn before a trainer resolved them (since start). */
-  withdrawn: number;
-}
 
 export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
   readonly ackTimeoutMs: number;

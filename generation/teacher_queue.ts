@@ -30,7 +30,8 @@
  */
 import { abortError, GenerationError } from "./backend.ts";
 import { GateError } from "./gate_error.ts";
-import { type GateStats, type Lease, type LeaseOptions, LeaseQueue } from "./lease_queue.ts";
+import type { GateStats, Lease } from "./gate_reports.ts";
+import { type LeaseOptions, LeaseQueue } from "./lease_queue.ts";
 import { positionCount, type Teacher, type TeacherRequest } from "./teacher.ts";
 
 /** What `GET /api/teacher/requests/next` hands a trainer. */

@@ -59,6 +59,22 @@ export interface DeltaHistory {
   callPosition?(id: string): { index: number; count: number } | undefined;
 }
 
+/**
+ * `messages` with each tool result that carries no name named by the call it answers in
+ * `history` (else `fallback`), for formats that write a result under its tool's name.
+ */
+export function namedToolResults(
+  messages: readonly Message[],
+  history: DeltaHistory | undefined,
+  fallback?: string,
+): Message[] {
+  return messages.map((m) =>
+    m.role === "tool" && m.name === undefined
+      ? { ...m, name: history?.toolCall(m.tool_call_id)?.name ?? fallback }
+      : m
+  );
+}
+
 /** Messages and tools → the policy's prompt, in full or as the delta after a recorded turn. */
 export interface Renderer {
   /** Full render of a conversation (with the generation prompt unless told otherwise). */

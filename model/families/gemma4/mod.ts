@@ -30,6 +30,7 @@ import {
   type DeltaHistory,
   type FamilyContext,
   type ModelFamily,
+  namedToolResults,
   type Rendered,
   type RenderOptions,
   requireToken,
@@ -69,11 +70,7 @@ class Gemma4Renderer extends TokenizedRenderer {
     options: RenderOptions = {},
     history?: DeltaHistory,
   ): Promise<Rendered> {
-    const named = newMessages.map((m) =>
-      m.role === "tool" && m.name === undefined
-        ? { ...m, name: history?.toolCall(m.tool_call_id)?.name ?? "unknown" }
-        : m
-    );
+    const named = namedToolResults(newMessages, history, "unknown");
     return super.renderDelta(named, tools, options);
   }
 

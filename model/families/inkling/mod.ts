@@ -30,6 +30,7 @@ import {
   type DeltaHistory,
   type FamilyContext,
   type ModelFamily,
+  namedToolResults,
   type Rendered,
   type RenderOptions,
   requireToken,
@@ -55,11 +56,7 @@ class InklingRenderer extends TokenizedRenderer {
     options: RenderOptions = {},
     history?: DeltaHistory,
   ): Promise<Rendered> {
-    const named = newMessages.map((m) =>
-      m.role === "tool" && m.name === undefined
-        ? { ...m, name: history?.toolCall(m.tool_call_id)?.name }
-        : m
-    );
+    const named = namedToolResults(newMessages, history);
     return super.renderDelta(named, tools, options);
   }
 }
