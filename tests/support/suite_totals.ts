@@ -1,6 +1,7 @@
 /**
- * The closing line of `.ci/run`: every test suite the log of `npm test` holds, added up, e.g.
- * `1068 passed, 0 failed (4 suites: deno 893, deno 50, unittest 59, unittest 66; 7 skipped)`.
+ * The closing lines of `.ci/run`: every test suite the log of `npm test` holds, each on one line,
+ * e.g. `4 suites: deno 893, deno 50, unittest 59, unittest 66; 7 skipped`, then their sum alone on
+ * the last line, `1068 passed, 0 failed`, which is what CI reads (nothing may follow it there).
  * It reads each runner's own summary wherever it appears, so a suite added to `tests/run_all.sh`
  * (another Deno run, unittest or pytest in another venv) is counted without a change here:
  *
@@ -92,17 +93,26 @@ export function suiteCounts(log: string): SuiteCount[] {
   return suites;
 }
 
-/** The one line for `suites`: the totals first (what CI reads), then each suite. */
+/** What CI reads, alone on the last line: `1068 passed, 0 failed`. */
 export function totalsLine(suites: readonly SuiteCount[]): string {
-  const sum = (k: "passed" | "failed" | "skipped") => suites.reduce((n, s) => n + s[k], 0);
+  return `${sum(suites, "passed")} passed, ${sum(suites, "failed")} failed`;
+}
+
+/** Each suite of `suites`, for the line before the totals. */
+export function suitesLine(suites: readonly SuiteCount[]): string {
   const each = suites.map((s) => `${s.runner} ${s.passed}${s.failed ? `/${s.failed} failed` : ""}`);
-  const skipped = sum("skipped");
-  return `${sum("passed")} passed, ${sum("failed")} failed (${suites.length} suite` +
-    `${suites.length === 1 ? "" : "s"}${each.length ? `: ${each.join(", ")}` : ""}` +
-    `${skipped ? `; ${skipped} skipped` : ""})`;
+  const skipped = sum(suites, "skipped");
+  return `${suites.length} suite${suites.length === 1 ? "" : "s"}` +
+    `${each.length ? `: ${each.join(", ")}` : ""}${skipped ? `; ${skipped} skipped` : ""}`;
+}
+
+function sum(suites: readonly SuiteCount[], k: "passed" | "failed" | "skipped"): number {
+  return suites.reduce((n, s) => n + s[k], 0);
 }
 
 if (import.meta.main) {
   const log = await Deno.readTextFile(Deno.args[0]).catch(() => "");
-  console.log(totalsLine(suiteCounts(log)));
+  const suites = suiteCounts(log);
+  console.log(suitesLine(suites));
+  console.log(totalsLine(suites));
 }
