@@ -33,6 +33,7 @@ import {
   type Turn,
   TurnTree,
 } from "../../trajectory/mod.ts";
+import { NativeMemoryTrim } from "../../model/mod.ts";
 import { parseJsonBody } from "../http/mod.ts";
 import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
 import { arrayElements, topLevelValue } from "./json_layout.ts";
@@ -162,6 +163,9 @@ export class KnownPrefixes {
    * that is not one). The bytes are this object's after: `keep` keeps or frees them.
    */
   read(rollout: Rollout, adapter: ProtocolAdapter, url: URL, bytes: Uint8Array): PrefixRead {
+    // The server's chunks of this body are native garbage of its size, which glibc keeps once
+    // V8 frees them: they count toward the next `malloc_trim` as tokenized text does.
+    void NativeMemoryTrim.shared().afterLargeBuffers(bytes.byteLength);
     const layout = adapter.history;
     if (layout) {
       for (const lane of this.#lanes.get(rollout) ?? []) {
