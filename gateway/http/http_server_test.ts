@@ -195,16 +195,18 @@ Deno.test("http server: a body read whole keeps its cap and its clocks; a JSON a
 
 Deno.test("http server: a body that keeps coming within the idle timeout is read to its end, however long", async () => {
   // The idle clock restarts with each piece (one timer per body, moved by each piece): pieces
-  // 150 ms apart under a 300 ms idle timeout, 750 ms in all, are one body; a stop after them is
-  // a stall counted from the last piece.
-  await withServer(async (req) => {
+  // 250 ms apart under a 1 s idle timeout, 1.25 s in all, are one body; a stop after them is a
+  // stall counted from the last piece. (Margins of 4× for a loaded machine's late timers.)
+  const server = await serveHttp(async (req) => {
     try {
       return new Response(`read ${(await readBodyBytes(req, 1_000))?.byteLength}`);
     } catch (e) {
       assert.ok(e instanceof GatewayError);
       return new Response(e.message, { status: e.status });
     }
-  }, async (port) => {
+  }, { hostname: "127.0.0.1", port: 0, timeouts: { ...TIMEOUTS, bodyIdleMs: 1_000 } });
+  const port = server.addr.port;
+  try {
     const send = async (pieces: number, declared: number) => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       const encoder = new TextEncoder();
@@ -212,13 +214,13 @@ Deno.test("http server: a body that keeps coming within the idle timeout is read
         encoder.encode(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`),
       );
       for (let k = 0; k < pieces; k++) {
-        await new Promise((r) => setTimeout(r, 150));
+        await new Promise((r) => setTimeout(r, 250));
         await conn.write(encoder.encode("abcde"));
       }
       const sent = Date.now();
       const chunks: string[] = [];
       const buf = new Uint8Array(4096);
-      const timer = setTimeout(() => conn.close(), 5_000);
+      const timer = setTimeout(() => conn.close(), 10_000);
       try {
         for (let n; (n = await conn.read(buf)) !== null;) {
           chunks.push(new TextDecoder().decode(buf.subarray(0, n)));
@@ -238,8 +240,10 @@ Deno.test("http server: a body that keeps coming within the idle timeout is read
     assert.match(stalled.text, /^HTTP\/1.1 408/);
     assert.match(stalled.text, /the request body stalled/);
     assert.ok(
-      stalled.afterLastMs >= 250,
+      stalled.afterLastMs >= 900,
       `the stall counts from the last piece: ${stalled.afterLastMs} ms`,
     );
-  });
+  } finally {
+    await server.shutdown();
+  }
 });
