@@ -16,9 +16,9 @@
  * load). A rollout's lanes go when it ends (`forget`).
  *
  * A body handed to `read` is this class's from then on: kept as a lane, or freed at once when it
- * is not kept or its lane goes (its buffer detached, `freeBody`). Bodies are external memory that
- * only a major GC would free otherwise: at 1,000 rollouts × 32k they were most of the gateway's
- * garbage (~150 kB a turn), and the peak RSS waited for them.
+ * is not kept or its lane goes (its buffer detached, `freeBody`). Left to the GC they are external
+ * memory that only a major GC frees: at 1,000 rollouts × 32k, half of the external garbage between
+ * two major GCs (~280 MB before, ~140 MB after; `docs/benchmarks.md`, issue 33).
  *
  * @module
  */
