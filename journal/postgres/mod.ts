@@ -7,8 +7,8 @@
  * answer writes in `request_events.ts`); who owns a rollout (`ownership_rows.ts`); the replicas
  * and their shared pause (`replica_rows.ts`); the notification channels (`channels.ts`); errors
  * worth a retry (`connection_errors.ts`); a replica's connections, which reconnect within half a
- * second of the database's return (`pool_options.ts`). `cluster/` coordinates replicas with these and writes
- * no SQL of its own.
+ * second of the database's return (`pool_options.ts`). `cluster/` coordinates replicas with these
+ * and writes no SQL of its own.
  *
  * @example
  * ```ts
