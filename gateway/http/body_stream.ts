@@ -95,6 +95,12 @@ export function requestBody(
   /** Why the body can no longer be read, for a reader that comes after. */
   let failure: Error | undefined;
   let idle: ReturnType<typeof setTimeout> | undefined;
+  /** When the last piece came (the idle clock's start): `performance.now()`. */
+  let lastPiece = 0;
+  const stopIdle = () => {
+    clearTimeout(idle);
+    idle = undefined;
+  };
   const closeConnection = () => {
     res.shouldKeepAlive = false;
     // The response is already out: nothing else will end the connection.
@@ -103,7 +109,7 @@ export function requestBody(
   /** Stops feeding the sink; what still arrives is read and dropped, so the socket flows. */
   const detach = () => {
     open = false;
-    clearTimeout(idle);
+    stopIdle();
     req.resume();
   };
   const fail = (e: Error) => {
@@ -117,19 +123,28 @@ export function requestBody(
     fail(new GatewayError(408, message));
     closeConnection();
   };
+  /** Due when the idle clock may have run out: it has if no piece came since. */
+  const idleDue = () => {
+    const quiet = performance.now() - lastPiece;
+    if (quiet < timeouts.bodyIdleMs) {
+      idle = setTimeout(idleDue, timeouts.bodyIdleMs - quiet);
+      return;
+    }
+    idle = undefined;
+    stall(`the request body stalled: nothing arrived for ${timeouts.bodyIdleMs / 1000} s`);
+  };
+  // A piece restarts the idle clock by moving its start: one timer per body, not one per piece
+  // (a 600 kB history arrives in ten 64 kB pieces, each a timer made and cleared).
   const arm = () => {
-    clearTimeout(idle);
-    idle = setTimeout(
-      () => stall(`the request body stalled: nothing arrived for ${timeouts.bodyIdleMs / 1000} s`),
-      timeouts.bodyIdleMs,
-    );
+    lastPiece = performance.now();
+    idle ??= setTimeout(idleDue, timeouts.bodyIdleMs);
   };
   const deadline = setTimeout(
     () => stall(`the request body took longer than ${timeouts.bodyMs / 1000} s`),
     timeouts.bodyMs,
   );
   const done = () => {
-    clearTimeout(idle);
+    stopIdle();
     clearTimeout(deadline);
   };
   req.on("end", done);
@@ -144,7 +159,7 @@ export function requestBody(
       if (!open) return;
       if (to.piece(chunk)) return arm();
       // The reader is behind, not the client: no idle clock until it asks for more.
-      clearTimeout(idle);
+      stopIdle();
       req.pause();
     });
     req.on("end", () => {

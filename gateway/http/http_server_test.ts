@@ -192,3 +192,58 @@ Deno.test("http server: a body read whole keeps its cap and its clocks; a JSON a
     assert.ok(stalled.closedAfterMs !== null, "the connection closed");
   });
 });
+
+Deno.test("http server: a body that keeps coming within the idle timeout is read to its end, however long", async () => {
+  // The idle clock restarts with each piece (one timer per body, moved by each piece): pieces
+  // 250 ms apart under a 1 s idle timeout, 1.25 s in all, are one body; a stop after them is a
+  // stall counted from the last piece. (Margins of 4× for a loaded machine's late timers.)
+  const server = await serveHttp(async (req) => {
+    try {
+      return new Response(`read ${(await readBodyBytes(req, 1_000))?.byteLength}`);
+    } catch (e) {
+      assert.ok(e instanceof GatewayError);
+      return new Response(e.message, { status: e.status });
+    }
+  }, { hostname: "127.0.0.1", port: 0, timeouts: { ...TIMEOUTS, bodyIdleMs: 1_000 } });
+  const port = server.addr.port;
+  try {
+    const send = async (pieces: number, declared: number) => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      const encoder = new TextEncoder();
+      await conn.write(
+        encoder.encode(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`),
+      );
+      for (let k = 0; k < pieces; k++) {
+        await new Promise((r) => setTimeout(r, 250));
+        await conn.write(encoder.encode("abcde"));
+      }
+      const sent = Date.now();
+      const chunks: string[] = [];
+      const buf = new Uint8Array(4096);
+      const timer = setTimeout(() => conn.close(), 10_000);
+      try {
+        for (let n; (n = await conn.read(buf)) !== null;) {
+          chunks.push(new TextDecoder().decode(buf.subarray(0, n)));
+          if (/\r\n\r\n.+/s.test(chunks.join(""))) break;
+        }
+      } catch { /* closed by the timer */ }
+      clearTimeout(timer);
+      try {
+        conn.close();
+      } catch { /* closed */ }
+      return { text: chunks.join(""), afterLastMs: Date.now() - sent };
+    };
+    const whole = await send(5, 25);
+    assert.match(whole.text, /^HTTP\/1.1 200/);
+    assert.match(whole.text, /\r\nread 25\r\n/);
+    const stalled = await send(3, 25);
+    assert.match(stalled.text, /^HTTP\/1.1 408/);
+    assert.match(stalled.text, /the request body stalled/);
+    assert.ok(
+      stalled.afterLastMs >= 900,
+      `the stall counts from the last piece: ${stalled.afterLastMs} ms`,
+    );
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -32,3 +32,4 @@
 export { trainerRoutes } from "./trainer_routes.ts";
 export { trainerErrorBody } from "./api_error.ts";
 export { BASE64_IDS_MEDIA_TYPE, idsFromBase64, pendingBody } from "./id_transport.ts";
+export { CompleteSchema, TeacherCompleteSchema } from "./trainer_schema.ts";
