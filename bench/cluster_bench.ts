@@ -14,8 +14,15 @@
  * 4. `rows`: as `journal`, the trainer completing every turn with `routed_experts` of 48 layers ×
  *    top-8 (uint8, 384 bytes a position); also the bytes PostgreSQL's `token_rows` holds per
  *    position. (Not part of `all`.)
+ * 5. `statements`: as `journal`, the replica only, on a server that keeps statement statistics
+ *    (`pg_stat_statements`): the statements that took the server's time, with their calls and
+ *    time each. (Not part of `all`.)
+ * 6. `trips`: what one round trip to the database costs, the floor under a replica's cost per
+ *    turn: CPU of the `postgres` client (this process, a replica's pool options) and of the
+ *    PostgreSQL server per statement, 8 in flight, for `SELECT 1` and for a one-row `UPDATE`
+ *    that commits (a claim or a completion is one). (Not part of `all`.)
  *
- * Run: `deno run -A bench/cluster_bench.ts [journal|replicas|failover|rows|all] [rollouts] [turns]`
+ * Run: `deno run -A bench/cluster_bench.ts [journal|replicas|failover|rows|statements|trips|all] [rollouts] [turns]`
  * (default all, 100 × 10).
  *
  * @module
@@ -27,6 +34,7 @@ import { type GatewayProcess, startGateway } from "../tests/support/gateway_proc
 import { startHaproxy } from "../tests/support/haproxy.ts";
 import { type PostgresServer, startPostgres } from "../tests/support/postgres_server.ts";
 import { scriptedReply } from "../tests/cluster/load.ts";
+import { poolOptions } from "../journal/mod.ts";
 
 const WHAT = Deno.args[0] ?? "all";
 const ROLLOUTS = Number(Deno.args[1] ?? 100);
@@ -170,8 +178,11 @@ async function load(
 const pct = (xs: number[], p: number) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length * p)];
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-async function withPostgres<T>(fn: (pg: PostgresServer) => Promise<T>): Promise<T> {
-  const pg = await startPostgres();
+async function withPostgres<T>(
+  fn: (pg: PostgresServer) => Promise<T>,
+  settings: string[] = [],
+): Promise<T> {
+  const pg = await startPostgres(settings);
   try {
     return await fn(pg);
   } finally {
@@ -225,6 +236,63 @@ async function journalCost(rows = false) {
         (Number(kept.bytes) / Number(kept.positions)).toFixed(1)
       } bytes a position, table, TOAST and index)`,
     );
+  });
+}
+
+/** The replica's load on a server keeping statement statistics: where the server's time goes. */
+async function statementCost() {
+  await withPostgres(async (pg) => {
+    const [replica] = await startReplicas(1, pg.url);
+    const stats = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      await stats`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+      await stats`SELECT pg_stat_statements_reset()`;
+      const run = await load(replica.url, "S");
+      const top = await stats<{ calls: string; ms: number; q: string }[]>`
+        SELECT calls, total_exec_time AS ms,
+          left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 90) AS q
+        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`;
+      console.log(`statements a turn took the server's time on (${run.turns} turns):`);
+      for (const t of top) {
+        console.log(
+          `  ${(t.ms / run.turns).toFixed(3)} ms/turn, ${
+            (Number(t.calls) / run.turns).toFixed(2)
+          } calls/turn, ${(1000 * t.ms / Number(t.calls)).toFixed(0)} µs each: ${t.q}`,
+        );
+      }
+    } finally {
+      await stats.end();
+      await replica.stop();
+    }
+  }, ["shared_preload_libraries=pg_stat_statements"]);
+}
+
+/** CPU per statement of this process's `postgres` client and of the server, 8 in flight. */
+async function roundTrips(statements = 20_000) {
+  await withPostgres(async (pg) => {
+    const sql = postgres(pg.url, poolOptions(10, 10));
+    await sql`CREATE TABLE trip (id int PRIMARY KEY, n bigint)`;
+    await sql`INSERT INTO trip SELECT i, 0 FROM generate_series(0, 99) i`;
+    const kinds: [string, (i: number) => Promise<unknown>][] = [
+      ["SELECT 1", () => sql`SELECT 1`],
+      ["one-row UPDATE, committed", (i) => sql`UPDATE trip SET n = n + 1 WHERE id = ${i % 100}`],
+    ];
+    for (const [name, statement] of kinds) {
+      let next = 0;
+      const lane = async () => {
+        while (next < statements) await statement(next++);
+      };
+      const [c0, p0, t0] = [cpuSeconds(Deno.pid), postgresCpu(), performance.now()];
+      await Promise.all(Array.from({ length: 8 }, lane));
+      const [c1, p1, t1] = [cpuSeconds(Deno.pid), postgresCpu(), performance.now()];
+      const per = (x: number) => `${(1e6 * x / statements).toFixed(0)} µs`;
+      console.log(
+        `${name}: ${statements} statements in ${((t1 - t0) / 1000).toFixed(1)} s; client CPU ${
+          per(c1 - c0)
+        }, PostgreSQL CPU ${per(p1 - p0)} a statement`,
+      );
+    }
+    await sql.end();
   });
 }
 
@@ -305,6 +373,8 @@ console.log(
 );
 if (WHAT === "journal" || WHAT === "all") await journalCost();
 if (WHAT === "rows") await journalCost(true);
+if (WHAT === "statements") await statementCost();
+if (WHAT === "trips") await roundTrips();
 if (WHAT === "replicas" || WHAT === "all") await replicaThroughput();
 if (WHAT === "failover" || WHAT === "all") {
   await failover([], "owner lease 10 s");

@@ -20,6 +20,7 @@ import {
   OwnershipRows,
   PAUSE_CHANNEL,
   PgJournal,
+  poolOptions,
   QUEUE_CHANNEL,
   replicaChannel,
   ReplicaRows,
@@ -98,12 +99,7 @@ export class Cluster {
   /** Connects, creates or migrates the schema. */
   static async open(o: ClusterOptions): Promise<Cluster> {
     guardClosedSocketWrites();
-    const sql = postgres(o.databaseUrl, {
-      max: o.connections ?? 10,
-      onnotice: () => {},
-      connect_timeout: 10,
-      idle_timeout: 0,
-    });
+    const sql = postgres(o.databaseUrl, poolOptions(o.connections ?? 10, 10));
     try {
       await migrate(sql);
     } catch (e) {
@@ -181,12 +177,7 @@ export class Cluster {
     const applyPause = (paused: boolean) => paused ? gw.rollouts.pause() : gw.rollouts.resume();
     // The heartbeat has a connection of its own: it must not wait behind the replica's work
     // (after the database was away, queued writes go first; a late beat loses the leases).
-    const beat = postgres(this.o.databaseUrl, {
-      max: 1,
-      onnotice: () => {},
-      connect_timeout: 5,
-      idle_timeout: 0,
-    });
+    const beat = postgres(this.o.databaseUrl, poolOptions(1, 5));
     this.#onStop.push(() => void beat.end({ timeout: 1 }).catch(() => {}));
     this.#heartbeat = new Heartbeat({
       replicas: new ReplicaRows(beat, this.replica, this.o.advertiseUrl),

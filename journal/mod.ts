@@ -47,6 +47,7 @@ export {
   OwnershipRows,
   PAUSE_CHANNEL,
   PgJournal,
+  poolOptions,
   QUEUE_CHANNEL,
   replicaChannel,
   ReplicaRows,

@@ -6,8 +6,9 @@
  * trainers answer (`request_rows.ts`, their states in `request_states.ts`, the events a trainer's
  * answer writes in `request_events.ts`); who owns a rollout (`ownership_rows.ts`); the replicas
  * and their shared pause (`replica_rows.ts`); the notification channels (`channels.ts`); errors
- * worth a retry (`connection_errors.ts`). `cluster/` coordinates replicas with these and writes
- * no SQL of its own.
+ * worth a retry (`connection_errors.ts`); a replica's connections, which reconnect within half a
+ * second of the database's return (`pool_options.ts`). `cluster/` coordinates replicas with these
+ * and writes no SQL of its own.
  *
  * @example
  * ```ts
@@ -33,6 +34,7 @@
 export { PgJournal } from "./pg_journal.ts";
 export { tokenHash } from "./event_rows.ts";
 export { isConnectionError } from "./connection_errors.ts";
+export { poolOptions } from "./pool_options.ts";
 export { migrate } from "./schema.ts";
 export { guardClosedSocketWrites } from "./closed_socket_write.ts";
 export { type Outcome, RequestRows } from "./request_rows.ts";

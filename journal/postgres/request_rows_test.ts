@@ -1,6 +1,7 @@
 /**
  * The pending requests' statements against a real PostgreSQL (Debian's, started by the test): the
- * open states are declared once (the released migration's partial index spells the same list), a
+ * open states are declared once (the released migration's partial index spells the same list), the
+ * table is vacuumed by a count of dead rows, a
  * completion is accepted once and the same one sent again is `resent`, the stored answer is a
  * typed request event whose checksum catches a changed byte, and what a gone replica handed out
  * unacknowledged is offered again at once.
@@ -30,6 +31,12 @@ Deno.test({
         SELECT indexdef FROM pg_indexes WHERE indexname = 'pending_open'`;
       const listed = [...indexdef.matchAll(/'(\w+)'::text/g)].map((m) => m[1]);
       assert.deepEqual(listed, [...OPEN_STATES], indexdef);
+      // A claim walks the index's dead entries: vacuumed by a count of them, not a share.
+      const [{ reloptions }] = await sql`SELECT reloptions FROM pg_class WHERE relname = 'pending'`;
+      assert.deepEqual(reloptions, [
+        "autovacuum_vacuum_scale_factor=0",
+        "autovacuum_vacuum_threshold=1000",
+      ]);
 
       await sql`INSERT INTO rollouts (id, status, owner, epoch, lease_until)
         VALUES ('r1', 'active', 'owner', 1, now() + interval '1 minute')`;

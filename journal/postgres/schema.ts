@@ -25,7 +25,8 @@
  *
  * Since version 4 every event and sample row carries `sum`, the CRC-32 of its data and arrays
  * (`../row_checksum.ts`), checked when it is read, and a delivered request names the replica
- * that handed it to a trainer (`delivered_by`).
+ * that handed it to a trainer (`delivered_by`). Since version 5 `pending` is vacuumed once 1,000
+ * of its rows are dead, not once 20% of it is.
  *
  * @module
  */
@@ -125,6 +126,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN sum bigint;
   ALTER TABLE samples ADD COLUMN sum bigint;
   ALTER TABLE pending ADD COLUMN delivered_by text;
+  `,
+  // 5: every claim walks the dead entries of the open-request index (each claim, ack and append
+  // leaves one); autovacuum's default waits for 20% of the table to be dead, a share that grows
+  // with the run. A fixed count bounds them by what a minute (autovacuum's nap) resolves instead.
+  `
+  ALTER TABLE pending SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
   `,
 ];
 

@@ -66,8 +66,11 @@ async function runPg(bin: string, args: string[]): Promise<string> {
   return text;
 }
 
-/** Makes a cluster in a temporary directory and starts it on a free loopback port. */
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * Makes a cluster in a temporary directory and starts it on a free loopback port; `settings`:
+ * more server settings (`name=value`), e.g. a bench's statement statistics.
+ */
+export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
   const bin = postgresBin();
   if (!bin) throw new Error(postgresMissing());
   const dir = await Deno.makeTempDir({ prefix: "rollgate-pg-" });
@@ -96,6 +99,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     `-c unix_socket_directories=${dir}`,
     "-c fsync=off", // a test cluster: durability across power loss is not what is tested
     "-c max_connections=200",
+    ...settings.map((setting) => `-c ${setting}`),
   ].join(" ");
   const start = () =>
     runPg(`${bin}/pg_ctl`, [
