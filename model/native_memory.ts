@@ -79,8 +79,8 @@ export class NativeMemoryTrim {
 
   /**
    * Counts bytes of large native buffers a request made and dropped (a trainer's routing rows:
-   * its body, the decoded rows, SQLite's copy; issue 24), which glibc keeps the same way; they
-   * weigh as much as characters tokenized.
+   * its body, the decoded rows, SQLite's copy, issue 24; an agent's body, issue 33), which glibc
+   * keeps the same way; they weigh as much as characters tokenized.
    */
   afterLargeBuffers(bytes: number): Promise<void> | null {
     this.#chars += bytes;

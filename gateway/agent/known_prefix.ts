@@ -15,6 +15,11 @@
  * is read whole and its body not kept (the lanes kept stay: no thrashing under round-robin
  * load). A rollout's lanes go when it ends (`forget`).
  *
+ * A body handed to `read` is this class's from then on: kept as a lane, or freed at once when it
+ * is not kept or its lane goes (its buffer detached, `freeBody`). Left to the GC they are external
+ * memory that only a major GC frees: at 1,000 rollouts × 32k, half of the external garbage between
+ * two major GCs (~280 MB before, ~140 MB after; `docs/benchmarks.md`, issue 33).
+ *
  * @module
  */
 import { Buffer } from "node:buffer";
@@ -28,6 +33,7 @@ import {
   type Turn,
   TurnTree,
 } from "../../trajectory/mod.ts";
+import { NativeMemoryTrim } from "../../model/mod.ts";
 import { parseJsonBody } from "../http/mod.ts";
 import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
 import { arrayElements, topLevelValue } from "./json_layout.ts";
@@ -105,6 +111,21 @@ function extends_(node: HistoryNode, earlier: HistoryNode): boolean {
   return n === earlier;
 }
 
+/**
+ * Frees `bytes`' memory now rather than at the next major GC: its buffer is detached (every view
+ * of it reads as empty after). Only a view of a whole, detachable buffer (what the server reads a
+ * body into); anything else is left to the GC.
+ */
+function freeBody(bytes: Uint8Array): void {
+  const buffer = bytes.buffer;
+  if (!(buffer instanceof ArrayBuffer) || bytes.byteLength !== buffer.byteLength) return;
+  try {
+    buffer.transfer(0);
+  } catch {
+    // not detachable (a buffer its owner pinned): the GC frees it
+  }
+}
+
 function grown(array: Int32Array, length: number): Int32Array {
   if (array.length >= length) return array;
   const next = new Int32Array(Math.max(length, array.length * 2));
@@ -134,15 +155,17 @@ export class KnownPrefixes {
 
   /** Drops a rollout's lanes (it ended). */
   forget(rollout: Rollout): void {
-    for (const lane of this.#lanes.get(rollout) ?? []) this.#bytes -= lane.bytes.byteLength;
-    this.#lanes.delete(rollout);
+    for (const lane of [...this.#lanes.get(rollout) ?? []]) this.#take(rollout, lane);
   }
 
   /**
    * `bytes` read as `adapter`'s request for `rollout` (throws as `parseRequest` does for a body
-   * that is not one).
+   * that is not one). The bytes are this object's after: `keep` keeps or frees them.
    */
   read(rollout: Rollout, adapter: ProtocolAdapter, url: URL, bytes: Uint8Array): PrefixRead {
+    // The server's chunks of this body are native garbage of its size, which glibc keeps once
+    // V8 frees them: they count toward the next `malloc_trim` as tokenized text does.
+    void NativeMemoryTrim.shared().afterLargeBuffers(bytes.byteLength);
     const layout = adapter.history;
     if (layout) {
       for (const lane of this.#lanes.get(rollout) ?? []) {
@@ -157,7 +180,7 @@ export class KnownPrefixes {
     this.stats.whole++;
     const body = parseJsonBody(decoder.decode(bytes));
     const call = adapter.requestOf ? adapter.requestOf(url, body) : body;
-    if (!layout) return { body, request: adapter.parseRequest(call), keep() {} };
+    if (!layout) return { body, request: adapter.parseRequest(call), keep: () => freeBody(bytes) };
     const read = layout.read(call);
     return {
       body,
@@ -165,6 +188,7 @@ export class KnownPrefixes {
       keep: (turn) => {
         const draft = this.#draft(adapter, layout, bytes, read);
         if (draft) this.#keep(rollout, draft, turn);
+        else this.#free(rollout, bytes);
       },
     };
   }
@@ -234,7 +258,7 @@ export class KnownPrefixes {
       if (!sameMessage(was, now) || !sameForm(was, now)) return null;
     }
     // Lined up: the lane is this request's now (out of the cache, so no other request reuses it).
-    this.#take(rollout, lane);
+    this.#take(rollout, lane, bytes);
     const depth = lane.lead + lane.made[j - 1];
     // The lane's array becomes this request's messages, and then the next lane's.
     const messages = lane.messages;
@@ -294,10 +318,14 @@ export class KnownPrefixes {
   /** Keeps `draft` as a lane of `rollout`, with the history `turn` mounted (a new turn only). */
   #keep(rollout: Rollout, draft: LaneDraft, turn: Turn): void {
     const depth = draft.lead + draft.made[draft.count - 1];
-    // A retry answers an earlier turn, whose edits are its own request's; and a message count
-    // that does not add up means the lane would not describe this history.
-    if (turn.retries > 0 || draft.made[draft.count - 1] < 0 || turn.history.depth !== depth) {
-      return;
+    // A retry answers an earlier turn, whose edits are its own request's; a message count that
+    // does not add up means the lane would not describe this history; and freed bytes (a second
+    // `keep`) are no body.
+    if (
+      draft.bytes.byteLength === 0 || turn.retries > 0 || draft.made[draft.count - 1] < 0 ||
+      turn.history.depth !== depth
+    ) {
+      return this.#free(rollout, draft.bytes);
     }
     const size = draft.bytes.byteLength;
     if (!draft.messages) {
@@ -305,13 +333,13 @@ export class KnownPrefixes {
       // conversation, whose history this one extends, will not be matched again.
       for (const lane of [...this.#lanes.get(rollout) ?? []]) {
         if (lane.protocol === draft.protocol && extends_(turn.history, lane.history)) {
-          this.#take(rollout, lane);
+          this.#take(rollout, lane, draft.bytes);
         }
       }
     }
     const lanes = this.#lanes.get(rollout) ?? [];
-    if (lanes.length >= LANES_PER_ROLLOUT) this.#take(rollout, lanes.at(-1)!);
-    if (this.#bytes + size > this.budgetBytes) return;
+    if (lanes.length >= LANES_PER_ROLLOUT) this.#take(rollout, lanes.at(-1)!, draft.bytes);
+    if (this.#bytes + size > this.budgetBytes) return this.#free(rollout, draft.bytes);
     let messages: Message[];
     if (draft.messages) {
       // The known part is the tree's already; the rest from the turn's path, edits as sent (the
@@ -334,12 +362,20 @@ export class KnownPrefixes {
     this.#lanes.set(rollout, [lane, ...(this.#lanes.get(rollout) ?? [])]);
   }
 
-  #take(rollout: Rollout, lane: Lane): void {
+  /** Drops `lane`, and frees its body unless it is `reading`'s (the same bytes read again). */
+  #take(rollout: Rollout, lane: Lane, reading?: Uint8Array): void {
     const lanes = this.#lanes.get(rollout);
     const i = lanes?.indexOf(lane) ?? -1;
     if (i < 0) return;
     lanes!.splice(i, 1);
     this.#bytes -= lane.bytes.byteLength;
     if (lanes!.length === 0) this.#lanes.delete(rollout);
+    if (lane.bytes.buffer !== reading?.buffer) this.#free(rollout, lane.bytes);
+  }
+
+  /** Frees a body unless a lane of `rollout` holds it (the same bytes read twice). */
+  #free(rollout: Rollout, bytes: Uint8Array): void {
+    if (this.#lanes.get(rollout)?.some((lane) => lane.bytes.buffer === bytes.buffer)) return;
+    freeBody(bytes);
   }
 }

@@ -621,3 +621,34 @@ for (const p of [chat, anthropic, responses, gemini]) {
     assert.ok(missed <= expected / 20, `${p.name}: ${missed} of ${expected} extensions read whole`);
   });
 }
+
+Deno.test("known prefix: a body is freed once no lane holds it, the kept one when its rollout ends", async () => {
+  const side = new Side(true);
+  await side.create();
+  const prefixes = side.gw.knownPrefixes;
+  const bodies: Uint8Array[] = [];
+  const read = prefixes.read.bind(prefixes);
+  prefixes.read = (rollout, adapter, url, bytes) => {
+    bodies.push(bytes);
+    return read(rollout, adapter, url, bytes);
+  };
+  let history = chat.start("You are a coding agent.", "Fix the failing test.");
+  for (let turn = 0; turn < 4; turn++) {
+    const res = await side.send(chat, JSON.stringify(chat.body(history, "", TOOLS)));
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const { text, calls, echo } = chat.answer(res.json, rng(turn));
+    history = [...history, ...echo, ...chat.results(calls, text)];
+  }
+  assert.equal(prefixes.stats.fromPrefix, 3, "turns 2–4 read from their known prefix");
+  // Freed means detached: its memory went back at once, not at the next major GC.
+  assert.deepEqual(bodies.map((b) => b.byteLength === 0), [true, true, true, false]);
+  assert.equal(prefixes.bytes, bodies[3].byteLength);
+  const finished = await side.gw.app.request(`/api/rollouts/${side.rollout.id}/finish`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ reward: 1 }),
+  });
+  assert.equal(finished.status, 200, await finished.text());
+  assert.equal(bodies[3].byteLength, 0, "the last body went with its rollout");
+  assert.equal(prefixes.bytes, 0);
+});
