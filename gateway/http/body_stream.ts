@@ -29,8 +29,8 @@ export interface BodyTimeouts {
 const LINGER_MS = 2_000;
 
 export interface RequestBody {
-  /** The body as a stream, made when first asked for; it starts reading when first read. */
-  readonly stream: ReadableStream<Uint8Array>;
+  /** The body as a stream; it starts reading when first read. */
+  stream: ReadableStream<Uint8Array>;
   /**
    * The whole body in one buffer (a 413 past `maxBytes`), read without a stream; only one of
    * this and `stream` may read the body.
@@ -63,6 +63,20 @@ function lingerOnClose(socket: Socket): void {
     const cut = setTimeout(() => socket.destroy(), LINGER_MS);
     socket.once("close", () => clearTimeout(cut));
   };
+}
+
+/** The one-buffer reader of each request the server made (see {@link directBody}). */
+const direct = new WeakMap<Request, RequestBody["bytes"]>();
+
+/** `request` is read by `body` (its `bytes` serve {@link directBody}). */
+export function servedWith(request: Request, body: RequestBody): Request {
+  direct.set(request, body.bytes);
+  return request;
+}
+
+/** How to read `request`'s body whole without its stream, when the server made it; else undefined. */
+export function directBody(request: Request): RequestBody["bytes"] | undefined {
+  return direct.get(request);
 }
 
 /**
@@ -177,30 +191,29 @@ export function requestBody(
     req.resume();
   };
 
-  const makeStream = () =>
-    new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sink) return more();
-        attach({
-          piece(chunk) {
-            try {
-              controller.enqueue(chunk);
-            } catch {
-              detach(); // the stream ended under us: drop the rest
-              return true;
-            }
-            return (controller.desiredSize ?? 1) > 0;
-          },
-          end: () => controller.close(),
-          fail: (e) => controller.error(e),
-        });
-      },
-      cancel() {
-        // A reader stopped early (a size cap): the rest is never read, the connection closes.
-        detach();
-        res.shouldKeepAlive = false;
-      },
-    }, { highWaterMark: 0 });
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sink) return more();
+      attach({
+        piece(chunk) {
+          try {
+            controller.enqueue(chunk);
+          } catch {
+            detach(); // the stream ended under us: drop the rest
+            return true;
+          }
+          return (controller.desiredSize ?? 1) > 0;
+        },
+        end: () => controller.close(),
+        fail: (e) => controller.error(e),
+      });
+    },
+    cancel() {
+      // A reader stopped early (a size cap): the rest is never read, the connection closes.
+      detach();
+      res.shouldKeepAlive = false;
+    },
+  }, { highWaterMark: 0 });
 
   const bytes = (maxBytes: number) =>
     new Promise<Uint8Array>((resolve, reject) => {
@@ -232,11 +245,8 @@ export function requestBody(
       });
     });
 
-  let stream: ReadableStream<Uint8Array> | undefined;
   return {
-    get stream() {
-      return stream ??= makeStream();
-    },
+    stream,
     bytes,
     answered() {
       done(); // the body's clocks end with the handler: the connection's own take over

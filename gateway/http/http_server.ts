@@ -7,7 +7,8 @@
  * and memory forever.) The caps know a balancer: see `connection_caps.ts`. A head node cannot parse gets a JSON 400 or 431. `Deno.serve` has no such
  * timeouts (denoland/deno#3515), so this serves through `node:http`, whose sockets give the
  * connection events the timeouts need, and hands each request to a fetch handler (the Hono app)
- * as a standard `Request` whose signal aborts when the client goes away.
+ * as a standard `Request` whose signal aborts when the client goes away. The JSON readers take a
+ * body into one buffer straight from node's pieces, each piece freed once copied (`body_stream.ts`).
  *
  * @example
  * ```ts
@@ -22,8 +23,7 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
-import { type BodyTimeouts, type RequestBody, requestBody } from "./body_stream.ts";
-import { ServedRequest } from "./served_request.ts";
+import { type BodyTimeouts, type RequestBody, requestBody, servedWith } from "./body_stream.ts";
 import {
   type Admission,
   ConnectionCaps,
@@ -222,16 +222,12 @@ async function respond(
   timeouts: BodyTimeouts,
   client: string,
 ): Promise<void> {
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
   const method = req.method ?? "GET";
   const body = method === "GET" || method === "HEAD" ? null : requestBody(req, res, timeouts);
-  const request = toRequest(req, hostname, body);
-  /** The client went away before its answer was written. */
-  let gone = false;
-  res.on("close", () => {
-    if (res.writableFinished) return;
-    gone = true;
-    request.clientLeft();
-  });
   let response: Response;
   try {
     // Behind a trusted proxy: the client it names.
@@ -240,7 +236,9 @@ async function respond(
       hostname: client,
       port: client === req.socket.remoteAddress ? req.socket.remotePort ?? 0 : 0,
     };
-    response = await handler(request, { remoteAddr });
+    response = await handler(toRequest(req, hostname, body, gone.signal), {
+      remoteAddr,
+    });
   } catch (e) {
     console.error("rollgate: unhandled error serving a request:", e);
     response = Response.json({ error: { type: "server_error", message: String(e) } }, {
@@ -248,7 +246,7 @@ async function respond(
     });
   }
   body?.answered();
-  if (gone) {
+  if (gone.signal.aborted) {
     await response.body?.cancel();
     return;
   }
@@ -270,7 +268,7 @@ async function respond(
       console.error("rollgate: response body failed:", e);
       return void res.destroy();
     }
-    if (gone) return;
+    if (gone.signal.aborted) return;
     headers["content-length"] = String(bytes.byteLength);
     res.writeHead(response.status, headers);
     res.end(bytes);
@@ -287,12 +285,12 @@ async function respond(
       const { done, value } = await reader.read();
       if (done) break;
       if (!res.write(value)) await new Promise((r) => res.once("drain", r));
-      if (gone) return;
+      if (gone.signal.aborted) return;
     }
     res.end();
   } catch (e) {
     // The body failed after the head was sent: all that is left is to cut the connection.
-    if (!gone) console.error("rollgate: response body failed:", e);
+    if (!gone.signal.aborted) console.error("rollgate: response body failed:", e);
     res.destroy();
   } finally {
     res.off("close", stop);
@@ -303,7 +301,8 @@ function toRequest(
   req: http.IncomingMessage,
   hostname: string,
   body: RequestBody | null,
-): ServedRequest {
+  signal: AbortSignal,
+): Request {
   // Pairs, not a `Headers`: the Request converts a `Headers` through its sorting iterator, which
   // cost ~12 kB of garbage and 10 µs a request (issue 20's allocation profile).
   const headers: [string, string][] = [];
@@ -311,5 +310,13 @@ function toRequest(
     headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
-  return new ServedRequest(url, req.method ?? "GET", headers, body);
+  const request = new Request(url, {
+    method: req.method ?? "GET",
+    headers,
+    signal,
+    body: body?.stream ?? null,
+    // @ts-ignore: `duplex` is required for a streamed request body and missing from the types.
+    duplex: "half",
+  });
+  return body ? servedWith(request, body) : request;
 }

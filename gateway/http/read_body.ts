@@ -6,7 +6,7 @@
  * @module
  */
 import { GatewayError } from "../gateway_error.ts";
-import { directBody } from "./served_request.ts";
+import { directBody } from "./body_stream.ts";
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -44,16 +44,15 @@ export async function readBodyBytes(
 ): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) return null;
   // The gateway's own server reads it into one buffer, without the stream; elsewhere a declared
   // length is what the server reads, no more: one native read.
   const whole = directBody(request);
-  const stream = whole ? undefined : request.body;
-  if (stream === null) return null;
   const read = whole
     ? whole(maxBytes)
     : Number.isFinite(declared)
     ? request.bytes()
-    : readCapped(stream!, maxBytes);
+    : readCapped(request.body, maxBytes);
   return await (read as Promise<Uint8Array<ArrayBuffer>>).catch(cutOff);
 }
 
