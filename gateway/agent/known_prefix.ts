@@ -16,7 +16,7 @@
  * load). A rollout's lanes go when it ends (`forget`).
  *
  * A body handed to `read` is this class's from then on: kept as a lane, or freed at once when it
- * is not kept or its lane goes (its buffer detached, `freeBody`). Left to the GC they are external
+ * is not kept or its lane goes (its buffer detached, `freeBuffer`). Left to the GC they are external
  * memory that only a major GC frees: at 1,000 rollouts × 32k, half of the external garbage between
  * two major GCs (~280 MB before, ~140 MB after; `docs/benchmarks.md`, issue 33).
  *
@@ -34,7 +34,7 @@ import {
   TurnTree,
 } from "../../trajectory/mod.ts";
 import { NativeMemoryTrim } from "../../model/mod.ts";
-import { parseJsonBody } from "../http/mod.ts";
+import { freeBuffer, parseJsonBody } from "../http/mod.ts";
 import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
 import { arrayElements, topLevelValue } from "./json_layout.ts";
 
@@ -111,21 +111,6 @@ function extends_(node: HistoryNode, earlier: HistoryNode): boolean {
   return n === earlier;
 }
 
-/**
- * Frees `bytes`' memory now rather than at the next major GC: its buffer is detached (every view
- * of it reads as empty after). Only a view of a whole, detachable buffer (what the server reads a
- * body into); anything else is left to the GC.
- */
-function freeBody(bytes: Uint8Array): void {
-  const buffer = bytes.buffer;
-  if (!(buffer instanceof ArrayBuffer) || bytes.byteLength !== buffer.byteLength) return;
-  try {
-    buffer.transfer(0);
-  } catch {
-    // not detachable (a buffer its owner pinned): the GC frees it
-  }
-}
-
 function grown(array: Int32Array, length: number): Int32Array {
   if (array.length >= length) return array;
   const next = new Int32Array(Math.max(length, array.length * 2));
@@ -180,7 +165,13 @@ export class KnownPrefixes {
     this.stats.whole++;
     const body = parseJsonBody(decoder.decode(bytes));
     const call = adapter.requestOf ? adapter.requestOf(url, body) : body;
-    if (!layout) return { body, request: adapter.parseRequest(call), keep: () => freeBody(bytes) };
+    if (!layout) {
+      return {
+        body,
+        request: adapter.parseRequest(call),
+        keep: () => freeBuffer(bytes),
+      };
+    }
     const read = layout.read(call);
     return {
       body,
@@ -376,6 +367,6 @@ export class KnownPrefixes {
   /** Frees a body unless a lane of `rollout` holds it (the same bytes read twice). */
   #free(rollout: Rollout, bytes: Uint8Array): void {
     if (this.#lanes.get(rollout)?.some((lane) => lane.bytes.buffer === bytes.buffer)) return;
-    freeBody(bytes);
+    freeBuffer(bytes);
   }
 }

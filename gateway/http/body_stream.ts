@@ -79,6 +79,21 @@ export function directBody(request: Request): RequestBody["bytes"] | undefined {
   return direct.get(request);
 }
 
+/**
+ * Frees `bytes`' memory now rather than at the next major GC: its buffer is detached (every view
+ * of it reads as empty after). Only a view of a whole, detachable buffer (what the server reads a
+ * body into, and each piece node hands it); anything else is left to the GC.
+ */
+export function freeBuffer(bytes: Uint8Array): void {
+  const buffer = bytes.buffer;
+  if (!(buffer instanceof ArrayBuffer) || bytes.byteLength !== buffer.byteLength) return;
+  try {
+    buffer.transfer(0);
+  } catch {
+    // not detachable (a buffer its owner pinned): the GC frees it
+  }
+}
+
 function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError(413, `request body exceeds the gateway's limit of ${maxBytes} bytes`);
 }
@@ -220,6 +235,9 @@ export function requestBody(
           }
           buffer.set(chunk, size);
           size += chunk.byteLength;
+          // The piece is copied and nobody else has it (this is the body's only reader): its
+          // memory goes now, not at the next major GC.
+          freeBuffer(chunk);
           return true;
         },
         end: () => resolve(size === buffer.byteLength ? buffer : buffer.subarray(0, size)),

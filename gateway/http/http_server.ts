@@ -7,7 +7,8 @@
  * and memory forever.) The caps know a balancer: see `connection_caps.ts`. A head node cannot parse gets a JSON 400 or 431. `Deno.serve` has no such
  * timeouts (denoland/deno#3515), so this serves through `node:http`, whose sockets give the
  * connection events the timeouts need, and hands each request to a fetch handler (the Hono app)
- * as a standard `Request` whose signal aborts when the client goes away.
+ * as a standard `Request` whose signal aborts when the client goes away. The JSON readers take a
+ * body into one buffer straight from node's pieces, each piece freed once copied (`body_stream.ts`).
  *
  * @example
  * ```ts

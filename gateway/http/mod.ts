@@ -28,3 +28,4 @@ export { agentAccess, presentedToken, resolveAgentRollout } from "./auth.ts";
 export { describeIssues, explainIssues } from "./zod_issues.ts";
 export { uiAuth } from "./ui_auth.ts";
 export { type ConnectionLimits, type HttpTimeouts, serveHttp } from "./http_server.ts";
+export { freeBuffer } from "./body_stream.ts";
