@@ -77,7 +77,7 @@ export {
   MAX_LEASE_MS,
 } from "./gate.ts";
 export type { GateStats, Lease } from "./gate_reports.ts";
-export type { RequestQueue } from "./request_queue.ts";
+export type { HandedRequest, LeasedNext, RequestQueue } from "./request_queue.ts";
 export {
   type CompleteResult,
   completionKeptSets,
