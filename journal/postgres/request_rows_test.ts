@@ -50,8 +50,12 @@ Deno.test({
           maxTokens: 16,
           rows: { promptLength: 4, from: 0 },
         });
-      assert.equal(await queue("q1"), true);
-      assert.equal(await queue("q1"), false, "a restored turn's request is there already");
+      assert.deepEqual(await queue("q1"), { inserted: true });
+      assert.deepEqual(
+        await queue("q1"),
+        { inserted: false },
+        "a restored turn's request is there already",
+      );
 
       const done = {
         output_ids: [9707, 151645],
@@ -88,6 +92,32 @@ Deno.test({
         (await a.claim(undefined, 60_000, 5)).map((c) => c.request_id),
         ["q2", "q3"],
         "offered again at once, ahead of the queue, several claimed at once",
+      );
+
+      // Claimed leased (`next` with `ack=1`): leased in the claim's statement, for its lease.
+      await queue("q4");
+      const [leased] = await b.claim(undefined, 1_500, 1, true);
+      assert.equal(leased.request_id, "q4");
+      assert.ok(Math.abs(leased.expires! - (Date.now() + 1_500)) < 1_000, "expires as granted");
+      const [row] = await sql`SELECT state, lease_ms FROM pending WHERE request_id = 'q4'`;
+      assert.deepEqual({ ...row }, { state: "leased", lease_ms: 1_500 });
+      assert.equal(await a.redeliverFrom("b"), 0, "leased: not offered again with its replica");
+      assert.deepEqual(await a.claim(undefined, 60_000), [], "its lease holds it");
+      // Its answer was lost: offered again once the lease lapses (not at the ack timeout).
+      await new Promise((r) => setTimeout(r, 1_600));
+      assert.deepEqual((await a.claim(undefined, 60_000)).map((c) => c.request_id), ["q4"]);
+      // Inserted leased for this replica's own waiting poll: one statement, its lease returned.
+      const taken = await a.insert({
+        request_id: "q5",
+        rollout_id: "r1",
+        turn_id: "r1.q5",
+        maxTokens: 16,
+        rows: { promptLength: 4, from: 0 },
+      }, { leaseMs: 30_000, leased: true });
+      assert.ok(taken.inserted && Math.abs(taken.expires! - (Date.now() + 30_000)) < 1_000);
+      assert.deepEqual(
+        { ...(await sql`SELECT state FROM pending WHERE request_id = 'q5'`)[0] },
+        { state: "leased" },
       );
     } finally {
       await sql.end({ timeout: 2 });
