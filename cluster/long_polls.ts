@@ -3,8 +3,9 @@
  * statement per rollout filter and lease the waiting polls ask for, as many requests as polls wait
  * with them, and hands them to the oldest polls first; so thousands of idle long polls cost one
  * statement a second, not one each, and a request queued costs one claim; a poll that takes
- * requests leased claims them leased in that statement. A look runs when a request was queued (every replica is told) and every second while any
- * poll waits (notifications are lost across a reconnect; deadlines pass).
+ * requests leased claims them leased in that statement. A look runs when a request was queued
+ * (every replica is told) and every second while any poll waits (notifications are lost across a
+ * reconnect; deadlines pass).
  *
  * @module
  */
@@ -43,7 +44,11 @@ interface LongPoll extends PollAsks {
 }
 
 /** The request as a poll gets it: with its lease when it was claimed leased. */
-export function handed(request: PendingRequest, expires: number | undefined, leaseMs: number) {
+export function handed(
+  request: PendingRequest,
+  expires: number | undefined,
+  leaseMs: number,
+): HandedRequest {
   if (expires === undefined) return request;
   return {
     ...request,
