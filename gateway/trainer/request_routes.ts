@@ -2,8 +2,8 @@
  * The trainer API's pending requests: the long poll for the next ones (`/requests/next`, one or
  * up to `max`, each prompt whole or as a delta on a request the same trainer took, and with
  * `ack=1` each already leased, as an `ack` would lease it), their acknowledgement and lease
- * renewal, and their answers: ids appended as they are generated, the
- * completion, or a failure; appends, acknowledgements and completions also several in one call.
+ * renewal, and their answers: ids appended as they are generated, the completion, or a failure;
+ * appends, acknowledgements and completions also several in one call.
  *
  * @module
  */

@@ -625,9 +625,9 @@ class RollgateClient:
         or ``lease`` if shorter; a gateway without that form gets an ``ack``), await
         ``handler(request)`` while renewing its ``lease`` (first at a third of the first lease,
         then every third of ``lease``), and post its ``Completion`` (or a mapping with the same
-        keys): a turn is two calls, ``next`` and ``complete``. When the
-        gateway withdraws the request meanwhile (its agent is gone, its turn timed out), the
-        handler is cancelled and nothing is posted (``stats.withdrawn``).
+        keys): a turn is two calls, ``next`` and ``complete``. When the gateway withdraws the
+        request meanwhile (its agent is gone, its turn timed out), the handler is cancelled and
+        nothing is posted (``stats.withdrawn``).
         When the handler raises, the request is failed with the exception's message (and its
         ``status`` attribute when it has one in 400–599), so the agent sees an error instead of
         hanging; a completion the gateway refuses with 400 is failed the same way.
