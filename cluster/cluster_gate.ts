@@ -42,10 +42,14 @@ import {
   idsOf,
   isConnectionError,
   type Outcome,
+  pruneResolvedRequests,
   RequestRows,
 } from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
 import { handed, LongPolls } from "./long_polls.ts";
+
+/** Every this many ticks of the gate's poll (a second each), resolved requests past their retention go. */
+const PRUNE_TICKS = 30;
 
 interface Waiting {
   request: PendingRequest;
@@ -86,9 +90,12 @@ export class ClusterGate implements RequestQueue {
       request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
       release: (rid) => this.#table.release(rid),
     });
+    // Each replica starts its pruning at its own tick, so they do not all prune at once.
+    let tick = Math.floor(Math.random() * PRUNE_TICKS);
     this.#poll = setInterval(() => {
       this.#pollWaiting().catch(() => {});
       this.#polls.look();
+      if (++tick % PRUNE_TICKS === 0) pruneResolvedRequests(o.sql).catch(() => {}); // next time
     }, 1000);
   }
 

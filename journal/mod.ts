@@ -48,6 +48,7 @@ export {
   PAUSE_CHANNEL,
   PgJournal,
   poolOptions,
+  pruneResolvedRequests,
   QUEUE_CHANNEL,
   replicaChannel,
   ReplicaRows,
