@@ -38,6 +38,7 @@ import {
   withVersionRuns,
 } from "../generation/mod.ts";
 import {
+  ClaimRows,
   completionOf,
   idsOf,
   isConnectionError,
@@ -85,10 +86,11 @@ export class ClusterGate implements RequestQueue {
 
   constructor(readonly o: ClusterGateOptions) {
     this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
+    const claims = new ClaimRows(o.sql, o.replica, o.ackTimeoutMs);
     this.#polls = new LongPolls({
-      claim: (a, limit) => this.#table.claim(a.rollout, a.leaseMs, limit, a.leased),
+      claim: (a, limit) => claims.claim(a.rollout, a.leaseMs, limit, a.leased),
       request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
-      release: (rid) => this.#table.release(rid),
+      release: (rid) => claims.release(rid),
     });
     // Each replica starts its pruning at its own tick, so they do not all prune at once.
     let tick = Math.floor(Math.random() * PRUNE_TICKS);

@@ -1,6 +1,7 @@
 /**
- * The `pending` table's statements: what trainers do to a request (claim, acknowledge, append,
- * complete, fail) and what its owner does (queue it, withdraw it, read how it ended), each one
+ * The `pending` table's statements: what trainers do to a request (acknowledge, append, complete,
+ * fail; their long polls claim it in `claim_rows.ts`) and what its owner does (queue it, withdraw
+ * it, read how it ended), each one
  * statement that changes a request only from the states the call is allowed from. A call that
  * changes nothing reads the request afterwards to say why (409 already resolved, 410 withdrawn,
  * 404 unknown): the decision is the write's, never the read's. A completion sent again with the
@@ -151,17 +152,6 @@ export class RequestRows {
   }
 
   /**
-   * A claimed request its owner could not hand over is offered again a second later (claimed
-   * leased too: the lease was never handed to anyone).
-   */
-  async release(requestId: string): Promise<void> {
-    await this.sql`
-      UPDATE pending SET deadline = now() + interval '1 second'
-      WHERE request_id = ${requestId} AND state IN ('delivered', 'leased')
-        AND delivered_by = ${this.replica}`;
-  }
-
-  /**
    * The request's state, appended ids and resolution event, if any. Its `routed_experts` are
    * read from `token_rows` once the owner stored them there (a restored turn reads them again).
    */
@@ -195,54 +185,6 @@ export class RequestRows {
       SELECT request_id FROM pending WHERE request_id = ANY(${ids})
         AND (state NOT IN ${this.sql(OPEN)} OR length(appended) > 0)`;
     return rows.map((r) => r.request_id);
-  }
-
-  /**
-   * Claims up to `limit` requests (of `rollout`, if given) whose owner is alive, for long polls
-   * waiting with lease `leaseMs`: those whose delivery or lease deadline passed first, then the
-   * oldest queued. In that order. `leased`: claimed already leased for `leaseMs`, as an `ack`
-   * would leave them, in the same statement (`expires`: when that lease runs out).
-   */
-  async claim(
-    rollout: string | undefined,
-    leaseMs: number,
-    limit = 1,
-    leased = false,
-  ): Promise<{ request_id: string; owner_url: string; owner: string; expires?: number }[]> {
-    const rows = await this.sql<
-      {
-        request_id: string;
-        owner_url: string;
-        owner: string;
-        fresh: boolean;
-        seq: string;
-        expires: string;
-      }[]
-    >`
-      WITH c AS (
-        SELECT p.request_id, p.seq, p.state = 'queued' AS fresh
-        FROM pending p JOIN rollouts r ON r.id = p.rollout
-        WHERE (p.state = 'queued' OR (p.state IN ('delivered', 'leased') AND p.deadline < now()))
-          AND r.lease_until > now()
-          ${rollout === undefined ? this.sql`` : this.sql`AND p.rollout = ${rollout}`}
-        ORDER BY p.state = 'queued', p.seq
-        LIMIT ${limit}
-        FOR UPDATE OF p SKIP LOCKED
-      )
-      UPDATE pending p SET state = ${leased ? "leased" : "delivered"}, epoch = p.epoch + 1,
-        lease_ms = ${leaseMs},
-        deadline = now() + make_interval(secs => ${(leased ? leaseMs : this.ackTimeoutMs) / 1000}),
-        delivered_by = ${this.replica}
-      FROM c, rollouts r
-      WHERE p.request_id = c.request_id AND r.id = p.rollout
-      RETURNING p.request_id, r.owner_url, r.owner, c.fresh, c.seq,
-        (extract(epoch FROM p.deadline) * 1000)::bigint AS expires`;
-    return rows.sort((a, b) => Number(a.fresh) - Number(b.fresh) || Number(a.seq) - Number(b.seq))
-      .map(({ request_id, owner_url, owner, expires }) =>
-        leased
-          ? { request_id, owner_url, owner, expires: Number(expires) }
-          : { request_id, owner_url, owner }
-      );
   }
 
   async pendingCount(rollout?: string): Promise<number> {
