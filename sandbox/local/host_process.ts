@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { childrenOf, killPid } from "./proc_scan.ts";
+import { childrenOf, killPid, stoppedOrGone } from "./proc_scan.ts";
 import {
   DEFAULT_EXEC_TIMEOUT_MS,
   type ExecOpts,
@@ -33,6 +33,9 @@ export interface HostProcess {
   /** SIGKILLs the process group; resolves when the process is gone. Idempotent. */
   kill(): Promise<void>;
 }
+
+/** How long a kill waits for the stopped process to be seen stopped before it scans anyway. */
+const STOP_WAIT_MS = 500;
 
 /** Sends `signal` to the process group led by `pid` (started with `detached: true`). */
 function killGroup(pid: number, signal: Deno.Signal): void {
@@ -119,22 +122,32 @@ export function startHostProcess(
   }).spawn();
   let timedOut = false;
   let exited = false;
-  const killNow = () => {
-    if (exited) return;
-    // bwrap's child is the sandbox's PID-namespace init: killing it ends everything inside even
-    // if the parent-death signal does not cascade.
-    const inits = childrenOf(child.pid);
-    killGroup(child.pid, "SIGKILL");
-    inits.forEach(killPid);
-  };
+  let killing: Promise<void> | undefined;
+  const killNow = () =>
+    killing ??= (async () => {
+      if (exited) return;
+      // Stopped first, so that bwrap cannot start the sandbox's init between the scan for it and
+      // the kill: an init started in that window, before it set its parent-death signal, would
+      // outlive bwrap with what it runs (seen under load: a killed `sleep` left running).
+      killGroup(child.pid, "SIGSTOP");
+      const until = Date.now() + STOP_WAIT_MS;
+      while (!stoppedOrGone(child.pid) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      // bwrap's child is the sandbox's PID-namespace init: killing it ends everything inside even
+      // if the parent-death signal does not cascade.
+      const inits = childrenOf(child.pid);
+      killGroup(child.pid, "SIGKILL");
+      inits.forEach(killPid);
+    })();
   const timeoutMs = opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
   const timer = setTimeout(() => {
     timedOut = true;
-    killNow();
+    void killNow();
   }, timeoutMs);
-  const onAbort = () => killNow();
+  const onAbort = () => void killNow();
   opts.signal?.addEventListener("abort", onAbort, { once: true });
-  if (opts.signal?.aborted) killNow();
+  if (opts.signal?.aborted) void killNow();
 
   if (opts.stdin !== undefined) {
     const data = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin;
@@ -179,7 +192,7 @@ export function startHostProcess(
     pid: child.pid,
     done,
     async kill() {
-      killNow();
+      await killNow();
       await status;
     },
   };

@@ -44,6 +44,17 @@ export function childrenOf(parent: number): number[] {
   return found;
 }
 
+/** Whether `pid` is stopped (by a signal) or gone. */
+export function stoppedOrGone(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const state = stat[stat.lastIndexOf(")") + 2];
+    return state === "T" || state === "t" || state === "Z" || state === "X";
+  } catch {
+    return true;
+  }
+}
+
 /** SIGKILLs `pid`, ignoring processes that are already gone. */
 export function killPid(pid: number): void {
   try {
