@@ -6,7 +6,7 @@
  * first turn). By default the gateway is the one users run (`main.ts serve`, as `npm start` starts
  * it, journal on in a fresh data directory) and every turn goes through the interception gate:
  * `--trainers` trainer loops (default 4) take each request over `/api` (`next` with
- * `?ids=base64` as the Python client asks, `ack`, `complete`) and answer with the ids of one
+ * `?ids=base64&ack=1` as the Python client asks, then `complete`) and answer with the ids of one
  * scripted tool call (the policy is the TEST DOUBLE: real ids, no model). `--backend instant` runs
  * the easier case instead: `bench/open_loop_gateway.ts`, `createGateway` in process with the
  * instant backend double, no trainer round trip, no journal.
@@ -28,7 +28,8 @@
  * directory; `node --prof-process` reads it). `--checkout DIR` runs another checkout's `main.ts`
  * (an earlier release, side by side; before the journal add `--old`: no `--data-dir`, ready on
  * `/health`, no `ack`); its trainers ask for the full prompt form unless `--trainer-form delta`,
- * this checkout's for the delta form unless `--trainer-form full`). `--no-ack` has the trainers complete without acknowledging (the calls an
+ * this checkout's for the delta form unless `--trainer-form full`; a checkout's trainers take each
+ * request with `next`, then `ack`). `--no-ack` has the trainers complete without acknowledging (the calls an
  * old release takes). `--serve-flags "--no-journal"` passes flags to `serve`.
  *
  * `--cold N` asks whether long first turns stall other rollouts' warm turns: N more rollouts, each
@@ -198,7 +199,8 @@ async function startGateway(o: Options): Promise<{ gw: GatewayProcess; trainers?
   const output_ids = await (await model()).tokenizer.encode(MEASURED_OUTPUT);
   const logprobs = output_ids.map((_, i) => -((i % 7) + 1) / 100);
   const trainers = startTrainerLoops(gw.url, o.trainers, () => ({ output_ids, logprobs }), {
-    ack: o.ack,
+    // A checkout may predate `next?ack=1`: it gets the two-step form.
+    ack: !o.ack ? "none" : o.checkout ? "call" : "next",
     ids: o.ids,
     form: o.form ?? (o.checkout ? "full" : "delta"),
   });

@@ -1,6 +1,8 @@
 /**
  * Trainer workers for load drivers, over HTTP as a real trainer works the gate: each loop
- * long-polls `GET /api/requests/next`, acknowledges the request, asks the scripted policy (the
+ * long-polls `GET /api/requests/next` for requests handed out already acknowledged (`ack=1`, as
+ * the Python client asks; `ack: "call"`: the two-step form, `next` then `ack`, which every
+ * release since issue 8 knows), asks the scripted policy (the
  * TEST DOUBLE at the model boundary: real token ids, no model) for the output, and completes it.
  * Id arrays come in the transport the Python client asks for by default (`?ids=base64`) unless
  * told otherwise; the prompt ids are decoded (and, in the delta form, rebuilt from the ids the
@@ -87,8 +89,12 @@ export function startTrainerLoops(
   options: {
     ids?: "base64" | "json";
     adminToken?: string;
-    /** Acknowledge each request before completing it (default true; releases before issue 8 had no `ack`). */
-    ack?: boolean;
+    /**
+     * How each request is acknowledged: taken leased by `next?ack=1` (`"next"`, the default, as
+     * the Python client asks), by an `ack` call after `next` (`"call"`, for a checkout without
+     * that form), or not at all (`"none"`: releases before issue 8 had no `ack`).
+     */
+    ack?: "next" | "call" | "none";
     /**
      * Send MoE routing with each completion (`routed_experts`, uint8 `[T, layers, top_k]` from
      * the request's `routed_experts_from`), as a trainer replaying an SGLang engine's would.
@@ -102,6 +108,7 @@ export function startTrainerLoops(
 ): TrainerLoops {
   const ids = options.ids ?? "base64";
   const batch = options.batch ?? 1;
+  const ack = options.ack ?? "next";
   const auth: Record<string, string> = options.adminToken
     ? { authorization: `Bearer ${options.adminToken}` }
     : {};
@@ -118,7 +125,7 @@ export function startTrainerLoops(
   const kept = new Map<string, Int32Array>();
   const query = `wait=1&ids=${ids}` +
     (options.form === "delta" ? `&prompt=delta&trainer=${trainer}` : "") +
-    (batch > 1 ? `&max=${batch}` : "");
+    (batch > 1 ? `&max=${batch}` : "") + (ack === "next" ? "&ack=1" : "");
   const post = async (path: string, body: unknown): Promise<{ status: number; json?: unknown }> => {
     const res = await fetch(`${url}${path}`, {
       method: "POST",
@@ -185,7 +192,7 @@ export function startTrainerLoops(
   };
   const one = async (body: PendingBody) => {
     const rid = body.request_id;
-    if (options.ack !== false && (await post(`/api/requests/${rid}/ack`, {})).status !== 200) {
+    if (ack === "call" && (await post(`/api/requests/${rid}/ack`, {})).status !== 200) {
       return;
     }
     const { prompt, completion } = await outputFor(body);
@@ -196,7 +203,7 @@ export function startTrainerLoops(
   };
   const several = async (bodies: PendingBody[]) => {
     let taken = bodies;
-    if (options.ack !== false) {
+    if (ack === "call") {
       const acked = await post("/api/requests/ack", {
         request_ids: bodies.map((b) => b.request_id),
       });

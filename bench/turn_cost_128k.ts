@@ -4,7 +4,7 @@
  * serves one agent that plays `--turns` turns (default 40) one after another from a history of
  * about `--tokens` tokens (default 125,000; each turn adds ~420): its whole history POSTed to the
  * Chat endpoint, streamed (SSE out), every turn through the interception gate, taken by one
- * trainer loop over `/api` (`next` with `?ids=base64` as the Python client asks, `ack`,
+ * trainer loop over `/api` (`next` with `?ids=base64&ack=1` as the Python client asks, then
  * `complete`; the policy is the scripted TEST DOUBLE: real Qwen3 ids, no model).
  *
  * Per turn: the gateway's CPU (user + system of every thread, from `/proc`, split by thread name)
@@ -23,7 +23,7 @@
  * `--checkout DIR` also runs another checkout's `main.ts` (today's main) side by side in the same
  * run: its own gateway, trainer and agent, the two taking turns one after the other so both see
  * the machine alike; its trainer asks for the full prompt form (`--checkout-trainer-form delta`
- * for a checkout that knows deltas).
+ * for a checkout that knows deltas) and acknowledges in the two-step form (`next`, then `ack`).
  *
  * @module
  */
@@ -117,9 +117,10 @@ async function startSide(name: string, checkout?: string): Promise<Side> {
       ...(PROFILE && !checkout === !PROFILE_CHECKOUT ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
     ],
   });
-  // An earlier release knows only the full prompt form.
+  // An earlier release knows only the full prompt form, and `next` then `ack`.
   const trainers = startTrainerLoops(gw.url, 1, () => ({ output_ids, logprobs }), {
     form: checkout ? CHECKOUT_FORM : FORM,
+    ack: checkout ? "call" : "next",
   });
   const { id, token } = await createRollout(gw.url, "turn-cost");
   // ~3.8 characters of history per token in these histories; the first turn says how many.

@@ -30,12 +30,15 @@ import {
   type GateStats,
   GenerationError,
   type GenerationRequest,
+  type HandedRequest,
   type Lease,
+  type LeasedNext,
   type PendingRequest,
   type RequestQueue,
   withVersionRuns,
 } from "../generation/mod.ts";
 import {
+  ClaimRows,
   completionOf,
   idsOf,
   isConnectionError,
@@ -44,7 +47,7 @@ import {
   RequestRows,
 } from "../journal/mod.ts";
 import { GatewayError } from "../gateway/mod.ts";
-import { LongPolls } from "./long_polls.ts";
+import { handed, LongPolls } from "./long_polls.ts";
 
 /** Every this many ticks of the gate's poll (a second each), resolved requests past their retention go. */
 const PRUNE_TICKS = 30;
@@ -83,10 +86,11 @@ export class ClusterGate implements RequestQueue {
 
   constructor(readonly o: ClusterGateOptions) {
     this.#table = new RequestRows(o.sql, o.replica, o.ackTimeoutMs, o.defaultLeaseMs);
+    const claims = new ClaimRows(o.sql, o.replica, o.ackTimeoutMs);
     this.#polls = new LongPolls({
-      claim: (rollout, leaseMs, limit) => this.#table.claim(rollout, leaseMs, limit),
+      claim: (a, limit) => claims.claim(a.rollout, a.leaseMs, limit, a.leased),
       request: (c) => this.#request(c.request_id, c.owner, c.owner_url),
-      release: (rid) => this.#table.release(rid),
+      release: (rid) => claims.release(rid),
     });
     // Each replica starts its pruning at its own tick, so they do not all prune at once.
     let tick = Math.floor(Math.random() * PRUNE_TICKS);
@@ -144,15 +148,15 @@ export class ClusterGate implements RequestQueue {
     const r = w.request;
     // A trainer's long poll waiting here takes it as it is queued.
     const poll = this.#polls.take(r.rollout_id);
-    const inserted = await this.#table.insert({
+    const { inserted, expires } = await this.#table.insert({
       ...r,
       maxTokens: r.sampling.max_tokens,
       rows: { promptLength: r.prompt_ids.length, from: r.routed_experts_from, like: w.rowsLike },
-    }, poll && { leaseMs: poll.leaseMs }).catch((e) => {
+    }, poll).catch((e) => {
       poll?.give(null);
       throw e;
     });
-    poll?.give(inserted ? r : null);
+    poll?.give(inserted ? handed(r, expires, poll.leaseMs) : null);
     // A restored turn's request may have been resolved before the crash.
     if (!inserted) await this.resolved(r.request_id);
   }
@@ -246,26 +250,24 @@ export class ClusterGate implements RequestQueue {
     return await this.o.fetchRequest(ownerUrl, requestId).catch(() => undefined);
   }
 
+  /** With `leased`, each request is claimed leased in the claim's statement (no version). */
   next(
     waitMs: number,
     rollout?: string,
     signal?: AbortSignal,
     leaseMs: number = this.o.defaultLeaseMs,
-  ): Promise<PendingRequest | null> {
+    leased?: LeasedNext,
+  ): Promise<HandedRequest | null> {
     return this.#guard(() => {
       this.checkLease(leaseMs);
-      return this.#polls.wait(waitMs, rollout, signal, leaseMs);
+      if (leased) noAckVersion(leased.version);
+      return this.#polls.wait(waitMs, { rollout, leaseMs, leased: leased !== undefined }, signal);
     });
   }
 
   ack(requestId: string, leaseMs?: number, version?: string | number): Promise<Lease> {
     if (leaseMs !== undefined) this.checkLease(leaseMs);
-    if (version !== undefined) {
-      throw new GateError(
-        "unsupported",
-        "replicas keep no weight version per ack: append the first ids with their weight_version",
-      );
-    }
+    noAckVersion(version);
     return this.#guard(() => this.#table.ack(requestId, leaseMs));
   }
 
@@ -384,5 +386,14 @@ function unreachable(e: unknown): GenerationError {
   return new GenerationError(
     "engine_failed",
     `the database is unreachable (${(e as Error).message}); retry`,
+  );
+}
+
+/** Replicas keep no weight version per acknowledgement: a request for one is refused. */
+function noAckVersion(version: string | number | undefined): void {
+  if (version === undefined) return;
+  throw new GateError(
+    "unsupported",
+    "replicas keep no weight version per ack: append the first ids with their weight_version",
   );
 }

@@ -2,40 +2,64 @@
  * The trainers' long polls waiting on one replica, served together: each look claims, in one
  * statement per rollout filter and lease the waiting polls ask for, as many requests as polls wait
  * with them, and hands them to the oldest polls first; so thousands of idle long polls cost one
- * statement a second, not one each, and a request queued costs one claim. A look runs when a request was queued (every replica is told) and every second while any
- * poll waits (notifications are lost across a reconnect; deadlines pass).
+ * statement a second, not one each, and a request queued costs one claim; a poll that takes
+ * requests leased claims them leased in that statement. A look runs when a request was queued
+ * (every replica is told) and every second while any poll waits (notifications are lost across a
+ * reconnect; deadlines pass).
  *
  * @module
  */
-import type { PendingRequest } from "../generation/mod.ts";
+import type { HandedRequest, PendingRequest } from "../generation/mod.ts";
 
 /** A request claimed for a poll, with its owner (whose prompt it is). */
 export interface Claimed {
   request_id: string;
   owner: string;
   owner_url: string;
+  /** Claimed leased: when the lease runs out (ms since the epoch). */
+  expires?: number;
+}
+
+/** What a waiting poll asks for: requests of one rollout (or any), with this lease, leased. */
+export interface PollAsks {
+  rollout: string | undefined;
+  leaseMs: number;
+  /** Handed out already leased (`next` with `ack`), not to be acknowledged. */
+  leased: boolean;
 }
 
 export interface LongPollsOptions {
   /** Claims up to `limit` requests, in the order they are to be handed out. */
-  claim(rollout: string | undefined, leaseMs: number, limit: number): Promise<Claimed[]>;
+  claim(asks: PollAsks, limit: number): Promise<Claimed[]>;
   /** The claimed request's prompt; null or undefined when its owner does not hand it over. */
   request(claimed: Claimed): Promise<PendingRequest | null | undefined>;
   /** A claimed request that was not handed over is offered again a second later. */
   release(requestId: string): Promise<void>;
 }
 
-interface LongPoll {
-  rollout: string | undefined;
-  leaseMs: number;
+interface LongPoll extends PollAsks {
   done: boolean;
-  settle(r: PendingRequest | null): void;
+  settle(r: HandedRequest | null): void;
   fail(e: Error): void;
+}
+
+/** The request as a poll gets it: with its lease when it was claimed leased. */
+export function handed(
+  request: PendingRequest,
+  expires: number | undefined,
+  leaseMs: number,
+): HandedRequest {
+  if (expires === undefined) return request;
+  return {
+    ...request,
+    lease: { request_id: request.request_id, lease_ms: leaseMs, expires_at: expires },
+  };
 }
 
 export class LongPolls {
   readonly #polls = new Set<LongPoll>();
-  #serving = false;
+  /** The look under way; it runs again (`#again`) for polls that came during it. */
+  #serving: Promise<void> | undefined;
   #again = false;
 
   constructor(readonly o: LongPollsOptions) {}
@@ -44,17 +68,17 @@ export class LongPolls {
    * The oldest poll waiting for a request of `rollout` (or of any), taken out of the waiting
    * ones: `give` it the request queued for it (null: none after all, it answers empty).
    */
-  take(rollout: string): { leaseMs: number; give(r: PendingRequest | null): void } | undefined {
+  take(rollout: string): (PollAsks & { give(r: HandedRequest | null): void }) | undefined {
     for (const poll of this.#polls) {
       if (poll.done || (poll.rollout !== undefined && poll.rollout !== rollout)) continue;
       this.#polls.delete(poll);
-      const give = (r: PendingRequest | null) => {
+      const give = (r: HandedRequest | null) => {
         // It ended meanwhile (its wait was over, its trainer left): offered again a second later.
         if (poll.done) {
           if (r) void this.o.release(r.request_id).catch(() => {});
         } else poll.settle(r);
       };
-      return { leaseMs: poll.leaseMs, give };
+      return { rollout: poll.rollout, leaseMs: poll.leaseMs, leased: poll.leased, give };
     }
     return undefined;
   }
@@ -64,14 +88,13 @@ export class LongPolls {
     if (this.#polls.size > 0) void this.#serve();
   }
 
-  /** The oldest request (of `rollout`, if given) claimed within `waitMs`, or null. */
+  /** The oldest request (of `asks.rollout`, if given) claimed within `waitMs`, or null. */
   wait(
     waitMs: number,
-    rollout: string | undefined,
+    asks: PollAsks,
     signal: AbortSignal | undefined,
-    leaseMs: number,
-  ): Promise<PendingRequest | null> {
-    return new Promise<PendingRequest | null>((resolve, reject) => {
+  ): Promise<HandedRequest | null> {
+    return new Promise<HandedRequest | null>((resolve, reject) => {
       if (signal?.aborted) return resolve(null);
       const end = () => {
         poll.done = true;
@@ -80,8 +103,7 @@ export class LongPolls {
         signal?.removeEventListener("abort", gone);
       };
       const poll: LongPoll = {
-        rollout,
-        leaseMs,
+        ...asks,
         done: false,
         settle: (r) => {
           end();
@@ -93,33 +115,39 @@ export class LongPolls {
         },
       };
       const gone = () => poll.settle(null);
-      const timer = setTimeout(() => poll.settle(null), waitMs);
+      // A poll that does not wait (a batch's further requests) still gets one look's claim.
+      const timer = waitMs > 0 ? setTimeout(() => poll.settle(null), waitMs) : undefined;
       signal?.addEventListener("abort", gone, { once: true });
       this.#polls.add(poll);
-      void this.#serve();
+      const look = this.#serve();
+      if (waitMs <= 0) void look.then(() => poll.settle(null));
     });
   }
 
-  async #serve(): Promise<void> {
+  #serve(): Promise<void> {
     if (this.#serving) {
       this.#again = true;
-      return;
+      return this.#serving;
     }
-    this.#serving = true;
+    this.#serving = this.#look().finally(() => this.#serving = undefined);
+    return this.#serving;
+  }
+
+  async #look(): Promise<void> {
     try {
       do {
         this.#again = false;
         // The waiting polls by what they ask for, oldest first in each group.
         const groups = new Map<string, LongPoll[]>();
         for (const poll of this.#polls) {
-          const key = `${poll.leaseMs} ${poll.rollout ?? ""}`;
+          const key = `${poll.leased} ${poll.leaseMs} ${poll.rollout ?? ""}`;
           const group = groups.get(key);
           if (group) group.push(poll);
           else groups.set(key, [poll]);
         }
         for (const polls of groups.values()) {
-          const { rollout, leaseMs } = polls[0];
-          const claimed = await this.o.claim(rollout, leaseMs, polls.length);
+          const { rollout, leaseMs, leased } = polls[0];
+          const claimed = await this.o.claim({ rollout, leaseMs, leased }, polls.length);
           let next = 0;
           for (const c of claimed) {
             const request = await this.o.request(c);
@@ -131,14 +159,12 @@ export class LongPolls {
               await this.o.release(c.request_id);
               continue;
             }
-            poll.settle(request);
+            poll.settle(handed(request, c.expires, leaseMs));
           }
         }
       } while (this.#again);
     } catch (e) {
       for (const poll of this.#polls) poll.fail(e as Error);
-    } finally {
-      this.#serving = false;
     }
   }
 }

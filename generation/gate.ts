@@ -29,7 +29,14 @@ import {
   trainerCompletion,
 } from "./gate_completion.ts";
 import type { GateStats, Lease } from "./gate_reports.ts";
-import { type DeliveryState, type Entry, type LeaseOptions, LeaseQueue } from "./lease_queue.ts";
+import {
+  type DeliveryState,
+  type Entry,
+  type Leased,
+  type LeaseOptions,
+  LeaseQueue,
+} from "./lease_queue.ts";
+import type { HandedRequest, LeasedNext } from "./request_queue.ts";
 export {
   DEFAULT_ACK_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
@@ -109,18 +116,27 @@ export class InterceptionGate implements GenerationBackend {
   /**
    * Takes the oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. The
    * request must be acknowledged within the ack timeout; the ack grants `leaseMs` (default: the
-   * gate's) unless it names its own.
+   * gate's) unless it names its own. With `leased`, it is handed out acknowledged: leased for
+   * `leaseMs` and its weight version fixed as that ack would fix it.
    */
   next(
     waitMs: number,
     rollout?: string,
     signal?: AbortSignal,
     leaseMs?: number,
-  ): Promise<PendingRequest | null> {
+    leased?: LeasedNext,
+  ): Promise<HandedRequest | null> {
     const match = rollout === undefined
       ? undefined
       : (r: PendingRequest) => r.rollout_id === rollout;
-    return this.#queue.next(waitMs, match, signal, leaseMs);
+    let lease: Lease | undefined;
+    const onLease: Leased<PendingRequest, Completion, Streamed> | undefined = leased &&
+      ((granted, entry) => {
+        lease = granted;
+        entry.ackVersion ??= leased.version ?? this.#versionInForce();
+      });
+    return this.#queue.next(waitMs, match, signal, leaseMs, onLease)
+      .then((request) => request && lease ? { ...request, lease } : request);
   }
 
   /**

@@ -169,3 +169,52 @@ Deno.test("gate: finished ids are remembered up to a bound", () => {
   assert.throws(() => gate.complete("c", done), refused("already_resolved"));
   assert.throws(() => gate.complete("a", done), refused("unknown_request"));
 });
+
+Deno.test("leased next: handed out leased (no ack), its version fixed; a lost answer waits out the lease", async () => {
+  let inForce: string | number = 3;
+  const gate = new InterceptionGate({ ackTimeoutMs: 30, versionInForce: () => inForce });
+  const a = ask(gate, "a");
+  const taken = await gate.next(0, undefined, undefined, 600, {});
+  assert.equal(taken?.request_id, "a");
+  assert.equal(taken?.lease?.lease_ms, 600);
+  assert.ok(Math.abs(taken!.lease!.expires_at - (Date.now() + 600)) < 100, "expires as granted");
+  assert.equal(gate.stateOf("a"), "leased", "leased at once: no ack");
+  inForce = 4; // a version bumped later is not the one it is generated under
+  // The answer is lost: the ack timeout passes and it stays leased; the lease lapses, it is back.
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(gate.stateOf("a"), "leased", "past the ack timeout, still the poll's");
+  assert.equal(await gate.next(0), null);
+  const again = await gate.next(2_000, undefined, undefined, 60_000, { version: "v9" });
+  assert.equal(again?.request_id, "a", "offered again once the lease lapsed");
+  assert.equal(gate.stats().redelivered, 1);
+  assert.equal(gate.complete("a", done), "completed");
+  assert.equal((await a).dispatch_version, 3, "the first lease fixed the version in force then");
+  assert.throws(() => gate.ack("a"), refused("already_resolved"), "completed once");
+
+  // A long poll that waits gets it leased too, under the version it names.
+  const waiting = gate.next(2_000, undefined, undefined, 60_000, { version: "v9" });
+  const b = ask(gate, "b");
+  assert.equal((await waiting)?.lease?.lease_ms, 60_000);
+  assert.equal(gate.stateOf("b"), "leased");
+  gate.complete("b", done);
+  assert.equal((await b).dispatch_version, "v9");
+
+  // The two-step form is as it was: delivered, no lease until the ack.
+  ask(gate, "c");
+  const plain = await gate.next(0);
+  assert.equal(plain?.lease, undefined);
+  assert.equal(gate.stateOf("c"), "delivered");
+  gate.cancelRollout("r", "done");
+});
+
+Deno.test("leased next: a withdrawn request refuses its renewal; a lease out of bounds is refused", async () => {
+  const gate = new InterceptionGate();
+  const agent = new AbortController();
+  ask(gate, "a", "r", agent.signal);
+  assert.throws(() => gate.next(0, undefined, undefined, 2 ** 31, {}), refused("invalid_lease"));
+  assert.equal(gate.stateOf("a"), "queued", "a refused poll takes nothing");
+  assert.ok((await gate.next(0, undefined, undefined, undefined, {}))?.lease);
+  agent.abort(new GenerationError("client_gone", "the agent disconnected"));
+  assert.throws(() => gate.ack("a"), refused("withdrawn"));
+  assert.throws(() => gate.complete("a", done), refused("withdrawn"));
+});

@@ -6,7 +6,9 @@
  * deadline passes (the poll's answer was lost on the wire, the worker crashed) the item goes back
  * to the front of the queue. The first resolution wins, whoever sends it. An item whose waiter is
  * gone or whose rollout ended is _withdrawn_: it leaves the queue, and a trainer still working on
- * it gets a `withdrawn` error for every later call.
+ * it gets a `withdrawn` error for every later call. A long poll may take items already leased
+ * (`next` with `leased`): they skip the acknowledgement, and an item whose answer was lost on the
+ * way is offered again once that lease lapses instead of after the ack timeout.
  *
  * @example
  * ```ts
@@ -70,11 +72,15 @@ export type Entry<R, V, X> = X & {
   detach(): void;
 };
 
-interface Waiter<R> {
+interface Waiter<R, V, X> {
   match?: (request: R) => boolean;
   leaseMs: number;
+  leased?: Leased<R, V, X>;
   deliver(r: R): void;
 }
+
+/** Called as a long poll takes an item leased (`next`): the lease it was granted. */
+export type Leased<R, V, X> = (lease: Lease, entry: Entry<R, V, X>) => void;
 
 /** How an item that is no longer pending ended. */
 type Outcome = { kind: "resolved"; output?: number } | { kind: "withdrawn"; reason: string };
@@ -87,7 +93,7 @@ export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
   readonly #entries = new Map<string, Entry<R, V, X>>();
   /** Unclaimed ids in arrival order. */
   readonly #queue: string[] = [];
-  readonly #waiters: Waiter<R>[] = [];
+  readonly #waiters: Waiter<R, V, X>[] = [];
   /** Items that ended, oldest first, so a late call gets 409 or 410 and not 404. */
   readonly #finished = new Map<string, Outcome>();
   #redelivered = 0;
@@ -152,7 +158,7 @@ export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
     const w = this.#waiters.findIndex((w) => !w.match || w.match(entry.request));
     if (w >= 0) {
       const waiter = this.#waiters.splice(w, 1)[0];
-      this.#deliver(entry, waiter.leaseMs);
+      this.#deliver(entry, waiter.leaseMs, waiter.leased);
       waiter.deliver(entry.request);
       return;
     }
@@ -161,12 +167,22 @@ export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
     else this.#queue.push(entry.request.request_id);
   }
 
-  /** Hands an item over: it is the trainer's until the ack timeout, unless acknowledged. */
-  #deliver(entry: Entry<R, V, X>, leaseMs: number): void {
-    entry.state = "delivered";
+  /**
+   * Hands an item over: it is the trainer's until the ack timeout, unless acknowledged; or, for a
+   * poll that takes it `leased`, until the lease lapses, as if acknowledged on the spot.
+   */
+  #deliver(entry: Entry<R, V, X>, leaseMs: number, leased?: Leased<R, V, X>): void {
     entry.deliveries++;
     entry.leaseMs = leaseMs;
-    this.#arm(entry, this.ackTimeoutMs);
+    if (!leased) {
+      entry.state = "delivered";
+      this.#arm(entry, this.ackTimeoutMs);
+      return;
+    }
+    entry.state = "leased";
+    this.#arm(entry, leaseMs);
+    const lease = { request_id: entry.request.request_id, lease_ms: leaseMs };
+    leased({ ...lease, expires_at: Date.now() + leaseMs }, entry);
   }
 
   /** (Re)starts the deadline after which the item is offered again. */
@@ -183,26 +199,29 @@ export class LeaseQueue<R extends QueuedItem, V, X = Record<never, never>> {
   /**
    * Takes the oldest unclaimed item (optionally one `match` accepts), waiting up to `waitMs`. It
    * must be acknowledged within the ack timeout; the ack grants `leaseMs` (default: the queue's)
-   * unless it names its own.
+   * unless it names its own. With `leased`, the item is taken already leased for `leaseMs`
+   * (`leased` is told the lease as it is granted) and needs no ack.
    */
   next(
     waitMs: number,
     match?: (request: R) => boolean,
     signal?: AbortSignal,
     leaseMs: number = this.defaultLeaseMs,
+    leased?: Leased<R, V, X>,
   ): Promise<R | null> {
     this.checkLease(leaseMs);
     const i = this.#queue.findIndex((id) => !match || match(this.#entries.get(id)!.request));
     if (i >= 0) {
       const entry = this.#entries.get(this.#queue.splice(i, 1)[0])!;
-      this.#deliver(entry, leaseMs);
+      this.#deliver(entry, leaseMs, leased);
       return Promise.resolve(entry.request);
     }
     if (waitMs <= 0 || signal?.aborted) return Promise.resolve(null);
     return new Promise((resolve) => {
-      const waiter: Waiter<R> = {
+      const waiter: Waiter<R, V, X> = {
         match,
         leaseMs,
+        leased,
         deliver: (r) => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", cancel);

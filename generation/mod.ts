@@ -37,8 +37,10 @@
  *   promptIds: Int32Array.of(1, 2, 3),
  *   sampling: { max_tokens: 16, stop_token_ids: [0] },
  * });
- * const pending = await gate.next(1000); // what a trainer's long poll gets
+ * // What a trainer's long poll gets; with `leased` (`?ack=1`) it comes acknowledged for 30 s.
+ * const pending = await gate.next(1000, undefined, undefined, 30_000, {});
  * assert.equal(pending!.request_id, "req_1");
+ * assert.equal(pending!.lease!.lease_ms, 30_000);
  * gate.complete(pending!.request_id, { output_ids: [7, 0], finish_reason: "stop" });
  * assert.deepEqual((await answer).output_ids, [7, 0]);
  * ```
@@ -77,7 +79,7 @@ export {
   MAX_LEASE_MS,
 } from "./gate.ts";
 export type { GateStats, Lease } from "./gate_reports.ts";
-export type { RequestQueue } from "./request_queue.ts";
+export type { HandedRequest, LeasedNext, RequestQueue } from "./request_queue.ts";
 export {
   type CompleteResult,
   completionKeptSets,

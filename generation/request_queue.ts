@@ -11,14 +11,27 @@ import type { GateStats, Lease } from "./gate_reports.ts";
 import type { CompleteResult, PendingRequest } from "./gate_completion.ts";
 import type { GateCompletion } from "./gate_completion.ts";
 
+/** A request as `next` hands it out: with its `lease` when it was taken leased. */
+export type HandedRequest = PendingRequest & { lease?: Lease };
+
+/** `next` hands requests out already leased, as an `ack` with this version would lease them. */
+export interface LeasedNext {
+  /** The weight version the trainer generates under; default: the one in force. */
+  version?: string | number;
+}
+
 export interface RequestQueue extends GenerationBackend {
-  /** The oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`. */
+  /**
+   * The oldest unclaimed request (optionally of one rollout), waiting up to `waitMs`; with
+   * `leased`, leased to the caller for `leaseMs` (or the default) in the same step, no `ack`.
+   */
   next(
     waitMs: number,
     rollout?: string,
     signal?: AbortSignal,
     leaseMs?: number,
-  ): Promise<PendingRequest | null>;
+    leased?: LeasedNext,
+  ): Promise<HandedRequest | null>;
   /** `version`: the weight version the trainer generates it under (the first token's). */
   ack(requestId: string, leaseMs?: number, version?: string | number): Lease | Promise<Lease>;
   /**

@@ -37,6 +37,7 @@ export { SqliteJournal } from "./sqlite_journal.ts";
 export { ImageDirectory } from "./image_directory.ts";
 export { JournalDamagedError, JournalLockedError } from "./journal_errors.ts";
 export {
+  ClaimRows,
   completionOf,
   guardClosedSocketWrites,
   idsOf,

@@ -131,7 +131,7 @@ export class RolloutActions {
   // The trainer's queue of requests.
 
   /** The oldest unclaimed request (of `rollout` if given), waiting up to `waitMs`. */
-  next(...args: Parameters<RequestQueue["next"]>): Promise<PendingRequest | null> {
+  next(...args: Parameters<RequestQueue["next"]>): ReturnType<RequestQueue["next"]> {
     return this.#gate.next(...args);
   }
 

@@ -1,14 +1,15 @@
 /**
  * The trainer API's pending requests: the long poll for the next ones (`/requests/next`, one or
- * up to `max`, each prompt whole or as a delta on a request the same trainer took), their
- * acknowledgement and lease renewal, and their answers: ids appended as they are generated, the
- * completion, or a failure; appends, acknowledgements and completions also several in one call.
+ * up to `max`, each prompt whole or as a delta on a request the same trainer took, and with
+ * `ack=1` each already leased, as an `ack` would lease it), their acknowledgement and lease
+ * renewal, and their answers: ids appended as they are generated, the completion, or a failure;
+ * appends, acknowledgements and completions also several in one call.
  *
  * @module
  */
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
-import type { PendingRequest } from "../../generation/mod.ts";
+import type { HandedRequest, LeasedNext } from "../../generation/mod.ts";
 import { GatewayError } from "../gateway_error.ts";
 import { type ApiError, apiFailure } from "./api_error.ts";
 import { type IdEncoding, pendingBody } from "./id_transport.ts";
@@ -65,25 +66,48 @@ function promptForm(c: Context): { trainer?: string; delta: boolean } {
   return { trainer, delta: prompt === "delta" };
 }
 
+/**
+ * `ack=1`: hand the requests out leased, under `weight_version` (a whole number in the query is
+ * the number, anything else the string); `undefined`: the two-step form, `next` then `ack`.
+ */
+function leasedForm(c: Context): LeasedNext | undefined {
+  const ack = c.req.query("ack");
+  const version = c.req.query("weight_version");
+  if (ack === undefined || ack === "0") {
+    if (version === undefined) return undefined;
+    throw new GatewayError(400, "weight_version on next needs ack=1: it is what the ack names");
+  }
+  if (ack !== "1") throw new GatewayError(400, `ack must be 0 or 1, not ${JSON.stringify(ack)}`);
+  if (version === undefined) return {};
+  if (version === "") throw new GatewayError(400, "weight_version must not be empty");
+  const n = Number(version);
+  return { version: /^-?\d+$/.test(version) && Number.isSafeInteger(n) ? n : version };
+}
+
 export function requestRoutes({ options: o, body, checked }: TrainerContext): Hono {
   const app = new Hono();
   const { rollouts } = o;
   const bases = new PromptBases();
 
-  /** A handed-out request's body, and who took it (a later delta may extend it). */
+  /**
+   * A handed-out request's body (with `lease_s` and `expires_at` as an `ack` answers them when it
+   * was handed out leased), and who took it (a later delta may extend it).
+   */
   const handOut = (
-    request: PendingRequest,
+    { lease, ...request }: HandedRequest,
     encoding: IdEncoding,
     form: { trainer?: string; delta: boolean },
   ): string => {
     const base = form.delta ? bases.baseFor(request.prompt_base, form.trainer!) : undefined;
     if (form.trainer !== undefined) bases.taken(request.turn_id, request.request_id, form.trainer);
-    return pendingBody(request, encoding, base);
+    const leased = lease && { lease_s: lease.lease_ms / 1000, expires_at: lease.expires_at };
+    return pendingBody(leased ? { ...request, ...leased } : request, encoding, base);
   };
 
   app.get("/requests/next", async (c) => {
     const encoding = idEncoding(c);
     const form = promptForm(c);
+    const leased = leasedForm(c);
     const wait = Number(c.req.query("wait") ?? 0);
     if (!Number.isFinite(wait) || wait < 0) {
       throw new GatewayError(400, "wait must be a number of seconds ≥ 0");
@@ -98,14 +122,20 @@ export function requestRoutes({ options: o, body, checked }: TrainerContext): Ho
     const leaseParam = c.req.query("lease");
     const lease = leaseParam === undefined ? undefined : Number(leaseParam) * 1000;
     const signal = c.req.raw.signal;
-    const first = await rollouts.next(Math.min(wait, MAX_WAIT_S) * 1000, filter, signal, lease);
+    const first = await rollouts.next(
+      Math.min(wait, MAX_WAIT_S) * 1000,
+      filter,
+      signal,
+      lease,
+      leased,
+    );
     if (!first) return c.body(null, 204);
     const json = { "content-type": "application/json" };
     if (max === undefined) return c.body(handOut(first, encoding, form), 200, json);
     // A batch: the first after the wait, then whatever else is queued now, up to `max`.
     const bodies = [handOut(first, encoding, form)];
     while (bodies.length < max) {
-      const more = await rollouts.next(0, filter, signal, lease);
+      const more = await rollouts.next(0, filter, signal, lease, leased);
       if (!more) break;
       bodies.push(handOut(more, encoding, form));
     }

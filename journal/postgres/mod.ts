@@ -3,7 +3,8 @@
  * (`schema.ts`, created and migrated on start): the `Journal` contract of `trajectory/`, each
  * write fenced by the rollout's ownership epoch (`pg_journal.ts`, `event_rows.ts`); the sample
  * log's rows (`sample_rows.ts`); turns' token rows (`token_rows.ts`); the pending requests
- * trainers answer (`request_rows.ts`, their states in `request_states.ts`, the events a trainer's
+ * trainers answer (`request_rows.ts`, claimed for their long polls in `claim_rows.ts`, their states
+ * in `request_states.ts`, the events a trainer's
  * answer writes in `request_events.ts`, how long resolved ones stay in `resolved_requests.ts`); who
  * owns a rollout (`ownership_rows.ts`); the replicas and their shared pause (`replica_rows.ts`);
  * the notification channels (`channels.ts`); errors worth a retry (`connection_errors.ts`); a
@@ -38,6 +39,7 @@ export { poolOptions } from "./pool_options.ts";
 export { migrate } from "./schema.ts";
 export { guardClosedSocketWrites } from "./closed_socket_write.ts";
 export { type Outcome, RequestRows } from "./request_rows.ts";
+export { ClaimRows } from "./claim_rows.ts";
 export { pruneResolvedRequests } from "./resolved_requests.ts";
 export { idsOf } from "./id_bytes.ts";
 export { completionOf } from "./request_events.ts";

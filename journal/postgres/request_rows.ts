@@ -1,6 +1,7 @@
 /**
- * The `pending` table's statements: what trainers do to a request (claim, acknowledge, append,
- * complete, fail) and what its owner does (queue it, withdraw it, read how it ended), each one
+ * The `pending` table's statements: what trainers do to a request (acknowledge, append, complete,
+ * fail; their long polls claim it in `claim_rows.ts`) and what its owner does (queue it, withdraw
+ * it, read how it ended), each one
  * statement that changes a request only from the states the call is allowed from. A call that
  * changes nothing reads the request afterwards to say why (409 already resolved, 410 withdrawn,
  * 404 unknown): the decision is the write's, never the read's. A completion sent again with the
@@ -80,32 +81,40 @@ export class RequestRows {
     readonly defaultLeaseMs: number,
   ) {}
 
-  /** Queues a request; false when it was there already (a restored turn's). */
   /**
    * Queues a request; false when it was there already (a restored turn's). `deliveredTo`: a
-   * trainer's long poll on this replica takes it at once (it is inserted delivered, as a claim
-   * would leave it: one statement instead of two, and nobody else is woken).
+   * trainer's long poll on this replica takes it at once (it is inserted delivered, or leased, as
+   * a claim would leave it: one statement instead of two, and nobody else is woken); `expires`:
+   * when a lease so granted runs out (ms since the epoch).
    */
-  async insert(r: QueuedRequest, deliveredTo?: { leaseMs: number }) {
+  async insert(
+    r: QueuedRequest,
+    deliveredTo?: { leaseMs: number; leased?: boolean },
+  ): Promise<{ inserted: boolean; expires?: number }> {
     const like = r.rows.like ? JSON.stringify(r.rows.like) : null;
     const to = deliveredTo !== undefined;
-    const [row] = await this.sql<{ inserted: boolean }[]>`
+    const leased = deliveredTo?.leased === true;
+    const leaseMs = deliveredTo?.leaseMs ?? this.defaultLeaseMs;
+    const [row] = await this.sql<{ inserted: boolean; expires: string | null }[]>`
       WITH ins AS (
         INSERT INTO pending (request_id, rollout, turn_id, state, epoch, lease_ms, deadline,
           delivered_by, max_tokens, prompt_len, rows_from, rows_like)
         VALUES (${r.request_id}, ${r.rollout_id}, ${r.turn_id},
-          ${to ? "delivered" : "queued"}, ${to ? 1 : 0},
-          ${deliveredTo?.leaseMs ?? this.defaultLeaseMs},
-          CASE WHEN ${to} THEN now() + make_interval(secs => ${this.ackTimeoutMs / 1000}) END,
+          ${leased ? "leased" : to ? "delivered" : "queued"}, ${to ? 1 : 0}, ${leaseMs},
+          CASE WHEN ${to} THEN now() + make_interval(secs => ${
+      (leased ? leaseMs : this.ackTimeoutMs) / 1000
+    }) END,
           ${to ? this.replica : null}, ${r.maxTokens}, ${r.rows.promptLength}, ${r.rows.from},
           ${like}::text::jsonb)
         ON CONFLICT (request_id) DO NOTHING
-        RETURNING request_id
+        RETURNING request_id, deadline
       )
       SELECT count(*) > 0 AS inserted,
+        max((extract(epoch FROM deadline) * 1000)::bigint) AS expires,
         CASE WHEN NOT ${to} AND count(*) > 0 THEN pg_notify(${QUEUE_CHANNEL}, '') END
       FROM ins`;
-    return row.inserted;
+    if (!leased || !row.inserted) return { inserted: row.inserted };
+    return { inserted: true, expires: Number(row.expires) };
   }
 
   /** Withdraws an open request; false when it was resolved first. */
@@ -142,13 +151,6 @@ export class RequestRows {
     return rows.length;
   }
 
-  /** A claimed request its owner could not hand over is offered again a second later. */
-  async release(requestId: string): Promise<void> {
-    await this.sql`
-      UPDATE pending SET deadline = now() + interval '1 second'
-      WHERE request_id = ${requestId} AND state = 'delivered'`;
-  }
-
   /**
    * The request's state, appended ids and resolution event, if any. Its `routed_experts` are
    * read from `token_rows` once the owner stored them there (a restored turn reads them again).
@@ -183,39 +185,6 @@ export class RequestRows {
       SELECT request_id FROM pending WHERE request_id = ANY(${ids})
         AND (state NOT IN ${this.sql(OPEN)} OR length(appended) > 0)`;
     return rows.map((r) => r.request_id);
-  }
-
-  /**
-   * Claims up to `limit` requests (of `rollout`, if given) whose owner is alive, for long polls
-   * waiting with lease `leaseMs`: those whose delivery or lease deadline passed first, then the
-   * oldest queued. In that order.
-   */
-  async claim(
-    rollout: string | undefined,
-    leaseMs: number,
-    limit = 1,
-  ): Promise<{ request_id: string; owner_url: string; owner: string }[]> {
-    const rows = await this.sql<
-      { request_id: string; owner_url: string; owner: string; fresh: boolean; seq: string }[]
-    >`
-      WITH c AS (
-        SELECT p.request_id, p.seq, p.state = 'queued' AS fresh
-        FROM pending p JOIN rollouts r ON r.id = p.rollout
-        WHERE (p.state = 'queued' OR (p.state IN ('delivered', 'leased') AND p.deadline < now()))
-          AND r.lease_until > now()
-          ${rollout === undefined ? this.sql`` : this.sql`AND p.rollout = ${rollout}`}
-        ORDER BY p.state = 'queued', p.seq
-        LIMIT ${limit}
-        FOR UPDATE OF p SKIP LOCKED
-      )
-      UPDATE pending p SET state = 'delivered', epoch = p.epoch + 1, lease_ms = ${leaseMs},
-        deadline = now() + make_interval(secs => ${this.ackTimeoutMs / 1000}),
-        delivered_by = ${this.replica}
-      FROM c, rollouts r
-      WHERE p.request_id = c.request_id AND r.id = p.rollout
-      RETURNING p.request_id, r.owner_url, r.owner, c.fresh, c.seq`;
-    return rows.sort((a, b) => Number(a.fresh) - Number(b.fresh) || Number(a.seq) - Number(b.seq))
-      .map(({ request_id, owner_url, owner }) => ({ request_id, owner_url, owner }));
   }
 
   async pendingCount(rollout?: string): Promise<number> {

@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { GateError } from "../../generation/mod.ts";
 import { migrate } from "./schema.ts";
 import { RequestRows } from "./request_rows.ts";
+import { ClaimRows } from "./claim_rows.ts";
 import { OPEN_STATES } from "./request_states.ts";
 import { completionOf } from "./request_events.ts";
 import { postgresMissing, startPostgres } from "../../tests/support/postgres_server.ts";
@@ -42,6 +43,8 @@ Deno.test({
         VALUES ('r1', 'active', 'owner', 1, now() + interval '1 minute')`;
       const a = new RequestRows(sql, "a", 10_000, 60_000);
       const b = new RequestRows(sql, "b", 10_000, 60_000);
+      // The long polls' claims on replicas a and b.
+      const [claimA, claimB] = ["a", "b"].map((r) => new ClaimRows(sql, r, 10_000));
       const queue = (rid: string) =>
         a.insert({
           request_id: rid,
@@ -50,8 +53,12 @@ Deno.test({
           maxTokens: 16,
           rows: { promptLength: 4, from: 0 },
         });
-      assert.equal(await queue("q1"), true);
-      assert.equal(await queue("q1"), false, "a restored turn's request is there already");
+      assert.deepEqual(await queue("q1"), { inserted: true });
+      assert.deepEqual(
+        await queue("q1"),
+        { inserted: false },
+        "a restored turn's request is there already",
+      );
 
       const done = {
         output_ids: [9707, 151645],
@@ -80,15 +87,52 @@ Deno.test({
 
       // Replica b handed q2 to a trainer and died before the trainer got it.
       await queue("q2");
-      assert.deepEqual((await b.claim(undefined, 60_000)).map((c) => c.request_id), ["q2"]);
-      assert.deepEqual(await b.claim(undefined, 60_000), [], "delivered: not offered again");
+      assert.deepEqual((await claimB.claim(undefined, 60_000)).map((c) => c.request_id), ["q2"]);
+      assert.deepEqual(await claimB.claim(undefined, 60_000), [], "delivered: not offered again");
       assert.equal(await a.redeliverFrom("b"), 1);
       await queue("q3");
       assert.deepEqual(
-        (await a.claim(undefined, 60_000, 5)).map((c) => c.request_id),
+        (await claimA.claim(undefined, 60_000, 5)).map((c) => c.request_id),
         ["q2", "q3"],
         "offered again at once, ahead of the queue, several claimed at once",
       );
+
+      // Claimed leased (`next` with `ack=1`): leased in the claim's statement, for its lease.
+      await queue("q4");
+      const [leased] = await claimB.claim(undefined, 1_500, 1, true);
+      assert.equal(leased.request_id, "q4");
+      assert.ok(Math.abs(leased.expires! - (Date.now() + 1_500)) < 1_000, "expires as granted");
+      const [row] = await sql`SELECT state, lease_ms FROM pending WHERE request_id = 'q4'`;
+      assert.deepEqual({ ...row }, { state: "leased", lease_ms: 1_500 });
+      assert.equal(await a.redeliverFrom("b"), 0, "leased: not offered again with its replica");
+      assert.deepEqual(await claimA.claim(undefined, 60_000), [], "its lease holds it");
+      // Its answer was lost: offered again once the lease lapses (not at the ack timeout).
+      await new Promise((r) => setTimeout(r, 1_600));
+      assert.deepEqual((await claimA.claim(undefined, 60_000)).map((c) => c.request_id), ["q4"]);
+      // Inserted leased for this replica's own waiting poll: one statement, its lease returned.
+      const taken = await a.insert({
+        request_id: "q5",
+        rollout_id: "r1",
+        turn_id: "r1.q5",
+        maxTokens: 16,
+        rows: { promptLength: 4, from: 0 },
+      }, { leaseMs: 30_000, leased: true });
+      assert.ok(taken.inserted && Math.abs(taken.expires! - (Date.now() + 30_000)) < 1_000);
+      assert.deepEqual(
+        { ...(await sql`SELECT state FROM pending WHERE request_id = 'q5'`)[0] },
+        { state: "leased" },
+      );
+      // Its poll ended before it was handed over: released (offered again in a second), but only
+      // by the replica that claimed it.
+      const left = async () =>
+        Number(
+          (await sql`SELECT extract(epoch FROM deadline - now()) AS s FROM pending
+          WHERE request_id = 'q5'`)[0].s,
+        );
+      await claimB.release("q5");
+      assert.ok(await left() > 20, "another replica's release changes nothing");
+      await claimA.release("q5");
+      assert.ok(await left() <= 1, "released: offered again within a second");
     } finally {
       await sql.end({ timeout: 2 });
       await pg.stop();

@@ -48,6 +48,10 @@ MAX_WAIT_S = 300.0
 
 #: The lease ``serve_requests`` asks for; it renews at a third of it while the handler works.
 DEFAULT_LEASE_S = 60.0
+#: The lease ``serve_requests`` takes a request with (``next_request(ack=True)``), renewed to
+#: ``lease`` at a third of it: a poll's lost answer then strands the request for no longer than
+#: the gateway's ack timeout (10 s) would, and a turn shorter than a third of it costs no renewal.
+FIRST_LEASE_S = 10.0
 #: Tries of an ``ack`` whose answer did not arrive before the request is handled regardless.
 ACK_ATTEMPTS = 3
 #: Sends of a ``complete`` whose answer was lost (the gateway accepts it once and says ``resent``
@@ -337,7 +341,13 @@ class RollgateClient:
     # -- the gate ---------------------------------------------------------------------------------
 
     async def next_request(
-        self, wait: float, rollout: str | None = None, lease: float | None = None
+        self,
+        wait: float,
+        rollout: str | None = None,
+        lease: float | None = None,
+        *,
+        ack: bool = False,
+        weight_version: str | int | None = None,
     ) -> PendingRequest | None:
         """``GET /api/requests/next``: the oldest unclaimed request (of ``rollout`` if given),
         waiting up to ``wait`` seconds (≤ 300); ``None`` when nothing arrived in time.
@@ -345,21 +355,42 @@ class RollgateClient:
         The request is yours only until the gateway's ack timeout (default 10 s): ``ack`` it at
         once, then ``renew`` before its lease runs out (``serve_requests`` does both). Otherwise it
         is offered again — which is what saves it when this poll's answer is lost on the way.
-        ``lease`` (seconds, ≤ the gateway's bound) is what the ``ack`` grants."""
-        data = await self._next(wait, rollout, lease, None)
+        ``lease`` (seconds, ≤ the gateway's bound) is what the ``ack`` grants.
+
+        ``ack=True`` (``?ack=1``) saves that call: the request comes already acknowledged, leased
+        for ``lease`` (default: the gateway's) under ``weight_version`` (default: the one in force),
+        as ``ack`` would lease it; ``request.lease_s`` and ``request.expires_at`` say so. The price:
+        if this answer is lost, the request is offered again only once that lease lapses — ask for
+        a short one and ``renew`` (``serve_requests`` takes ``FIRST_LEASE_S``). A gateway without
+        the form answers without ``lease_s``: ``ack`` the request then."""
+        data = await self._next(wait, rollout, lease, None, ack, weight_version)
         return (await self._pending(data)) if data else None
 
     async def next_requests(
-        self, wait: float, max: int, rollout: str | None = None, lease: float | None = None  # noqa: A002
+        self,
+        wait: float,
+        max: int,  # noqa: A002
+        rollout: str | None = None,
+        lease: float | None = None,
+        *,
+        ack: bool = False,
+        weight_version: str | int | None = None,
     ) -> list[PendingRequest]:
         """``GET /api/requests/next?max=N``: up to ``max`` (≤ 256) unclaimed requests in one
         answer, waiting up to ``wait`` seconds for the first; ``[]`` when none arrived in time.
-        Each is yours as one from ``next_request`` is (``ack_many`` acknowledges them at once)."""
-        data = await self._next(wait, rollout, lease, max)
+        Each is yours as one from ``next_request`` is (``ack_many`` acknowledges them at once;
+        with ``ack=True`` each comes leased already)."""
+        data = await self._next(wait, rollout, lease, max, ack, weight_version)
         return [await self._pending(r) for r in (data or {}).get("requests", [])]
 
     async def _next(
-        self, wait: float, rollout: str | None, lease: float | None, max: int | None  # noqa: A002
+        self,
+        wait: float,
+        rollout: str | None,
+        lease: float | None,
+        max: int | None,  # noqa: A002
+        ack: bool,
+        weight_version: str | int | None,
     ) -> Any:
         wait = max_wait(wait)
         query: dict[str, Any] = {"wait": f"{wait:g}", "rollout": rollout, "ids": self.ids}
@@ -369,6 +400,12 @@ class RollgateClient:
             query["lease"] = f"{float(lease):g}"
         if max is not None:
             query["max"] = str(int(max))
+        if ack:
+            query["ack"] = "1"
+            if weight_version is not None:
+                query["weight_version"] = str(weight_version)
+        elif weight_version is not None:
+            raise ValueError("weight_version on next_request needs ack=True: it is what the ack names")
         return await self._call("GET", "/api/requests/next", query=query, timeout=self.timeout + wait)
 
     async def _pending(self, data: Mapping[str, Any]) -> PendingRequest:
@@ -583,11 +620,14 @@ class RollgateClient:
     ) -> ServeStats:
         """Resolve pending requests with ``handler`` until ``stop_event`` is set.
 
-        ``concurrency`` workers each long-poll ``next_request`` (``poll_wait`` seconds at a time),
-        acknowledge the request at once, await ``handler(request)`` while renewing its ``lease``
-        every third of it, and post its ``Completion`` (or a mapping with the same keys). When the
-        gateway withdraws the request meanwhile (its agent is gone, its turn timed out), the
-        handler is cancelled and nothing is posted (``stats.withdrawn``).
+        ``concurrency`` workers each long-poll ``next_request`` (``poll_wait`` seconds at a time)
+        for a request handed out already acknowledged (``ack=True``, leased for ``FIRST_LEASE_S``
+        or ``lease`` if shorter; a gateway without that form gets an ``ack``), await
+        ``handler(request)`` while renewing its ``lease`` (first at a third of the first lease,
+        then every third of ``lease``), and post its ``Completion`` (or a mapping with the same
+        keys): a turn is two calls, ``next`` and ``complete``. When the gateway withdraws the
+        request meanwhile (its agent is gone, its turn timed out), the handler is cancelled and
+        nothing is posted (``stats.withdrawn``).
         When the handler raises, the request is failed with the exception's message (and its
         ``status`` attribute when it has one in 400–599), so the agent sees an error instead of
         hanging; a completion the gateway refuses with 400 is failed the same way.
@@ -632,7 +672,9 @@ class RollgateClient:
     ) -> None:
         while not stop.is_set():
             try:
-                pending = await self.next_request(poll_wait, rollout, lease)
+                pending = await self.next_request(
+                    poll_wait, rollout, min(lease, FIRST_LEASE_S), ack=True
+                )
             except RollgateError as e:
                 if e.status in (401, 403):
                     raise
@@ -655,33 +697,16 @@ class RollgateClient:
         self, handler: Handler, pending: PendingRequest, lease: float, stats: ServeStats
     ) -> None:
         rid = pending.request_id
-        # An ack whose answer was lost may have landed: the request is then leased to this
-        # worker, and dropping it would leave its agent waiting out the lease. So a lost answer
-        # is asked again (an ack of a request this worker holds renews it), and if it never
-        # comes the request is handled anyway: a completion is accepted while nobody else sent
-        # one, and a duplicate is refused (409), never recorded twice.
-        for attempt in range(ACK_ATTEMPTS):
-            try:
-                await self.ack(rid, lease)
-                break
-            except RollgateError as e:
-                # Withdrawn or resolved already; anything else: the gateway offers it again later.
-                if e.status == 410:
-                    stats.withdrawn += 1
-                elif e.status in (404, 409):
-                    stats.dropped += 1
-                else:
-                    stats.errors += 1
-                log.info("could not acknowledge %s: %s", rid, e)
-                self.prompt_cache.closed(rid)
-                return
-            except (OSError, asyncio.TimeoutError) as e:
-                stats.errors += 1
-                log.warning("the acknowledgement of %s got no answer (attempt %d): %r", rid, attempt + 1, e)
-                await asyncio.sleep(min(0.5 * (attempt + 1), 2.0))
+        # Handed out leased (`next?ack=1`): no ack; an older gateway's answer has no lease.
+        first_lease = pending.lease_s
+        if first_lease is None and not await self._acked(rid, lease, stats):
+            self.prompt_cache.closed(rid)
+            return
         withdrawn = asyncio.Event()
         work = asyncio.ensure_future(handler(pending))
-        keeper = asyncio.ensure_future(self._keep_leased(rid, lease, work, withdrawn))
+        keeper = asyncio.ensure_future(
+            self._keep_leased(rid, lease, work, withdrawn, first_lease or lease)
+        )
         try:
             result = await work
             completion = _as_completion(result)
@@ -727,13 +752,47 @@ class RollgateClient:
             stats.errors += 1
             log.warning("could not post the completion for %s: %r", rid, e)
 
+    async def _acked(self, rid: str, lease: float, stats: ServeStats) -> bool:
+        """Acknowledges ``rid``; False when the gateway refuses (withdrawn, resolved: drop it).
+
+        An ack whose answer was lost may have landed: the request is then leased to this worker,
+        and dropping it would leave its agent waiting out the lease. So a lost answer is asked
+        again (an ack of a request this worker holds renews it), and if it never comes the
+        request is handled anyway: a completion is accepted while nobody else sent one, and a
+        duplicate is refused (409), never recorded twice."""
+        for attempt in range(ACK_ATTEMPTS):
+            try:
+                await self.ack(rid, lease)
+                return True
+            except RollgateError as e:
+                # Withdrawn or resolved already; anything else: the gateway offers it again later.
+                if e.status == 410:
+                    stats.withdrawn += 1
+                elif e.status in (404, 409):
+                    stats.dropped += 1
+                else:
+                    stats.errors += 1
+                log.info("could not acknowledge %s: %s", rid, e)
+                return False
+            except (OSError, asyncio.TimeoutError) as e:
+                stats.errors += 1
+                log.warning("the acknowledgement of %s got no answer (attempt %d): %r", rid, attempt + 1, e)
+                await asyncio.sleep(min(0.5 * (attempt + 1), 2.0))
+        return True
+
     async def _keep_leased(
-        self, rid: str, lease: float, work: asyncio.Future[Any], withdrawn: asyncio.Event
+        self,
+        rid: str,
+        lease: float,
+        work: asyncio.Future[Any],
+        withdrawn: asyncio.Event,
+        held: float,
     ) -> None:
-        """Renews ``rid``'s lease every third of it until cancelled; cancels ``work`` when the
-        gateway says the request was withdrawn."""
+        """Renews ``rid``'s lease (``held`` seconds, granted now) to ``lease`` at a third of what
+        it holds, until cancelled; cancels ``work`` when the gateway says it was withdrawn."""
         while True:
-            await asyncio.sleep(lease / 3)
+            await asyncio.sleep(held / 3)
+            held = lease
             try:
                 await self.renew(rid, lease)
             except RollgateError as e:

@@ -136,6 +136,19 @@ class PendingRequest:
         return list(self.sampling.get("stop_token_ids") or [])
 
     @property
+    def lease_s(self) -> float | None:
+        """The lease it was handed out with (``next_request(ack=True)``): no ``ack`` needed;
+        ``None`` when it was not leased yet (``ack`` it)."""
+        lease = self.extra.get("lease_s")
+        return None if lease is None else float(lease)
+
+    @property
+    def expires_at(self) -> int | None:
+        """When that lease runs out (milliseconds since the epoch), unless it is renewed."""
+        at = self.extra.get("expires_at")
+        return None if at is None else int(at)
+
+    @property
     def routed_experts_from(self) -> int:
         """Leading positions of ``prompt_ids`` whose MoE routing the chain already has: send
         ``routed_experts`` from there (SGLang's ``routed_experts_start_len``)."""

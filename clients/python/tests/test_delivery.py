@@ -219,11 +219,82 @@ class AckLostTest(unittest.IsolatedAsyncioTestCase):
             return granted
 
         self.client.ack = ack_with_lost_answer  # type: ignore[method-assign]
+        real_next = self.client.next_request
+
+        async def two_step_next(*args, **kwargs) -> PendingRequest | None:  # noqa: ANN002, ANN003
+            kwargs["ack"] = False  # a gateway without `next?ack=1`: the worker acknowledges
+            return await real_next(*args, **kwargs)
+
+        self.client.next_request = two_step_next  # type: ignore[method-assign]
 
         resp, stats = await _one_turn_served(self.gw.url, self.client, r)
         self.assertEqual(resp.status, 200)
         self.assertEqual(lost, 1)
         self.assertEqual((stats.completed, stats.dropped), (1, 0))
+
+
+class LeasedNextTest(unittest.IsolatedAsyncioTestCase):
+    """``next_request(ack=True)``: the request comes leased, so a worker's turn is ``next`` +
+    ``complete``; a lost answer is offered again once its (short) lease lapses."""
+
+    async def asyncSetUp(self) -> None:
+        self.gw = await asyncio.to_thread(support.start_gateway, args=["--ack-timeout", "0.3"])
+        self.client = RollgateClient(self.gw.url)
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+        await asyncio.to_thread(self.gw.stop)
+
+    async def test_the_worker_takes_requests_leased_and_never_acks(self) -> None:
+        r = await self.client.create_rollout()
+        calls: list[str] = []
+        for name in ("ack", "renew"):
+            real = getattr(self.client, name)
+
+            async def counted(*args, _real=real, _name=name, **kwargs):  # noqa: ANN002, ANN003, ANN202
+                calls.append(_name)
+                return await _real(*args, **kwargs)
+
+            setattr(self.client, name, counted)
+        resp, stats = await _one_turn_served(self.gw.url, self.client, r)
+        self.assertEqual(resp.status, 200)
+        self.assertEqual((stats.completed, stats.errors), (1, 0))
+        self.assertEqual(calls, [], "a short turn: next and complete, no ack, no renewal")
+
+    async def test_a_lost_leased_answer_is_offered_again_after_its_lease(self) -> None:
+        r = await self.client.create_rollout()
+        agents = AsyncHTTPClient(self.gw.url, timeout=60)
+        agent = asyncio.ensure_future(
+            agents.request(
+                "POST",
+                f"/rollout/{r.id}/v1/chat/completions",
+                json_body={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                headers={"Authorization": f"Bearer {r.token}"},
+            )
+        )
+        try:
+            lost = await self.client.next_request(10, r.id, lease=1.5, ack=True, weight_version=4)
+            assert lost is not None  # the worker holding it "crashed": nobody acks or completes
+            self.assertEqual(lost.lease_s, 1.5)
+            assert lost.expires_at is not None
+            self.assertAlmostEqual(lost.expires_at / 1000, time.time() + 1.5, delta=1.0)
+            await asyncio.sleep(0.8)  # past the ack timeout: still under its lease
+            self.assertIsNone(await self.client.next_request(0, r.id, ack=True))
+            again = await self.client.next_request(10, r.id, ack=True)
+            assert again is not None
+            self.assertEqual(again.request_id, lost.request_id)
+            self.assertGreaterEqual(time.time() * 1000, lost.expires_at - 100)
+            await self.client.complete(again.request_id, HELLO, logprobs=logprobs_for(HELLO))
+            self.assertEqual((await agent).status, 200)
+            [sample] = await self.client.finish_rollout(r.id, reward=1.0)
+            self.assertEqual(sum(sample.loss_mask), len(HELLO), "its ids carry loss once")
+            self.assertEqual(sample.turn_spans[0]["weight_version"], 4, "the first lease's")
+        finally:
+            agent.cancel()
+            await asyncio.gather(agent, return_exceptions=True)
+            await agents.close()
+        with self.assertRaises(ValueError):
+            await self.client.next_request(0, weight_version=1)
 
 
 class CompleteLostTest(unittest.IsolatedAsyncioTestCase):
