@@ -94,12 +94,14 @@ export class ScriptedPolicy {
         for (let i = 0; chunk > 0 && i < output_ids.length; i += chunk) {
           await postJson(`${base}/append`, { output_ids: output_ids.slice(i, i + chunk) }, headers);
         }
+        // Recorded before `complete`: the agent can have its answer, finish and be checked
+        // before `complete`'s own response reaches this loop.
+        this.records.push({ ...req, output_ids, logprobs });
         await postJson(
           `${base}/complete`,
           { output_ids, logprobs, finish_reason: "stop" },
           headers,
         );
-        this.records.push({ ...req, output_ids, logprobs });
       },
     });
   }
