@@ -7,6 +7,7 @@
  */
 import { parseSseText } from "../generation/mod.ts";
 import { agentSteps, SYSTEM_PROMPT, TASK, TOOLS } from "./agent_history.ts";
+import { loadCapture } from "../gateway/agent/anthropic/__fixtures__/load.ts";
 
 /** A Chat wire message, as the agent sends and receives it. */
 export type WireMessage = Record<string, unknown>;
@@ -24,14 +25,33 @@ const WIRE_TOOLS = TOOLS.map((t) => ({
 }));
 
 /**
- * A Chat request body with the bench's tools; streamed requests ask for the usage chunk, as
- * OpenAI's SDK users do.
+ * The bench's tools followed by Claude Code 2.1.330's own (from its recorded first request,
+ * `gateway/agent/anthropic/__fixtures__`), as Chat tools: ~48 kB of tool JSON, what a real
+ * coding agent sends with every request, where the bench's three alone are ~1 kB.
  */
-export function chatBody(messages: object[], stream: boolean): string {
+export function claudeCodeTools(): object[] {
+  const [first] = loadCapture();
+  const theirs = (first.body.tools as { name: string; description: string; input_schema: object }[])
+    .map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
+  return [...WIRE_TOOLS, ...theirs];
+}
+
+/**
+ * A Chat request body with the bench's tools (or `tools`); streamed requests ask for the usage
+ * chunk, as OpenAI's SDK users do.
+ */
+export function chatBody(
+  messages: object[],
+  stream: boolean,
+  tools: object[] = WIRE_TOOLS,
+): string {
   return JSON.stringify({
     model: "rollgate-policy",
     messages,
-    tools: WIRE_TOOLS,
+    tools,
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
   });

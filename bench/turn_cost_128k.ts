@@ -15,10 +15,14 @@
  * the measured turns and splits its time by part: each sample goes to the innermost product file
  * on its stack (agent read, wire → canonical, mount, render, the trainer's calls, SSE, journal,
  * the HTTP server), GC and the runtime's own work apart; `--top N` names the N costliest stacks.
+ * `--tools claude-code` sends Claude Code's own tools (~48 kB, from its recorded request) with
+ * every request instead of the bench's three (~1 kB): a tool set as large as real agents send.
+ * `--allocations` samples what the gateway allocates over the measured turns instead (V8's
+ * sampling heap profiler: kB a turn by function and its two callers, `--top N` of them).
  *
  *     deno run -A bench/turn_cost_128k.ts [--turns 40] [--tokens 125000] [--profile] \
  *       [--top N] [--checkout DIR] [--profile checkout] [--trainer-form full|delta] [--gateway-flags "..."] \
- *       [--serve-flags "--no-journal"] [--checkout-trainer-form full|delta]
+ *       [--serve-flags "--no-journal"] [--checkout-trainer-form full|delta] [--tools claude-code]
  *
  * `--checkout DIR` also runs another checkout's `main.ts` (today's main) side by side in the same
  * run: its own gateway, trainer and agent, the two taking turns one after the other so both see
@@ -30,7 +34,14 @@
 import process from "node:process";
 import { PolicyModel } from "../model/mod.ts";
 import { pytestOutput, rng } from "./agent_history.ts";
-import { chatBody, chatCall, chatHistory, createRollout, type WireMessage } from "./chat_agent.ts";
+import {
+  chatBody,
+  chatCall,
+  chatHistory,
+  claudeCodeTools,
+  createRollout,
+  type WireMessage,
+} from "./chat_agent.ts";
 import { freePort, type GatewayProcess, startGatewayProcess } from "./gateway_process.ts";
 import { type CallFrame, Inspector } from "./inspector.ts";
 import { startTrainerLoops, type TrainerLoops } from "./scripted_trainer.ts";
@@ -44,6 +55,8 @@ const TURNS = Number(flag("turns") ?? 40);
 const TOKENS = Number(flag("tokens") ?? 125_000);
 /** `--profile checkout` profiles the other checkout's gateway instead of this one's. */
 const PROFILE = Deno.args.includes("--profile");
+/** `--allocations`: bytes the gateway allocates per turn, by function, instead of its CPU profile. */
+const ALLOCATIONS = Deno.args.includes("--allocations");
 const PROFILE_CHECKOUT = flag("profile") === "checkout";
 const CHECKOUT = flag("checkout");
 const FORM = (flag("trainer-form") ?? "delta") as "full" | "delta";
@@ -51,6 +64,8 @@ const FORM = (flag("trainer-form") ?? "delta") as "full" | "delta";
 const CHECKOUT_FORM = (flag("checkout-trainer-form") ?? "full") as "full" | "delta";
 const GATEWAY_FLAGS = (flag("gateway-flags") ?? "").split(" ").filter(Boolean);
 const SERVE_FLAGS = (flag("serve-flags") ?? "").split(" ").filter(Boolean);
+/** `--tools claude-code`: every request carries Claude Code's ~48 kB of tools, as it sends them. */
+const TOOLS = flag("tools") === "claude-code" ? claudeCodeTools() : undefined;
 
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 
@@ -114,7 +129,9 @@ async function startSide(name: string, checkout?: string): Promise<Side> {
     serveFlags: ["--context-length", "262144", ...SERVE_FLAGS],
     denoFlags: [
       ...GATEWAY_FLAGS,
-      ...(PROFILE && !checkout === !PROFILE_CHECKOUT ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
+      ...((PROFILE || ALLOCATIONS) && !checkout === !PROFILE_CHECKOUT
+        ? [`--inspect=127.0.0.1:${inspectPort}`]
+        : []),
     ],
   });
   // An earlier release knows only the full prompt form, and `next` then `ack`.
@@ -136,7 +153,7 @@ async function startSide(name: string, checkout?: string): Promise<Side> {
     });
   addResult();
   const play = async () => {
-    const body = chatBody(history, true);
+    const body = chatBody(history, true, TOOLS);
     const answer = await chatCall(gw.url, id, token, body, true);
     const call = (answer.message.tool_calls as { id: string }[])[0];
     history.push(answer.message);
@@ -151,7 +168,16 @@ const sides = [await startSide("this checkout")];
 if (CHECKOUT) sides.push(await startSide(CHECKOUT, CHECKOUT));
 console.log(
   `options: ${
-    JSON.stringify({ TURNS, TOKENS, PROFILE, CHECKOUT, FORM, GATEWAY_FLAGS, SERVE_FLAGS })
+    JSON.stringify({
+      TURNS,
+      TOKENS,
+      PROFILE,
+      CHECKOUT,
+      FORM,
+      GATEWAY_FLAGS,
+      SERVE_FLAGS,
+      tools: TOOLS ? `${JSON.stringify(TOOLS).length} bytes (Claude Code's)` : "the bench's",
+    })
   }; load ${loadavg()}`,
 );
 try {
@@ -162,8 +188,9 @@ try {
     );
     await side.play(); // and one warm turn
   }
-  const inspector = PROFILE ? await Inspector.connect(inspectPort) : undefined;
-  await inspector?.startCpuProfile(Number(flag("interval-us") ?? 500));
+  const inspector = PROFILE || ALLOCATIONS ? await Inspector.connect(inspectPort) : undefined;
+  if (ALLOCATIONS) await inspector?.startAllocationSampling(16 * 1024);
+  else await inspector?.startCpuProfile(Number(flag("interval-us") ?? 500));
   const floors: number[] = [], prompts: number[] = [], sizes: number[] = [];
   for (const side of sides) side.threads0 = side.gw.cpuByThread();
   const encoder = new TextEncoder();
@@ -182,7 +209,10 @@ try {
       floors.push(cpuMs(5, () => JSON.parse(new TextDecoder().decode(bytes))));
     }
   }
-  const profile = await inspector?.stopCpuProfileParts(partOf);
+  const allocations = ALLOCATIONS
+    ? await inspector?.stopAllocationSampling(Number(flag("top") ?? 30), 3)
+    : undefined;
+  const profile = ALLOCATIONS ? undefined : await inspector?.stopCpuProfileParts(partOf);
   inspector?.close();
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const floor = sum(floors) / TURNS;
@@ -207,6 +237,17 @@ try {
         byThread.map(([n, ms]) => `${n} ${ms.toFixed(2)}`).join(", ")
       }${read.length ? `; agent requests read: ${read.join(", ")}` : ""}`,
     );
+  }
+  if (allocations) {
+    const total = allocations.reduce((a, { bytes }) => a + bytes, 0);
+    console.log(
+      `allocated per turn, by function (sampled; the top ${allocations.length}: ${
+        (total / TURNS / 1024).toFixed(0)
+      } kB a turn):`,
+    );
+    for (const { where, bytes } of allocations) {
+      console.log(`  ${(bytes / TURNS / 1024).toFixed(1).padStart(7)} kB  ${where}`);
+    }
   }
   if (profile) {
     const parts = [...profile.parts].filter(([p]) => p !== "(idle)").sort((a, b) => b[1] - a[1]);

@@ -12,7 +12,6 @@
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type {
@@ -32,6 +31,7 @@ import { SQLITE_SCHEMA } from "./sqlite_schema.ts";
 import { sampleRowsJson, withSampleRows } from "./sample_rows_codec.ts";
 import { checkRow, rowSum } from "./row_checksum.ts";
 import { ImageDirectory } from "./image_directory.ts";
+import { SharedValueHashes } from "./shared_values.ts";
 
 export interface SqliteJournalOptions {
   /** `normal` (default): survives the process dying; `full`: also power loss (slower). */
@@ -65,6 +65,7 @@ export class SqliteJournal implements Journal {
   readonly #rows: TokenRowsTable;
   /** Hashes known to be in `shared`, so a repeated value costs a lookup, not a write. */
   readonly #sharedKnown = new Set<string>();
+  readonly #sharedHashes = new SharedValueHashes();
   readonly #mark: AckMark;
   /** What is committed: the mark follows it after every commit. */
   readonly #extent: JournalExtent;
@@ -312,10 +313,9 @@ export class SqliteJournal implements Journal {
     if (event.shared) {
       const hashes: Record<string, string> = {};
       for (const [name, value] of Object.entries(event.shared)) {
-        const json = JSON.stringify(value);
-        const hash = createHash("sha256").update(json).digest("base64url");
+        const { hash, json } = this.#sharedHashes.of(value);
         if (!this.#sharedKnown.has(hash)) {
-          this.#insertShared.run(hash, json);
+          this.#insertShared.run(hash, json ?? JSON.stringify(value));
           this.#sharedKnown.add(hash);
         }
         hashes[name] = hash;

@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import type { JournalEvent } from "../../trajectory/mod.ts";
 import { packArrays } from "../array_codec.ts";
 import { rowSum } from "../row_checksum.ts";
+import type { SharedValueHashes } from "../shared_values.ts";
 
 /** This replica does not own the rollout (any more) at the epoch it writes with. */
 export class RolloutFencedError extends Error {
@@ -64,10 +65,12 @@ export async function writeEvents(
   replica: string,
   batch: readonly Queued[],
   sharedKnown: Set<string>,
+  hashes: SharedValueHashes,
 ): Promise<void> {
-  const rows = batch.map((q, ord) => row(q, ord));
+  // The new shared values first: a value hashed for the first time comes with its JSON.
+  const shared = newShared(batch, sharedKnown, hashes);
+  const rows = batch.map((q, ord) => row(q, ord, hashes));
   const created = batch.filter((q) => q.event.kind === "rollout_created");
-  const shared = newShared(batch, sharedKnown);
   const params = [
     rows.map((r) => r.rollout),
     rows.map((r) => r.kind),
@@ -124,12 +127,12 @@ export async function writeEvents(
   for (const s of shared) sharedKnown.add(s.hash);
 }
 
-function row(q: Queued, ord: number) {
+function row(q: Queued, ord: number, hashes: SharedValueHashes) {
   const e = q.event;
   let shared: string | null = null;
   if (e.shared) {
     shared = JSON.stringify(
-      Object.fromEntries(Object.entries(e.shared).map(([k, v]) => [k, hashOf(v).hash])),
+      Object.fromEntries(Object.entries(e.shared).map(([k, v]) => [k, hashes.of(v).hash])),
     );
   }
   const data = JSON.stringify(e.data);
@@ -152,18 +155,14 @@ function row(q: Queued, ord: number) {
 function newShared(
   batch: readonly Queued[],
   known: ReadonlySet<string>,
+  hashes: SharedValueHashes,
 ): { hash: string; value: string }[] {
   const out = new Map<string, string>();
   for (const q of batch) {
     for (const v of Object.values(q.event.shared ?? {})) {
-      const h = hashOf(v);
-      if (!known.has(h.hash)) out.set(h.hash, h.json);
+      const { hash, json } = hashes.of(v);
+      if (!known.has(hash) && !out.has(hash)) out.set(hash, json ?? JSON.stringify(v));
     }
   }
   return [...out].map(([hash, value]) => ({ hash, value }));
-}
-
-function hashOf(value: unknown): { hash: string; json: string } {
-  const json = JSON.stringify(value);
-  return { hash: createHash("sha256").update(json).digest("base64url"), json };
 }

@@ -32,6 +32,7 @@ import { forgetTokenRows, putTokenRows, readTokenRows } from "./token_rows.ts";
 import { TokenRowCache } from "./token_row_cache.ts";
 import { retried } from "./retried_write.ts";
 import { checkRow, rowSum } from "../row_checksum.ts";
+import { SharedValueHashes } from "../shared_values.ts";
 import { putImageRow, readImageRow } from "./image_rows.ts";
 
 import type { PgJournalOptions } from "./pg_journal_options.ts";
@@ -55,6 +56,7 @@ export class PgJournal implements Journal {
   #flushing: Promise<void> | null = null;
   #counter = 0;
   readonly #sharedKnown = new Set<string>();
+  readonly #sharedHashes = new SharedValueHashes();
   /** Images this replica wrote or found in the table: sent again, they cost a lookup. */
   readonly #imagesKnown = new Set<string>();
   readonly #rowCache: TokenRowCache;
@@ -132,7 +134,7 @@ export class PgJournal implements Journal {
         const batch = this.#queue.splice(0, BATCH);
         try {
           await this.#retrying(
-            () => writeEvents(this.sql, this.replica, batch, this.#sharedKnown),
+            () => writeEvents(this.sql, this.replica, batch, this.#sharedKnown, this.#sharedHashes),
             this.#attemptMs,
           );
           for (const q of batch) q.done.resolve();

@@ -191,7 +191,7 @@ export function turnRegistered(
   toolCallIdPrefix: string,
   blackBox: boolean,
 ): TurnRegisteredEvent {
-  const { messages, tools, images: _bytes, ...request } = req;
+  const { messages, tools: _tools, images: _bytes, ...request } = req;
   const data: TurnRegistered = {
     index: turn.index,
     id: turn.id,
@@ -202,7 +202,9 @@ export function turnRegistered(
     received: turn.timings.received,
   };
   if (blackBox) data.blackBox = true;
-  return { rollout: turn.rolloutId, kind: "turn_registered", data, shared: { tools } };
+  // The turn's tools are the array its root interned (the request's, as JSON): the same object
+  // every turn under that root, so the journal hashes it once.
+  return { rollout: turn.rolloutId, kind: "turn_registered", data, shared: { tools: turn.tools } };
 }
 
 /** What of a prompt plan is not turn fields: its ids (in `arrays`) and a rerender (apart). */

@@ -103,6 +103,9 @@ function pickSampled(turns: readonly Turn[], session?: string | null): Turn | un
   return first;
 }
 
+/** Each tools array's root key (tools are not changed once read). */
+const ROOT_KEYS = new WeakMap<readonly ToolSpec[], { protocol: string; key: string }>();
+
 export class TurnTree {
   /** One root per tool set: a prompt with other tools renders differently from its first token. */
   readonly #roots = new Map<string, MessageNode>();
@@ -119,9 +122,15 @@ export class TurnTree {
   /**
    * The root a request mounts under: its protocol and tools. One protocol per root, so an
    * identical history sent over another protocol is not replayed with the first one's ids.
+   * Made once per tools array and protocol (a turn asks three times, and Claude Code's tools
+   * are ~48 kB of JSON); the same string each time, so its hash as a map key is kept too.
    */
   static rootKey(req: { protocol: string; tools: readonly ToolSpec[] }): string {
-    return `${req.protocol}\u0000${TurnTree.toolsKey(req.tools)}`;
+    const made = ROOT_KEYS.get(req.tools);
+    if (made?.protocol === req.protocol) return made.key;
+    const key = `${req.protocol}\u0000${TurnTree.toolsKey(req.tools)}`;
+    ROOT_KEYS.set(req.tools, { protocol: req.protocol, key });
+    return key;
   }
 
   /**

@@ -155,3 +155,17 @@ Deno.test("TurnTree.toolsKey: tools order, description and schema matter", () =>
   assert.notEqual(TurnTree.toolsKey([a]), TurnTree.toolsKey([{ ...a, parameters: {} }]));
   assert.equal(TurnTree.toolsKey([a]), TurnTree.toolsKey([{ ...a, raw: { anything: 1 } }]));
 });
+
+Deno.test("TurnTree.rootKey: made once per tools array and protocol, equal for equal tools", () => {
+  const chat = TurnTree.rootKey({ protocol: "chat", tools });
+  assert.equal(TurnTree.rootKey({ protocol: "chat", tools }), chat);
+  const copy = structuredClone(tools);
+  assert.equal(TurnTree.rootKey({ protocol: "chat", tools: copy }), chat, "same tools, same root");
+  // The same array under another protocol is another root, and asking again does not mix them.
+  const anthropic = TurnTree.rootKey({ protocol: "anthropic", tools });
+  assert.notEqual(anthropic, chat);
+  assert.equal(TurnTree.rootKey({ protocol: "chat", tools }), chat);
+  assert.equal(anthropic, `anthropic\u0000${KEY}`);
+  const other: ToolSpec[] = [{ ...tools[0], description: "run a command" }];
+  assert.notEqual(TurnTree.rootKey({ protocol: "chat", tools: other }), chat, "other tools");
+});
