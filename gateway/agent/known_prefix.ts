@@ -23,7 +23,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { CanonicalRequest, Message } from "../../canonical/mod.ts";
+import type { CanonicalRequest, Message, ToolSpec } from "../../canonical/mod.ts";
 import {
   type HistoryNode,
   type KnownHistory,
@@ -60,8 +60,14 @@ interface Lane {
   lead: number;
   /** The body's keys before the history array, parsed. */
   head: Record<string, unknown>;
+  /** Where the history array's `]` is in `bytes`. */
+  close: number;
+  /** The body's keys after the history array, parsed (null: read whole, not parsed apart). */
+  tail: Record<string, unknown> | null;
   /** The request's canonical messages in the tree's objects (the client's where it edited). */
   messages: Message[];
+  /** The tools of the turn it was kept for (its root's interned array). */
+  tools: ToolSpec[];
   history: HistoryNode;
   edits: Turn["historyEdits"];
 }
@@ -87,6 +93,8 @@ interface LaneDraft {
   count: number;
   lead: number;
   head: Record<string, unknown>;
+  close: number;
+  tail: Record<string, unknown> | null;
   /**
    * The request's messages, of which the first `known` are the tree's objects already (the rest
    * are replaced by the turn's once it is mounted); null: take them all from the turn.
@@ -219,17 +227,34 @@ export class KnownPrefixes {
     const at = lane.ends[j - 1];
     const scan = arrayElements(bytes, at, true);
     if (!scan || scan.ends.length === 0) return null;
-    const rest = decoder.decode(bytes.subarray(at));
-    let tail: Record<string, unknown>;
+    // What follows the history (a coding agent's system prompt and ~48 kB of tools) is most
+    // often the same bytes as last time: then only the new elements are parsed, and the request
+    // takes the tools the last turn had (the same array, already keyed and journaled).
+    const sameTail = lane.tail !== null &&
+      bytes.byteLength - scan.close === lane.bytes.byteLength - lane.close &&
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).compare(
+          lane.bytes,
+          lane.close,
+          lane.bytes.byteLength,
+          scan.close,
+        ) === 0;
+    let tail: Record<string, unknown>, elements: unknown;
     try {
-      // The tail begins with the comma after the last known element.
-      tail = parseJsonBody(TAIL_OPEN + rest.slice(rest.indexOf(",") + 1)) as typeof tail;
+      // The new elements begin with the comma after the last known one.
+      if (sameTail) {
+        const rest = decoder.decode(bytes.subarray(at, scan.close));
+        elements = parseJsonBody(`[${rest.slice(rest.indexOf(",") + 1)}]`);
+        tail = lane.tail!;
+      } else {
+        const rest = decoder.decode(bytes.subarray(at));
+        tail = parseJsonBody(TAIL_OPEN + rest.slice(rest.indexOf(",") + 1)) as typeof tail;
+        elements = tail[TAIL_KEY];
+        delete tail[TAIL_KEY];
+      }
     } catch {
       return null;
     }
-    const elements = tail[TAIL_KEY];
     if (!Array.isArray(elements) || Object.hasOwn(tail, layout.field)) return null;
-    delete tail[TAIL_KEY];
     const body = { ...lane.head, ...tail, [layout.field]: elements };
     let read: HistoryRead;
     try {
@@ -237,7 +262,7 @@ export class KnownPrefixes {
     } catch {
       return null; // the whole body says what is wrong with it
     }
-    const { request } = read;
+    const request = sameTail ? { ...read.request, tools: lane.tools } : read.request;
     if (
       read.lead !== lane.lead || read.ends.length !== scan.ends.length ||
       TurnTree.rootKey(request) !== lane.rootKey
@@ -265,7 +290,17 @@ export class KnownPrefixes {
       ends[j + k] = scan.ends[k];
       made[j + k] = read.ends[k] < 0 ? -1 : lane.made[j - 1] + read.ends[k];
     }
-    const draft: LaneDraft = { ...lane, bytes, ends, made, count, messages, known: depth };
+    const draft: LaneDraft = {
+      ...lane,
+      bytes,
+      close: scan.close,
+      tail,
+      ends,
+      made,
+      count,
+      messages,
+      known: depth,
+    };
     return {
       body,
       request: { ...request, messages },
@@ -301,6 +336,8 @@ export class KnownPrefixes {
       count: scan.ends.length,
       lead: read.lead,
       head,
+      close: scan.close,
+      tail: null,
       messages: null,
       known: 0,
     };
@@ -346,6 +383,7 @@ export class KnownPrefixes {
     const lane: Lane = {
       ...kept,
       messages,
+      tools: turn.tools,
       history: turn.history,
       edits: turn.historyEdits,
     };

@@ -652,3 +652,39 @@ Deno.test("known prefix: a body is freed once no lane holds it, the kept one whe
   assert.equal(bodies[3].byteLength, 0, "the last body went with its rollout");
   assert.equal(prefixes.bytes, 0);
 });
+
+Deno.test("known prefix: the same bytes after the history are not parsed again; the request keeps the last turn's tools array", async () => {
+  const side = new Side(true);
+  await side.create();
+  const prefixes = side.gw.knownPrefixes;
+  const requests: { tools: unknown; sampling: { temperature?: number } }[] = [];
+  const read = prefixes.read.bind(prefixes);
+  prefixes.read = (rollout, adapter, url, bytes) => {
+    const r = read(rollout, adapter, url, bytes);
+    requests.push(r.request);
+    return r;
+  };
+  let history = chat.start("You are a coding agent.", "Fix the failing test.");
+  // Turns 4 and 5 send another tail (a temperature after the tools): parsed, then kept.
+  for (const extra of [{}, {}, {}, { temperature: 0.5 }, { temperature: 0.5 }]) {
+    const body = { ...chat.body(history, "", TOOLS), ...extra };
+    const res = await side.send(chat, JSON.stringify(body));
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const { text, calls, echo } = chat.answer(res.json, rng(requests.length));
+    history = [...history, ...echo, ...chat.results(calls, text)];
+  }
+  assert.equal(prefixes.stats.fromPrefix, 4, "turns 2–5 read from their known prefix");
+  const [first, second, third, fourth, fifth] = requests;
+  assert.notEqual(second.tools, first.tools, "turn 2: its tail parsed (the lane read whole)");
+  assert.deepEqual(second.tools, first.tools);
+  assert.equal(third.tools, first.tools, "turn 3: the same tail, the interned tools");
+  assert.notEqual(fourth.tools, first.tools, "turn 4: another tail, parsed");
+  assert.deepEqual(
+    [third, fourth, fifth].map((r) => r.sampling.temperature),
+    [undefined, 0.5, 0.5],
+  );
+  assert.equal(fifth.tools, first.tools, "turn 5: turn 4's tail again");
+  const turns = side.r.turns;
+  assert.equal(turns.length, 5);
+  for (const t of turns) assert.equal(t.tools, first.tools, "every turn under one interned array");
+});
