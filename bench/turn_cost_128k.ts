@@ -15,12 +15,15 @@
  * the measured turns and splits its time by part: each sample goes to the innermost product file
  * on its stack (agent read, wire → canonical, mount, render, the trainer's calls, SSE, journal,
  * the HTTP server), GC and the runtime's own work apart; `--top N` names the N costliest stacks.
+ * `--warmup N` first plays N turns of another agent (its own rollout, an 8k history) on each
+ * gateway: V8 still optimizes the turn's code over the first few hundred turns (~2 compiles a turn
+ * on its worker threads after 40), which a gateway serving for hours has long done.
  * `--tools claude-code` sends Claude Code's own tools (~48 kB, from its recorded request) with
  * every request instead of the bench's three (~1 kB): a tool set as large as real agents send.
  * `--allocations` samples what the gateway allocates over the measured turns instead (V8's
  * sampling heap profiler: kB a turn by function and its two callers, `--top N` of them).
  *
- *     deno run -A bench/turn_cost_128k.ts [--turns 40] [--tokens 125000] [--profile] \
+ *     deno run -A bench/turn_cost_128k.ts [--turns 40] [--warmup 0] [--tokens 125000] [--profile] \
  *       [--top N] [--checkout DIR] [--profile checkout] [--trainer-form full|delta] [--gateway-flags "..."] \
  *       [--serve-flags "--no-journal"] [--checkout-trainer-form full|delta] [--tools claude-code]
  *
@@ -52,6 +55,8 @@ function flag(name: string): string | undefined {
   return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 const TURNS = Number(flag("turns") ?? 40);
+/** Turns of a warm-up agent (8k history, its own rollout) before the measured ones. */
+const WARMUP = Number(flag("warmup") ?? 0);
 const TOKENS = Number(flag("tokens") ?? 125_000);
 /** `--profile checkout` profiles the other checkout's gateway instead of this one's. */
 const PROFILE = Deno.args.includes("--profile");
@@ -122,6 +127,36 @@ interface Side {
   threads0?: Map<string, number>;
 }
 
+/** An agent on a rollout of its own, from a history of about `tokens`; each call plays a turn. */
+async function agent(
+  gw: GatewayProcess,
+  tokens: number,
+  seed: number,
+): Promise<() => Promise<{ body: string; tokens: number }>> {
+  const { id, token } = await createRollout(gw.url, `turn-cost-${tokens}`);
+  // ~3.8 characters of history per token in these histories; the first turn says how many.
+  const h = chatHistory(seed, tokens * 3.84);
+  const history: WireMessage[] = h.messages;
+  const OUTPUT = pytestOutput(rng(98 + seed), 16, "(run #) ");
+  let runs = 0, lastCall = h.lastCallId;
+  const addResult = () =>
+    history.push({
+      role: "tool",
+      tool_call_id: lastCall,
+      content: OUTPUT.replace("#", String(++runs)),
+    });
+  addResult();
+  return async () => {
+    const body = chatBody(history, true, TOOLS);
+    const answer = await chatCall(gw.url, id, token, body, true);
+    const call = (answer.message.tool_calls as { id: string }[])[0];
+    history.push(answer.message);
+    lastCall = call.id;
+    addResult();
+    return { body, tokens: answer.promptTokens };
+  };
+}
+
 async function startSide(name: string, checkout?: string): Promise<Side> {
   const gw = await startGatewayProcess({
     checkout,
@@ -139,28 +174,11 @@ async function startSide(name: string, checkout?: string): Promise<Side> {
     form: checkout ? CHECKOUT_FORM : FORM,
     ack: checkout ? "call" : "next",
   });
-  const { id, token } = await createRollout(gw.url, "turn-cost");
-  // ~3.8 characters of history per token in these histories; the first turn says how many.
-  const h = chatHistory(1, TOKENS * 3.84);
-  const history: WireMessage[] = h.messages;
-  const OUTPUT = pytestOutput(rng(99), 16, "(run #) ");
-  let runs = 0, lastCall = h.lastCallId;
-  const addResult = () =>
-    history.push({
-      role: "tool",
-      tool_call_id: lastCall,
-      content: OUTPUT.replace("#", String(++runs)),
-    });
-  addResult();
-  const play = async () => {
-    const body = chatBody(history, true, TOOLS);
-    const answer = await chatCall(gw.url, id, token, body, true);
-    const call = (answer.message.tool_calls as { id: string }[])[0];
-    history.push(answer.message);
-    lastCall = call.id;
-    addResult();
-    return { body, tokens: answer.promptTokens };
-  };
+  const play = await agent(gw, TOKENS, 1);
+  // The warm-up agent: a rollout of its own with a short history of other text (its own seeds),
+  // so the measured turns keep their size and no cache has seen their text.
+  const warm = WARMUP > 0 ? await agent(gw, 8_000, 2) : undefined;
+  for (let w = 0; w < WARMUP; w++) await warm!();
   return { name, gw, trainers, play, cpu: [] };
 }
 
@@ -170,6 +188,7 @@ console.log(
   `options: ${
     JSON.stringify({
       TURNS,
+      WARMUP,
       TOKENS,
       PROFILE,
       CHECKOUT,
