@@ -29,7 +29,7 @@
  *
  * @module
  */
-export { type HistoryNode, promptIds, type Turn } from "./turn.ts";
+export { ancestorAt, type HistoryNode, promptIds, type Turn } from "./turn.ts";
 export type { ImageStore } from "./image_store.ts";
 export {
   type Chain,

@@ -65,6 +65,13 @@ export interface HistoryNode {
   readonly depth: number;
 }
 
+/** The node of `node`'s path at `depth` (an ancestor, or itself). */
+export function ancestorAt(node: HistoryNode, depth: number): HistoryNode {
+  let n = node;
+  while (n.depth > depth) n = n.parent!;
+  return n;
+}
+
 /**
  * Messages a request sent in another form than the tree node it matched (`sameMessage` but not
  * identical, e.g. tool arguments re-serialized), by index: the history as the client sent it.

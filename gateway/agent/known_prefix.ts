@@ -25,6 +25,7 @@
 import { Buffer } from "node:buffer";
 import type { CanonicalRequest, Message, ToolSpec } from "../../canonical/mod.ts";
 import {
+  ancestorAt,
   type HistoryNode,
   type KnownHistory,
   type Rollout,
@@ -105,18 +106,11 @@ interface LaneDraft {
 
 const decoder = new TextDecoder();
 
-/** The node of `node`'s path at `depth`. */
-function ancestorAt(node: HistoryNode, depth: number): HistoryNode {
-  let n = node;
-  while (n.depth > depth) n = n.parent!;
-  return n;
-}
-
-/** Whether `node`'s path passes through `earlier`. */
-function extends_(node: HistoryNode, earlier: HistoryNode): boolean {
-  let n: HistoryNode | null = node;
-  while (n && n.depth > earlier.depth) n = n.parent;
-  return n === earlier;
+/** Whether `a` from `aFrom` and `b` from `bFrom` hold the same `n` bytes (Deno's `compare`
+ * with offsets refuses a target range past the source's end: views of just those bytes). */
+function sameBytes(a: Uint8Array, aFrom: number, b: Uint8Array, bFrom: number, n: number): boolean {
+  const view = (x: Uint8Array, from: number) => Buffer.from(x.buffer, x.byteOffset + from, n);
+  return view(a, aFrom).equals(view(b, bFrom));
 }
 
 function grown(array: Int32Array, length: number): Int32Array {
@@ -194,9 +188,7 @@ export class KnownPrefixes {
 
   /** How many history elements of `lane` `bytes` starts with, to a clean end (0: none). */
   #matched(lane: Lane, bytes: Uint8Array): number {
-    const now = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const before = Buffer.from(lane.bytes.buffer, lane.bytes.byteOffset, lane.bytes.byteLength);
-    const same = (n: number) => n < now.length && now.compare(before, 0, n, 0, n) === 0;
+    const same = (n: number) => n < bytes.length && sameBytes(bytes, 0, lane.bytes, 0, n);
     let j = 0;
     if (same(lane.ends[lane.count - 1])) j = lane.count;
     else {
@@ -227,17 +219,11 @@ export class KnownPrefixes {
     const at = lane.ends[j - 1];
     const scan = arrayElements(bytes, at, true);
     if (!scan || scan.ends.length === 0) return null;
-    // What follows the history (a coding agent's system prompt and ~48 kB of tools) is most
-    // often the same bytes as last time: then only the new elements are parsed, and the request
-    // takes the tools the last turn had (the same array, already keyed and journaled).
-    const sameTail = lane.tail !== null &&
-      bytes.byteLength - scan.close === lane.bytes.byteLength - lane.close &&
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).compare(
-          lane.bytes,
-          lane.close,
-          lane.bytes.byteLength,
-          scan.close,
-        ) === 0;
+    // What follows the history (a system prompt, ~48 kB of tools) is most often the same bytes
+    // as last time: only the new elements are parsed, with the last turn's tools array.
+    const tailBytes = bytes.length - scan.close;
+    const sameTail = lane.tail !== null && lane.bytes.length - lane.close === tailBytes &&
+      sameBytes(bytes, scan.close, lane.bytes, lane.close, tailBytes);
     let tail: Record<string, unknown>, elements: unknown;
     try {
       // The new elements begin with the comma after the last known one.
@@ -360,7 +346,10 @@ export class KnownPrefixes {
       // Read whole (its cost is the history's already): lanes of an earlier state of this
       // conversation, whose history this one extends, will not be matched again.
       for (const lane of [...this.#lanes.get(rollout) ?? []]) {
-        if (lane.protocol === draft.protocol && extends_(turn.history, lane.history)) {
+        if (
+          lane.protocol === draft.protocol &&
+          ancestorAt(turn.history, lane.history.depth) === lane.history
+        ) {
           this.#take(rollout, lane, draft.bytes);
         }
       }

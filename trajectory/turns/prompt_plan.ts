@@ -12,7 +12,7 @@
  */
 import type { CanonicalRequest, ImageRef, Message } from "../../canonical/mod.ts";
 import type { DeltaHistory, PolicyModel, Rendered } from "../../model/mod.ts";
-import type { HistoryNode, Turn, TurnImage } from "../turn.ts";
+import { ancestorAt, type HistoryNode, type Turn, type TurnImage } from "../turn.ts";
 import type { Mount } from "../tree/mod.ts";
 import type { Rerender } from "../chains/mod.ts";
 import { findToolSpans } from "./tool_spans.ts";
@@ -181,11 +181,4 @@ function callsAbove(node: HistoryNode): DeltaHistory {
       return found && { index: found.index, count: found.count };
     },
   };
-}
-
-/** The node of `node`'s path at `depth` (an ancestor, or itself). */
-function ancestorAt(node: HistoryNode, depth: number): HistoryNode {
-  let n = node;
-  while (n.depth > depth) n = n.parent!;
-  return n;
 }
