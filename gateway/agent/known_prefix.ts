@@ -5,11 +5,11 @@
  * request it read (a _lane_: a rollout may have a few, one per conversation it interleaves, such
  * as a sub-agent's) with where each history element ends in it and where those messages are in
  * the rollout's tree. A new body that starts with the same bytes up to an element end is not
- * parsed there: only what follows is (`JSON.parse` of the tail, the protocol's conversion of the
- * new elements), and the turn mounts from the known node (`KnownHistory`). Anything that does
- * not line up (other bytes, another protocol or tool set, a changed system prompt, a scanner and
- * parser that disagree) reads the whole body as before; the result is the same request either
- * way.
+ * parsed there: only what follows is (`JSON.parse` of the tail, or of the new elements alone when
+ * the keys after the history are the last body's bytes; the protocol's conversion), and the turn
+ * mounts from the known node (`KnownHistory`). Anything that does not line up (other bytes, a
+ * changed protocol, tool set or system prompt, a scanner and parser that disagree) reads the whole
+ * body as before; the result is the same request either way.
  *
  * Bounded: the lanes of all rollouts hold at most `budgetBytes` of bodies; past it a request
  * is read whole and its body not kept (the lanes kept stay: no thrashing under round-robin
