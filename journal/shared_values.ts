@@ -33,11 +33,12 @@ export class SharedValueHashes {
    * a value it has no JSON for serializes it again).
    */
   of(value: unknown): SharedValueHash {
-    const cached = typeof value === "object" && value !== null ? this.#made.get(value) : undefined;
-    if (cached !== undefined) return { hash: cached };
+    const object = typeof value === "object" && value !== null ? value : null;
+    const cached = object && this.#made.get(object);
+    if (cached) return { hash: cached };
     const json = JSON.stringify(value);
     const hash = createHash("sha256").update(json).digest("base64url");
-    if (typeof value === "object" && value !== null) this.#made.set(value, hash);
+    if (object) this.#made.set(object, hash);
     return { hash, json };
   }
 }
