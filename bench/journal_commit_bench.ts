@@ -51,9 +51,8 @@ db.exec(
 );
 db.exec("CREATE INDEX events_rollout ON events (rollout, seq)");
 const insert = db.prepare("INSERT INTO events (rollout, data, arrays) VALUES (?, ?, ?)");
-const blob = new Uint8Array(
-  new Int32Array(ids).buffer.byteLength + new Float64Array(logprobs).byteLength,
-);
+// The size the journal packs them to: int32 ids, float64 logprobs.
+const blob = new Uint8Array(ids.length * 4 + logprobs.length * 8);
 let m = 0;
 Deno.bench({
   name: "floor: insert + commit, no checkpoint",
