@@ -63,8 +63,9 @@ export interface GatewayLimits extends TurnLimits {
   /** Host-tool arguments and results one rollout keeps. */
   maxToolBytesPerRollout: number;
   /**
-   * Agent request bodies kept, all rollouts together, to read each rollout's next request from
-   * where it departs (`gateway/agent/known_prefix.ts`); past it requests are read whole.
+   * What is kept of agent request bodies (element offsets and prefix digests, ~40 bytes a history
+   * element), all rollouts together, to read each rollout's next request from where it departs
+   * (`gateway/agent/known_prefix.ts`); past it requests are read whole.
    */
   knownPrefixBytes: number;
 }

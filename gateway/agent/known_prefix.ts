@@ -1,28 +1,27 @@
 /**
  * Reading an agent's request from where it departs from the last one. An agent re-sends its
  * whole history every turn, byte for byte the same up to what is new (a 128k-token history is
- * ~600 kB of JSON for a few new kB). So the gateway keeps, per rollout, the body of the last
+ * ~600 kB of JSON for a few new kB). So the gateway keeps, per rollout, what it needs of the last
  * request it read (a _lane_: a rollout may have a few, one per conversation it interleaves, such
- * as a sub-agent's) with where each history element ends in it and where those messages are in
- * the rollout's tree. A new body that starts with the same bytes up to an element end is not
- * parsed there: only what follows is (`JSON.parse` of the tail, or of the new elements alone when
+ * as a sub-agent's): where each history element ends in its body, the SHA-256 of the body up to
+ * each end (`prefix_digest.ts`; not the body: 32 bytes an element instead of ~2 kB), and where
+ * those messages are in the rollout's tree. A new body with the same bytes up to an element end
+ * is not parsed there: only what follows is (`JSON.parse` of the tail, or of the new elements alone when
  * the keys after the history are the last body's bytes; the protocol's conversion), and the turn
  * mounts from the known node (`KnownHistory`). Anything that does not line up (other bytes, a
  * changed protocol, tool set or system prompt, a scanner and parser that disagree) reads the whole
  * body as before; the result is the same request either way.
  *
- * Bounded: the lanes of all rollouts hold at most `budgetBytes` of bodies; past it a request
- * is read whole and its body not kept (the lanes kept stay: no thrashing under round-robin
+ * Bounded: the lanes of all rollouts hold at most `budgetBytes` (their offsets and digests); past
+ * it a request is read whole and not kept (the lanes kept stay: no thrashing under round-robin
  * load). A rollout's lanes go when it ends (`forget`).
  *
- * A body handed to `read` is this class's from then on: kept as a lane, or freed at once when it
- * is not kept or its lane goes (its buffer detached, `freeBuffer`). Left to the GC they are external
- * memory that only a major GC frees: at 1,000 rollouts × 32k, half of the external garbage between
- * two major GCs (~280 MB before, ~140 MB after; `docs/benchmarks.md`, issue 33).
+ * A body handed to `read` is this class's from then on, and freed before `read` returns (its
+ * buffer detached, `freeBuffer`): left to the GC, bodies are external memory that only a major GC
+ * frees (at 1,000 rollouts × 32k, ~280 MB between two major GCs; `docs/benchmarks.md`, issue 33).
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import type { CanonicalRequest, Message, ToolSpec } from "../../canonical/mod.ts";
 import {
   ancestorAt,
@@ -38,6 +37,7 @@ import { NativeMemoryTrim } from "../../model/mod.ts";
 import { freeBuffer, parseJsonBody } from "../http/mod.ts";
 import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
 import { arrayElements, topLevelValue } from "./json_layout.ts";
+import { digestEnds, digestOf, hashTo, matchEnds } from "./prefix_digest.ts";
 
 /** Lanes one rollout keeps (a main conversation, sub-agents, a title request…). */
 const LANES_PER_ROLLOUT = 4;
@@ -46,25 +46,30 @@ const LANES_PER_ROLLOUT = 4;
 const TAIL_KEY = `\u0000tail:${crypto.randomUUID()}`;
 const TAIL_OPEN = `{${JSON.stringify(TAIL_KEY)}:[`;
 
-/** The default budget of kept bodies. */
-export const DEFAULT_KNOWN_PREFIX_BYTES = 256 * 1024 * 1024;
+/** The default budget of the lanes: ~1.6 million history elements, 10,000 rollouts of 160. */
+export const DEFAULT_KNOWN_PREFIX_BYTES = 64 * 1024 * 1024;
 
 interface Lane {
   protocol: string;
   rootKey: string;
-  bytes: Uint8Array;
-  /** Per history element: the offset after it in `bytes`; `count` are valid. */
+  /** The body's length in bytes. */
+  length: number;
+  /** Per history element: the offset after it in the body; `count` are valid. */
   ends: Int32Array;
+  /** Per history element: the SHA-256 of the body up to its end (`prefix_digest.ts`). */
+  digests: Uint8Array;
   /** Per history element: the canonical messages up to it (lead excluded), or -1. */
   made: Int32Array;
   count: number;
   lead: number;
   /** The body's keys before the history array, parsed. */
   head: Record<string, unknown>;
-  /** Where the history array's `]` is in `bytes`. */
+  /** Where the history array's `]` is in the body. */
   close: number;
   /** The body's keys after the history array, parsed (null: read whole, not parsed apart). */
   tail: Record<string, unknown> | null;
+  /** The SHA-256 of the body from `close` on (with `tail`). */
+  tailDigest: Uint8Array | null;
   /** The request's canonical messages in the tree's objects (the client's where it edited). */
   messages: Message[];
   /** The tools of the turn it was kept for (its root's interned array). */
@@ -88,29 +93,35 @@ export interface PrefixRead {
 interface LaneDraft {
   protocol: string;
   rootKey: string;
-  bytes: Uint8Array;
+  length: number;
   ends: Int32Array;
+  digests: Uint8Array;
   made: Int32Array;
   count: number;
   lead: number;
   head: Record<string, unknown>;
   close: number;
   tail: Record<string, unknown> | null;
+  tailDigest: Uint8Array | null;
   /**
    * The request's messages, of which the first `known` are the tree's objects already (the rest
    * are replaced by the turn's once it is mounted); null: take them all from the turn.
    */
   messages: Message[] | null;
   known: number;
+  /** Kept already (a second `keep` keeps nothing). */
+  kept: boolean;
 }
 
 const decoder = new TextDecoder();
 
-/** Whether `a` from `aFrom` and `b` from `bFrom` hold the same `n` bytes (Deno's `compare`
- * with offsets refuses a target range past the source's end: views of just those bytes). */
-function sameBytes(a: Uint8Array, aFrom: number, b: Uint8Array, bFrom: number, n: number): boolean {
-  const view = (x: Uint8Array, from: number) => Buffer.from(x.buffer, x.byteOffset + from, n);
-  return view(a, aFrom).equals(view(b, bFrom));
+function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** What a lane holds in bytes. */
+function laneBytes(lane: Lane): number {
+  return lane.ends.byteLength + lane.made.byteLength + lane.digests.byteLength;
 }
 
 function grown(array: Int32Array, length: number): Int32Array {
@@ -135,7 +146,7 @@ export class KnownPrefixes {
 
   constructor(readonly budgetBytes = DEFAULT_KNOWN_PREFIX_BYTES) {}
 
-  /** Bytes of bodies kept now. */
+  /** Bytes the lanes hold now (offsets and digests). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -147,12 +158,20 @@ export class KnownPrefixes {
 
   /**
    * `bytes` read as `adapter`'s request for `rollout` (throws as `parseRequest` does for a body
-   * that is not one). The bytes are this object's after: `keep` keeps or frees them.
+   * that is not one). The bytes are this object's after: freed before it returns.
    */
   read(rollout: Rollout, adapter: ProtocolAdapter, url: URL, bytes: Uint8Array): PrefixRead {
     // The server's chunks of this body are native garbage of its size, which glibc keeps once
     // V8 frees them: they count toward the next `malloc_trim` as tokenized text does.
     void NativeMemoryTrim.shared().afterLargeBuffers(bytes.byteLength);
+    try {
+      return this.#read(rollout, adapter, url, bytes);
+    } finally {
+      freeBuffer(bytes);
+    }
+  }
+
+  #read(rollout: Rollout, adapter: ProtocolAdapter, url: URL, bytes: Uint8Array): PrefixRead {
     const layout = adapter.history;
     if (layout) {
       for (const lane of this.#lanes.get(rollout) ?? []) {
@@ -168,41 +187,15 @@ export class KnownPrefixes {
     const body = parseJsonBody(decoder.decode(bytes));
     const call = adapter.requestOf ? adapter.requestOf(url, body) : body;
     if (!layout) {
-      return {
-        body,
-        request: adapter.parseRequest(call),
-        keep: () => freeBuffer(bytes),
-      };
+      return { body, request: adapter.parseRequest(call), keep: () => {} };
     }
     const read = layout.read(call);
+    const draft = this.#bytes < this.budgetBytes ? this.#draft(adapter, layout, bytes, read) : null;
     return {
       body,
       request: read.request,
-      keep: (turn) => {
-        const draft = this.#draft(adapter, layout, bytes, read);
-        if (draft) this.#keep(rollout, draft, turn);
-        else this.#free(rollout, bytes);
-      },
+      keep: (turn) => draft && this.#keep(rollout, draft, turn),
     };
-  }
-
-  /** How many history elements of `lane` `bytes` starts with, to a clean end (0: none). */
-  #matched(lane: Lane, bytes: Uint8Array): number {
-    const same = (n: number) => n < bytes.length && sameBytes(bytes, 0, lane.bytes, 0, n);
-    let j = 0;
-    if (same(lane.ends[lane.count - 1])) j = lane.count;
-    else {
-      // Equal up to an end is monotone in the end: the longest, by bisection.
-      let lo = 0, hi = lane.count - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (same(lane.ends[mid - 1])) lo = mid;
-        else hi = mid - 1;
-      }
-      j = lo;
-    }
-    while (j > 0 && lane.made[j - 1] < 0) j--;
-    return j;
   }
 
   /** The request read from `lane`'s first elements on, or null where it does not line up. */
@@ -214,16 +207,18 @@ export class KnownPrefixes {
     url: URL,
     bytes: Uint8Array,
   ): PrefixRead | null {
-    const j = this.#matched(lane, bytes);
+    const match = matchEnds(bytes, lane.ends, lane.digests, lane.count);
+    let j = match.count;
+    while (j > 0 && lane.made[j - 1] < 0) j--;
     if (j === 0) return null;
     const at = lane.ends[j - 1];
     const scan = arrayElements(bytes, at, true);
     if (!scan || scan.ends.length === 0) return null;
     // What follows the history (a system prompt, ~48 kB of tools) is most often the same bytes
     // as last time: only the new elements are parsed, with the last turn's tools array.
-    const tailBytes = bytes.length - scan.close;
-    const sameTail = lane.tail !== null && lane.bytes.length - lane.close === tailBytes &&
-      sameBytes(bytes, scan.close, lane.bytes, lane.close, tailBytes);
+    const tailDigest = digestOf(bytes, scan.close);
+    const sameTail = lane.tail !== null && lane.length - lane.close === bytes.length - scan.close &&
+      sameDigest(lane.tailDigest!, tailDigest);
     let tail: Record<string, unknown>, elements: unknown;
     try {
       // The new elements begin with the comma after the last known one.
@@ -260,7 +255,7 @@ export class KnownPrefixes {
       if (!sameMessage(was, now) || !sameForm(was, now)) return null;
     }
     // Lined up: the lane is this request's now (out of the cache, so no other request reuses it).
-    this.#take(rollout, lane, bytes);
+    this.#take(rollout, lane);
     const depth = lane.lead + lane.made[j - 1];
     // The lane's array becomes this request's messages, and then the next lane's.
     const messages = lane.messages;
@@ -276,16 +271,22 @@ export class KnownPrefixes {
       ends[j + k] = scan.ends[k];
       made[j + k] = read.ends[k] < 0 ? -1 : lane.made[j - 1] + read.ends[k];
     }
+    // The digests up to `j` are this body's too (the same bytes); the new ones go on from there.
+    const state = j === match.count ? match.state : hashTo(bytes, at);
+    const digests = digestEnds(bytes, ends, j, count, lane.digests, state);
     const draft: LaneDraft = {
       ...lane,
-      bytes,
+      length: bytes.length,
       close: scan.close,
       tail,
+      tailDigest,
       ends,
+      digests,
       made,
       count,
       messages,
       known: depth,
+      kept: false,
     };
     return {
       body,
@@ -313,19 +314,23 @@ export class KnownPrefixes {
       return null;
     }
     delete head[layout.field];
+    const ends = Int32Array.from(scan.ends);
     return {
       protocol: adapter.name,
       rootKey: TurnTree.rootKey(read.request),
-      bytes,
-      ends: Int32Array.from(scan.ends),
+      length: bytes.length,
+      ends,
+      digests: digestEnds(bytes, ends, 0, ends.length, new Uint8Array(0)),
       made: Int32Array.from(read.ends),
       count: scan.ends.length,
       lead: read.lead,
       head,
       close: scan.close,
       tail: null,
+      tailDigest: null,
       messages: null,
       known: 0,
+      kept: false,
     };
   }
 
@@ -333,15 +338,15 @@ export class KnownPrefixes {
   #keep(rollout: Rollout, draft: LaneDraft, turn: Turn): void {
     const depth = draft.lead + draft.made[draft.count - 1];
     // A retry answers an earlier turn, whose edits are its own request's; a message count that
-    // does not add up means the lane would not describe this history; and freed bytes (a second
-    // `keep`) are no body.
+    // does not add up means the lane would not describe this history; and a second `keep` of
+    // one draft keeps nothing more.
     if (
-      draft.bytes.byteLength === 0 || turn.retries > 0 || draft.made[draft.count - 1] < 0 ||
+      draft.kept || turn.retries > 0 || draft.made[draft.count - 1] < 0 ||
       turn.history.depth !== depth
     ) {
-      return this.#free(rollout, draft.bytes);
+      return;
     }
-    const size = draft.bytes.byteLength;
+    draft.kept = true;
     if (!draft.messages) {
       // Read whole (its cost is the history's already): lanes of an earlier state of this
       // conversation, whose history this one extends, will not be matched again.
@@ -350,13 +355,12 @@ export class KnownPrefixes {
           lane.protocol === draft.protocol &&
           ancestorAt(turn.history, lane.history.depth) === lane.history
         ) {
-          this.#take(rollout, lane, draft.bytes);
+          this.#take(rollout, lane);
         }
       }
     }
     const lanes = this.#lanes.get(rollout) ?? [];
-    if (lanes.length >= LANES_PER_ROLLOUT) this.#take(rollout, lanes.at(-1)!, draft.bytes);
-    if (this.#bytes + size > this.budgetBytes) return this.#free(rollout, draft.bytes);
+    if (lanes.length >= LANES_PER_ROLLOUT) this.#take(rollout, lanes.at(-1)!);
     let messages: Message[];
     if (draft.messages) {
       // The known part is the tree's already; the rest from the turn's path, edits as sent (the
@@ -368,32 +372,27 @@ export class KnownPrefixes {
       }
       for (const [k, m] of turn.historyEdits) if (k >= from) messages[k] = m;
     } else messages = turn.messages;
-    const { known: _, ...kept } = draft;
+    const { known: _, kept: __, ...fields } = draft;
     const lane: Lane = {
-      ...kept,
+      ...fields,
       messages,
       tools: turn.tools,
       history: turn.history,
       edits: turn.historyEdits,
     };
+    const size = laneBytes(lane);
+    if (this.#bytes + size > this.budgetBytes) return;
     this.#bytes += size;
     this.#lanes.set(rollout, [lane, ...(this.#lanes.get(rollout) ?? [])]);
   }
 
-  /** Drops `lane`, and frees its body unless it is `reading`'s (the same bytes read again). */
-  #take(rollout: Rollout, lane: Lane, reading?: Uint8Array): void {
+  /** Drops `lane`. */
+  #take(rollout: Rollout, lane: Lane): void {
     const lanes = this.#lanes.get(rollout);
     const i = lanes?.indexOf(lane) ?? -1;
     if (i < 0) return;
     lanes!.splice(i, 1);
-    this.#bytes -= lane.bytes.byteLength;
+    this.#bytes -= laneBytes(lane);
     if (lanes!.length === 0) this.#lanes.delete(rollout);
-    if (lane.bytes.buffer !== reading?.buffer) this.#free(rollout, lane.bytes);
-  }
-
-  /** Frees a body unless a lane of `rollout` holds it (the same bytes read twice). */
-  #free(rollout: Rollout, bytes: Uint8Array): void {
-    if (this.#lanes.get(rollout)?.some((lane) => lane.bytes.buffer === bytes.buffer)) return;
-    freeBuffer(bytes);
   }
 }

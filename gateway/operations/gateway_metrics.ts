@@ -179,7 +179,8 @@ export class GatewayMetrics implements TurnObserver {
     this.registry.add(
       new Gauge(
         "rollgate_known_prefix_bytes",
-        "Agent request bodies kept to read each rollout's next request from where it departs.",
+        "What is kept of agent request bodies (element offsets and prefix digests) to read each " +
+          "rollout's next request from where it departs.",
         () => one(this.#sources?.knownPrefixes?.().bytes ?? 0),
       ),
     );
