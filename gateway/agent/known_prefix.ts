@@ -37,7 +37,7 @@ import { NativeMemoryTrim } from "../../model/mod.ts";
 import { freeBuffer, parseJsonBody } from "../http/mod.ts";
 import type { HistoryLayout, HistoryRead, ProtocolAdapter } from "../protocol.ts";
 import { arrayElements, topLevelValue } from "./json_layout.ts";
-import { digestEnds, digestOf, hashTo, matchEnds } from "./prefix_digest.ts";
+import { digestEnds, digestOf, hashTo, matchEnds, sameDigest } from "./prefix_digest.ts";
 
 /** Lanes one rollout keeps (a main conversation, sub-agents, a title request…). */
 const LANES_PER_ROLLOUT = 4;
@@ -114,10 +114,6 @@ interface LaneDraft {
 }
 
 const decoder = new TextDecoder();
-
-function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
 
 /** What a lane holds in bytes. */
 function laneBytes(lane: Lane): number {

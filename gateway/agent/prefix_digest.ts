@@ -42,6 +42,11 @@ function view(bytes: Uint8Array, from: number, to: number): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from);
 }
 
+/** Whether two digests are the same. */
+export function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
+  return view(a, 0, a.length).equals(view(b, 0, b.length));
+}
+
 /** The SHA-256 of `bytes` from `from` to its end. */
 export function digestOf(bytes: Uint8Array, from: number): Uint8Array {
   return createHash("sha256").update(view(bytes, from, bytes.length)).digest();
@@ -90,7 +95,10 @@ function longestIn(
     states.push(hash.copy());
   }
   const same = (k: number) =>
-    states[k - lo].copy().digest().equals(view(digests, k * DIGEST_BYTES, (k + 1) * DIGEST_BYTES));
+    sameDigest(
+      states[k - lo].copy().digest(),
+      digests.subarray(k * DIGEST_BYTES, (k + 1) * DIGEST_BYTES),
+    );
   if (same(n - 1)) return { count: n, state: states[n - 1 - lo] };
   if (!same(lo)) return null;
   // Equal up to an end is monotone in the end: the longest, by bisection.
