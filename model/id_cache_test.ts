@@ -28,3 +28,14 @@ Deno.test("IdCache: an entry larger than the bound is not kept; replacing one re
   assert.equal(cache.size, 1);
   assert.equal(cache.bytes, idCacheEntryBytes("k", [1]));
 });
+
+Deno.test("IdCache: an offered text is kept the second time, never the first", () => {
+  const cache = new IdCache(1 << 20);
+  for (let i = 0; i < 10_000; i++) cache.offer(`tool output ${i}`, [i]);
+  assert.equal(cache.size, 0);
+  assert.equal(cache.bytes, 0);
+  cache.offer("tool output 7", [7]);
+  assert.deepEqual(cache.get("tool output 7"), [7]);
+  assert.equal(cache.get("tool output 8"), undefined);
+  assert.equal(cache.bytes, idCacheEntryBytes("tool output 7", [7]));
+});

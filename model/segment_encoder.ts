@@ -4,7 +4,8 @@
  * A cut at an added-token edge is token-safe (added tokens are split out before normalization
  * and pre-tokenization; measured 0 differences in `reference/tokenizers-and-templates.md` §5),
  * a cut inside text is not. Segments repeat across turns and rollouts (system prompt + tools are
- * identical for every rollout of a harness), so their ids are cached by text.
+ * identical for every rollout of a harness), so their ids are cached by text once they come back
+ * (`IdCache.offer`).
  *
  * @module
  */
@@ -21,7 +22,7 @@ const MAX_CACHED_LENGTH = 64 * 1024;
 /**
  * Bytes of cached segments. What repeats is what every rollout of a harness or task renders
  * first (system prompt, tools, task: tens of kilobytes each); a turn's own new segments do not
- * come back, since later turns render only their delta.
+ * come back, since later turns render only their delta, so they are not kept.
  */
 export const SEGMENT_CACHE_BYTES = 32 * 1024 * 1024;
 
@@ -123,7 +124,7 @@ export class SegmentEncoder {
   async #encodeSegment(segment: string): Promise<number[]> {
     if (segment.length > MAX_CACHED_LENGTH) return await this.#encodeLong(segment);
     const ids = await this.tokenizer.encode(segment);
-    this.#cache.set(segment, ids);
+    this.#cache.offer(segment, ids);
     return ids;
   }
 

@@ -59,17 +59,38 @@ Deno.test("SegmentEncoder: texts without a turn start, empty text, a leading fra
   }
 });
 
-Deno.test("SegmentEncoder: cache hits skip the tokenizer; results are not shared", async () => {
+Deno.test("SegmentEncoder: a segment is kept the second time it comes; hits skip the tokenizer; results are not shared", async () => {
   const inner = counting();
   const encoder = new SegmentEncoder(inner, "<|im_start|>");
   const text = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n";
+  const assistant = "<|im_start|>assistant\n";
   const first = await encoder.encode(text);
   assert.equal(inner.calls.length, 2);
   first.push(-1); // a caller mutating its copy must not corrupt the cache
-  const second = await encoder.encode(text + "<|im_start|>assistant\n");
-  assert.equal(inner.calls.length, 3);
-  assert.deepEqual(inner.calls.at(-1), "<|im_start|>assistant\n");
-  assert.deepEqual(second, await tokenizer.encode(text + "<|im_start|>assistant\n"));
+  // Seen once: encoded again (and kept now); the new segment only remembered.
+  assert.deepEqual(
+    await encoder.encode(text + assistant),
+    await tokenizer.encode(text + assistant),
+  );
+  assert.equal(inner.calls.length, 5);
+  const third = await encoder.encode(text + assistant);
+  assert.deepEqual(inner.calls.slice(5), [assistant]);
+  assert.deepEqual(third, await tokenizer.encode(text + assistant));
+  assert.deepEqual(await encoder.encode(text + assistant), third);
+  assert.equal(inner.calls.length, 6);
+});
+
+Deno.test("SegmentEncoder: segments that never come back are never kept", async () => {
+  const inner = counting();
+  const encoder = new SegmentEncoder(inner, "<|im_start|>");
+  const turn = (i: number) =>
+    `<|im_start|>user\n<tool_response>output ${i}</tool_response><|im_end|>\n`;
+  // Each once (a turn's delta), then each once more: none was kept the first time.
+  for (let i = 0; i < 200; i++) await encoder.encode(turn(i));
+  for (let i = 0; i < 200; i++) await encoder.encode(turn(i));
+  assert.equal(inner.calls.length, 400);
+  for (let i = 0; i < 200; i++) await encoder.encode(turn(i));
+  assert.equal(inner.calls.length, 400);
 });
 
 Deno.test("SegmentEncoder: eviction keeps results exact and the cache bounded", async () => {
@@ -80,12 +101,15 @@ Deno.test("SegmentEncoder: eviction keeps results exact and the cache bounded", 
   const encoder = new SegmentEncoder(inner, "<|im_start|>", {
     cacheBytes: 2 * entry + entry / 2,
   });
-  for (let i = 0; i < 5; i++) await encoder.encode(seg(i));
-  assert.equal(inner.calls.length, 5);
+  for (let i = 0; i < 5; i++) {
+    await encoder.encode(seg(i));
+    await encoder.encode(seg(i)); // the second time: kept
+  }
+  assert.equal(inner.calls.length, 10);
   await encoder.encode(seg(4)); // most recent: cached
-  assert.equal(inner.calls.length, 5);
+  assert.equal(inner.calls.length, 10);
   await encoder.encode(seg(0)); // evicted long ago: encoded again
-  assert.equal(inner.calls.length, 6);
+  assert.equal(inner.calls.length, 11);
   assert.deepEqual(await encoder.encode(seg(0) + seg(4)), await tokenizer.encode(seg(0) + seg(4)));
 });
 
@@ -132,7 +156,8 @@ Deno.test("SegmentEncoder: long texts take the lane one at a time, short ones pa
     assert.deepEqual(results[i], await tokenizer.encode(text));
   }
   assert.deepEqual(warm, await tokenizer.encode(message(999, 3)));
-  // Cached now: a long text whose segments are all known does not queue.
+  // Kept the second time: a long text whose segments are all known does not queue.
+  assert.deepEqual(await encoder.encode(long[0]), results[0]);
   most = 0;
   assert.deepEqual(await encoder.encode(long[0]), results[0]);
   assert.equal(most, 0);

@@ -11,7 +11,7 @@
  * spells a whole added token. The reference checks compare this with harmony's own encoding.
  *
  * Pieces repeat (headers, the system and developer messages of every rollout of a harness), so
- * their ids are cached by text.
+ * their ids are cached by text once they come back (`IdCache.offer`).
  *
  * @module
  */
@@ -45,7 +45,7 @@ export class OrdinaryTextEncoder {
     const hit = this.#cache.get(text);
     if (hit) return hit;
     const ids = (await Promise.all(this.#pieces(text).map((p) => this.tokenizer.encode(p)))).flat();
-    this.#cache.set(text, ids);
+    this.#cache.offer(text, ids);
     return ids;
   }
 
