@@ -133,7 +133,7 @@ async function agent(
   tokens: number,
   seed: number,
 ): Promise<() => Promise<{ body: string; tokens: number }>> {
-  const { id, token } = await createRollout(gw.url, `turn-cost-${tokens}`);
+  const { id, token } = await createRollout(gw.url, `turn-cost-${tokens}-${seed}`);
   // ~3.8 characters of history per token in these histories; the first turn says how many.
   const h = chatHistory(seed, tokens * 3.84);
   const history: WireMessage[] = h.messages;
