@@ -79,24 +79,45 @@ export class Inspector {
 
   /** A heap snapshot (after a full collection), summarized: the largest holders of self size. */
   async snapshotSummary(top = 25): Promise<HeapSummary> {
+    return summarize(await this.#snapshot(), top);
+  }
+
+  /**
+   * What died between two heap snapshots `gapMs` apart, by what it is: what lived long enough to
+   * be in the first (reachable at its full collection) and was gone by the second.
+   */
+  async diedBetweenSnapshots(gapMs: number, top = 30): Promise<HeapSummary> {
+    const before = objectsOf(await this.#snapshot());
+    await new Promise((r) => setTimeout(r, gapMs));
+    const after = new Set([...objectsOf(await this.#snapshot())].map((o) => o.id));
+    return tally([...before].filter((o) => !after.has(o.id)), top);
+  }
+
+  /** A heap snapshot, taken after a full collection. */
+  async #snapshot(): Promise<Snapshot> {
     this.#chunks.length = 0;
     await this.call("HeapProfiler.enable");
     await this.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
     const snapshot = JSON.parse(this.#chunks.join(""));
     this.#chunks.length = 0;
-    return summarize(snapshot, top);
+    return snapshot;
   }
 
   /**
-   * Starts sampling allocations (every `intervalBytes` on average): all of them, or (`live`) only
-   * those still alive when sampling stops.
+   * Starts sampling allocations (every `intervalBytes` on average): all of them, only those still
+   * alive when sampling stops (`live`), or those no scavenge collected (`tenured`: promoted or
+   * allocated old, then alive or collected by a mark-compact, what the major collections take;
+   * plus what the last scavenge had not reached yet).
    */
-  async startAllocationSampling(intervalBytes = 64 * 1024, live = false): Promise<void> {
+  async startAllocationSampling(
+    intervalBytes = 64 * 1024,
+    kept: "all" | "live" | "tenured" = "all",
+  ): Promise<void> {
     await this.call("HeapProfiler.enable");
     await this.call("HeapProfiler.startSampling", {
       samplingInterval: intervalBytes,
-      includeObjectsCollectedByMajorGC: !live,
-      includeObjectsCollectedByMinorGC: !live,
+      includeObjectsCollectedByMajorGC: kept !== "live",
+      includeObjectsCollectedByMinorGC: kept === "all",
     });
   }
 
@@ -247,23 +268,34 @@ interface Snapshot {
   strings: string[];
 }
 
-function summarize(s: Snapshot, top: number): HeapSummary {
+interface SnapshotObject {
+  /** Stable across the snapshots of one process. */
+  id: number;
+  /** `type:name`; strings and code by type alone (their names are their contents). */
+  what: string;
+  size: number;
+}
+
+function* objectsOf(s: Snapshot): Generator<SnapshotObject> {
   const fields = s.snapshot.meta.node_fields;
   const width = fields.length;
   const typeAt = fields.indexOf("type"), nameAt = fields.indexOf("name");
-  const sizeAt = fields.indexOf("self_size");
+  const sizeAt = fields.indexOf("self_size"), idAt = fields.indexOf("id");
   const types = s.snapshot.meta.node_types[0];
-  const byWhat = new Map<string, { bytes: number; count: number }>();
-  let totalBytes = 0;
   for (let i = 0; i < s.nodes.length; i += width) {
     const type = types[s.nodes[i + typeAt]];
-    const size = s.nodes[i + sizeAt];
+    const named = type === "object" || type === "native" || type === "array" || type === "closure";
+    const what = `${type}:${named ? s.strings[s.nodes[i + nameAt]] : ""}`;
+    yield { id: s.nodes[i + idAt], what, size: s.nodes[i + sizeAt] };
+  }
+}
+
+/** Self bytes and count by `what`, the `top` largest. */
+function tally(objects: Iterable<SnapshotObject>, top: number): HeapSummary {
+  const byWhat = new Map<string, { bytes: number; count: number }>();
+  let totalBytes = 0;
+  for (const { what, size } of objects) {
     totalBytes += size;
-    // Strings and code are grouped by type alone: their names are their contents.
-    const name = type === "object" || type === "native" || type === "array" || type === "closure"
-      ? s.strings[s.nodes[i + nameAt]]
-      : "";
-    const what = `${type}:${name}`;
     const entry = byWhat.get(what) ?? { bytes: 0, count: 0 };
     entry.bytes += size;
     entry.count++;
@@ -271,6 +303,16 @@ function summarize(s: Snapshot, top: number): HeapSummary {
   }
   const holders = [...byWhat].map(([what, v]) => ({ what, ...v }))
     .sort((a, b) => b.bytes - a.bytes).slice(0, top);
+  return { totalBytes, holders };
+}
+
+function summarize(s: Snapshot, top: number): HeapSummary {
+  const { totalBytes, holders } = tally(objectsOf(s), top);
+  const fields = s.snapshot.meta.node_fields;
+  const width = fields.length;
+  const typeAt = fields.indexOf("type"), nameAt = fields.indexOf("name");
+  const sizeAt = fields.indexOf("self_size");
+  const types = s.snapshot.meta.node_types[0];
   if (Deno.env.get("ROLLGATE_BENCH_STRINGS")) {
     // Which strings: grouped by their first 40 characters.
     const byStart = new Map<string, { bytes: number; count: number }>();

@@ -119,7 +119,7 @@ const before = IDLE && inspector
 const readyRss = gateway.rss();
 let statsShown = false;
 if (ALLOCATIONS && LIVE_FROM === 0) {
-  await inspector!.startAllocationSampling(64 * 1024, LIVE_AT > 0);
+  await inspector!.startAllocationSampling(64 * 1024, LIVE_AT > 0 ? "live" : "all");
 }
 const heapSampler = inspector && setInterval(async () => {
   const usage = await inspector.call("Runtime.getHeapUsage") as typeof heapAtPeak;
@@ -167,7 +167,7 @@ async function playAgent(i: number): Promise<void> {
       history.push(answer.message, { role: "tool", tool_call_id: call.id, content: step.output });
       turnsDone++;
       if (turnsDone === LIVE_FROM && LIVE_FROM > 0) {
-        void inspector!.startAllocationSampling(64 * 1024, true);
+        void inspector!.startAllocationSampling(64 * 1024, "live");
       }
       if (turnsDone === LIVE_AT) void printAllocations(`alive at turn ${LIVE_AT}`);
       if (t === TURNS - 1) lastPrompt = Math.max(lastPrompt, answer.promptTokens);
