@@ -88,6 +88,11 @@ export interface JinjaFamilyOptions {
   /** For `FamilyQuirks.argumentRendering`. */
   argumentRendering: string;
   output(ctx: OutputContext): OutputFormat;
+  /**
+   * The family's text in code for a template it was checked against (else the template itself):
+   * what a turn's renders run instead of the Jinja interpreter.
+   */
+  inCode?(template: JinjaTextRenderer): TextRenderer;
 }
 
 const PROBE = "\u2063rollgate-reasoning-probe\u2063";
@@ -105,11 +110,12 @@ export async function bindJinjaFormat(
   if (eos === null || ctx.idOf(eos) === undefined) {
     throw new FamilyError("tokenizer_config.json needs an eos_token that is an added token");
   }
-  const text = new JinjaTextRenderer(
+  const template = new JinjaTextRenderer(
     new ChatTemplate(config.chat_template, config),
     ctx.templateKwargs,
     options.argumentsAsObject,
   );
+  const text = options.inCode?.(template) ?? template;
   const ids = await turnIds(ctx, options.family, eos);
   const turnStart = config.chat_template.includes("<|im_start|>") ? "<|im_start|>" : eos;
   const prompt = text.render([{ role: "user", content: "." }], [], { addGenerationPrompt: true });

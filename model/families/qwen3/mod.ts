@@ -2,7 +2,9 @@
  * Qwen3 (2025 release): ChatML, `<think>` reasoning, hermes JSON tool calls
  * (`<tool_call>\n{"name": …, "arguments": {…}}\n</tool_call>`). Rendered through the model's own
  * chat template (cross-checked against `transformers.apply_chat_template`); the template drops
- * earlier turns' reasoning after a new user message.
+ * earlier turns' reasoning after a new user message. For the bundled Qwen3's template, renders
+ * without tools (every turn's delta and answer) are written in code (`render.ts`), held to the
+ * template by `render_test.ts`.
  *
  * @example
  * ```ts
@@ -31,6 +33,7 @@ import { bindJinjaFormat, type OutputContext } from "../jinja_format.ts";
 import { hasXmlToolCalls } from "../qwen35/mod.ts";
 import { ThinkStreamParser, type ThinkTagRules } from "../think_tags.ts";
 import { HermesParser } from "./hermes_parser.ts";
+import { isCheckedQwen3Template, Qwen3TextRenderer } from "./render.ts";
 
 export { qwen3SampledText } from "./sampled_text.ts";
 
@@ -69,5 +72,9 @@ export const qwen3: ModelFamily = {
       argumentRendering: "hermes JSON: the arguments string verbatim inside " +
         '{"name": …, "arguments": …}',
       output: hermesOutputFormat,
+      inCode: (template) =>
+        isCheckedQwen3Template(template.template.source)
+          ? new Qwen3TextRenderer(template, template.kwargs.enable_thinking)
+          : template,
     }),
 };
