@@ -52,7 +52,14 @@ function isQuery(m: TemplateMessage): boolean {
     !(m.content.startsWith("<tool_response>") && m.content.endsWith("</tool_response>"));
 }
 
-function assistantTurn(m: TemplateMessage, thinkBlock: "always" | "if-reasoning" | "never") {
+/**
+ * One assistant turn; `thinkBlock` says when it carries its reasoning (after the last query: when
+ * last, or when it has some; never before it).
+ */
+function assistantTurn(
+  m: TemplateMessage,
+  thinkBlock: "always" | "if-reasoning" | "never",
+): string {
   let content = m.content;
   let reasoning = "";
   if (m.reasoning_content != null) reasoning = m.reasoning_content;
