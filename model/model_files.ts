@@ -46,8 +46,9 @@ export interface ModelFiles {
   imageProcessor?: Record<string, unknown>;
 }
 
-function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
+/** The sha256 of `data` (a string as UTF-8), in hex. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
 }
 
 /**

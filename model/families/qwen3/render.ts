@@ -25,8 +25,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { Message, ToolSpec } from "../../../canonical/mod.ts";
+import { sha256Hex } from "../../model_files.ts";
 import { type TemplateMessage, toTemplateMessages } from "../../template_input.ts";
 import type { TextRenderer } from "../text_renderer.ts";
 
@@ -35,7 +35,7 @@ const CHECKED_TEMPLATE = "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb0789
 
 /** Whether `template` is the one Qwen3 template this renderer writes. */
 export function isCheckedQwen3Template(template: string): boolean {
-  return createHash("sha256").update(template).digest("hex") === CHECKED_TEMPLATE;
+  return sha256Hex(template) === CHECKED_TEMPLATE;
 }
 
 /** Python's `str.strip/lstrip/rstrip('\n')`. */
